@@ -1,0 +1,1 @@
+"""Compiled extensions built from ``cext/*.pyx`` (see setup.py). Import through the feature packages."""

@@ -1,0 +1,16 @@
+"""Logging set-up shared by the command-line entry points."""
+from __future__ import annotations
+
+import logging
+import os
+
+FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def configure(default: str = "WARNING") -> None:
+    """Configure the root logger once, at the level named by ``CRICKET_LOG``."""
+    level_name = os.environ.get("CRICKET_LOG", default).upper()
+    level = getattr(logging, level_name, None)
+    if not isinstance(level, int):
+        level = logging.WARNING
+    logging.basicConfig(level=level, format=FORMAT)

@@ -1,0 +1,54 @@
+"""The ``cricket`` command.
+
+Each subcommand lives in the feature package it drives; a module listed here
+provides ``add_arguments(parser)`` and ``main(args) -> int``. A feature that is
+not built yet simply does not appear.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from . import __version__, _log
+
+SUBCOMMANDS = {
+    "server": ("cricket.server.cli", "run the cricket server"),
+    "run": ("cricket.client.run_cli", "run a CUDA program with its calls remoted"),
+    "fatbin": ("cricket.fatbin.cli", "list or extract the device code in a binary"),
+    "bench": ("cricket.bench_cli", "run the microbenchmark suite"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cricket",
+        description="Run CUDA programs against a GPU elsewhere, or on the CPU. "
+                    "Log level: CRICKET_LOG=debug|info|warning|error.")
+    parser.add_argument("--version", action="version", version=f"cricket {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module_name, help_text) in SUBCOMMANDS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name and module_name.startswith(exc.name):
+                continue  # feature not present in this build
+            raise
+        p = sub.add_parser(name, help=help_text, description=(module.__doc__ or help_text).strip())
+        module.add_arguments(p)
+        p.set_defaults(_main=module.main)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    _log.configure()
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_main", None):
+        parser.print_help()
+        return 2
+    return int(args._main(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""rpcgen: compile ONC RPC / XDR interface definitions (.x) into Python and Cython."""

@@ -1,0 +1,32 @@
+"""Shared fixtures: real tools (nvcc, gcc, the system rpcgen) found once, skipped with a reason when absent."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+
+def _has_libtirpc() -> bool:
+    if not shutil.which("pkg-config"):
+        return False
+    return subprocess.run(["pkg-config", "--exists", "libtirpc"]).returncode == 0
+
+
+HAVE_NVCC = shutil.which("nvcc") is not None
+HAVE_CC = all(shutil.which(t) for t in ("gcc", "rpcgen")) and _has_libtirpc()
+
+
+def pytest_collection_modifyitems(config, items):
+    skip_nvcc = pytest.mark.skip(reason="nvcc (CUDA 13) not found on PATH")
+    skip_cc = pytest.mark.skip(reason="gcc, the system rpcgen or libtirpc-dev (pkg-config libtirpc) missing")
+    for item in items:
+        if "nvcc" in item.keywords and not HAVE_NVCC:
+            item.add_marker(skip_nvcc)
+        if "cc" in item.keywords and not HAVE_CC:
+            item.add_marker(skip_cc)
+        if "gpu" in item.keywords:
+            from cricket._gpu import gpu_unavailable_reason
+            reason = gpu_unavailable_reason()
+            if reason:
+                item.add_marker(pytest.mark.skip(reason=reason))

@@ -1,0 +1,30 @@
+import os
+import subprocess
+import sys
+
+from cricket import _select
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "cricket", *args], capture_output=True, text=True)
+
+
+def test_help_lists_usage():
+    r = run_cli("--help")
+    assert r.returncode == 0
+    assert "usage: cricket" in r.stdout
+
+
+def test_version():
+    r = run_cli("--version")
+    assert r.returncode == 0
+    assert r.stdout.startswith("cricket ")
+
+
+def test_purepython_env_forces_twin(monkeypatch):
+    monkeypatch.setenv("CRICKET_PUREPYTHON", "1")
+    assert _select.pure_python_forced()
+    mod = _select.load("cricket._cext.does_not_exist", "json")
+    assert mod.__name__ == "json"
+    monkeypatch.setenv("CRICKET_PUREPYTHON", "0")
+    assert not _select.pure_python_forced()
