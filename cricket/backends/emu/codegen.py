@@ -97,6 +97,11 @@ class KernelCompiler:
         return v
 
     def const(self, value, np_name: str) -> str:
+        if isinstance(value, int) and np_name[0] in "us":
+            bits = SIZE[np_name] * 8
+            value &= (1 << bits) - 1
+            if np_name[0] == "s" and value >= 1 << (bits - 1):
+                value -= 1 << bits
         val = NP[np_name](value)
         key = (np_name, val.tobytes())
         name = self._const_names.get(key)

@@ -382,8 +382,11 @@ class Batch:
         idx = self.mem.check(addr, es * len(vals), es)
         view = self.mem.view(dt)
         for k, v in enumerate(vals):
-            if sel is not None and type(v) is ndarray:
-                v = v[sel]
+            if type(v) is ndarray:
+                if sel is not None:
+                    v = v[sel]
+                if type(idx) is not ndarray and v.ndim:
+                    v = v[-1]   # many lanes store to one address: the last one wins
             view[idx + k if k else idx] = v
 
     # ---- shared ------------------------------------------------------------------------------
@@ -404,7 +407,7 @@ class Batch:
         if hi + size > self.shared_limit:
             raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS,
                            f"shared-memory access at offset {hi:#x} beyond the block's {self.shared_limit} bytes")
-        rel = (a // es) if type(a) is ndarray else np.intp(hi // es)
+        rel = (a // a.dtype.type(es)).astype(np.intp) if type(a) is ndarray else np.intp(hi // es)
         if self.nc == 1:
             return rel
         cta = self.cta_of if L is None else self.cta_of[L]
@@ -436,8 +439,11 @@ class Batch:
         idx = self._shared_index(addr, es * len(vals), es, L, sel)
         view = self._sview(dt)
         for k, v in enumerate(vals):
-            if sel is not None and type(v) is ndarray:
-                v = v[sel]
+            if type(v) is ndarray:
+                if sel is not None:
+                    v = v[sel]
+                if type(idx) is not ndarray and v.ndim:
+                    v = v[-1]   # many lanes store to one address: the last one wins
             view[idx + k if k else idx] = v
 
     # ---- local -------------------------------------------------------------------------------
@@ -486,8 +492,11 @@ class Batch:
         idx = self._local_index(addr, es * len(vals), es, L, sel)
         view = self._lview(dt)
         for k, v in enumerate(vals):
-            if sel is not None and type(v) is ndarray:
-                v = v[sel]
+            if type(v) is ndarray:
+                if sel is not None:
+                    v = v[sel]
+                if type(idx) is not ndarray and v.ndim:
+                    v = v[-1]   # many lanes store to one address: the last one wins
             view[idx + k if k else idx] = v
 
     # ---- kernel parameters through a register ------------------------------------------------
@@ -952,17 +961,13 @@ def atomic_apply(view: np.ndarray, idx: np.ndarray, op: str, b: np.ndarray, c, d
         out_sorted = (base + (excl - seg_excl)).astype(dt)
         last = starts + counts - 1
         view[sidx[last]] = (out_sorted[last] + sb[last]).astype(dt)
-    elif op == "add" and dt.kind == "f" and counts.max() > 64:
-        acc = sb.astype(np.float64)
-        cs = np.cumsum(acc)
-        excl = cs - acc
-        seg_excl = np.repeat(excl[starts], counts)
-        base = np.repeat(view[sidx[starts]].astype(np.float64), counts)
-        within = excl - seg_excl
-        # sequential rounding per lane is approximated by one rounding of the exact-ish prefix sum
-        out_sorted = (base + within).astype(dt)
-        last = starts + counts - 1
-        view[sidx[last]] = (out_sorted[last].astype(np.float64) + acc[last]).astype(dt)
+    elif op == "add" and dt.kind == "f" and counts.max() > 32 and len(starts) <= 4096:
+        # exact lane-order float accumulation: a sequential cumsum per address
+        for s, c in zip(starts.tolist(), counts.tolist()):
+            a = sidx[s]
+            pref = np.cumsum(np.concatenate(([view[a]], sb[s:s + c])), dtype=dt)
+            out_sorted[s:s + c] = pref[:-1]
+            view[a] = pref[-1]
     else:
         fn = _ATOMIC_FNS[op]
         maxc = int(counts.max())
