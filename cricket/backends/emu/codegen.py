@@ -116,6 +116,22 @@ class KernelCompiler:
         self.ns[name] = obj
         return name
 
+    def resolve(self, target: int) -> int:
+        """Follow empty blocks: a branch to an empty exit block is an exit (so the lanes leave at once)."""
+        seen = set()
+        blocks = self.ir.blocks
+        while 0 <= target < len(blocks) and target not in seen:
+            seen.add(target)
+            b = blocks[target]
+            if b.instrs:
+                return target
+            if b.kind == "exit":
+                return EXIT
+            if b.kind != "jump":
+                return target
+            target = b.target
+        return target
+
     def compile(self) -> CompiledKernel:
         sources = []
         for b in self.ir.blocks:
@@ -318,16 +334,17 @@ class BlockCodegen:
         last = getattr(b, "last", None)
         if last is not None:
             self.kc.instrs.append(last)
+        res = self.kc.resolve
         if b.kind == "jump":
-            term = f"return {b.target}"
+            term = f"return {res(b.target)}"
         elif b.kind == "exit":
             term = f"return {EXIT}"
         elif b.kind == "cbr":
             p = self.src(b.guard[0], "b_")
             if b.guard[1]:
-                term = f"return ({p}, {b.fallthrough}, {b.target})"
+                term = f"return ({p}, {res(b.fallthrough)}, {res(b.target)})"
             else:
-                term = f"return ({p}, {b.target}, {b.fallthrough})"
+                term = f"return ({p}, {res(b.target)}, {res(b.fallthrough)})"
         else:
             term = self.barrier_term(b)
         head = [f"def b{b.index}(X, L):", "    R = X.R"]
@@ -368,8 +385,8 @@ class BlockCodegen:
             p = self.src(c, "b_")
             self.barrier_dest = (d, op)
             reg = d.name if isinstance(d, Reg) else None
-            return f"return ('B', {b.target}, ({p}, {op!r}, {reg!r}))"
-        return f"return ('B', {b.target}, None)"
+            return f"return ('B', {self.kc.resolve(b.target)}, ({p}, {op!r}, {reg!r}))"
+        return f"return ('B', {self.kc.resolve(b.target)}, None)"
 
     # ---- data movement -----------------------------------------------------------------------
     def op_mov(self, ins: Instr, idx: int) -> None:
