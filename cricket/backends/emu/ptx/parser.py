@@ -473,6 +473,12 @@ class _Parser:
                 off += sign * parse_int(self.next()[1])
             if base is None and self.peek()[0] == "num":
                 off = parse_int(self.next()[1])
+            if self.peek()[1] == ",":        # texture/surface coordinates: [tex, {x, y}]
+                items = [base]
+                while self.accept(","):
+                    items.append(self.operand())
+                self.expect("]")
+                return Group(tuple(items))
             self.expect("]")
             if isinstance(base, Sym):
                 return Addr(Sym(base.name), base.offset + off)
