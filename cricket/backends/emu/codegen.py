@@ -69,6 +69,8 @@ class CompiledKernel:
         self.specials = specials
         self.sources = sources
         self.warp_blocks = [b.has_warp_ops for b in ir.blocks]
+        # instructions per block, terminator included (thread-instruction accounting)
+        self.block_sizes = [len(b.instrs) + (1 if getattr(b, "last", None) is not None else 0) for b in ir.blocks]
         self.reg_dtypes = {r: NP[STORAGE[t]] for r, t in ir.regs.items() if t in STORAGE}
 
     def source(self) -> str:

@@ -6,6 +6,7 @@ import logging
 import struct
 import sys
 import threading
+import time
 from collections import OrderedDict
 from typing import Callable
 
@@ -203,6 +204,8 @@ class EmuDevice:
         self.sticky: EmuError | None = None
         self._module_allocs: set[int] = set()
         self._lock = threading.RLock()
+        # counts of the last launch: thread_instructions, block_steps, batches, lanes_per_batch, seconds
+        self.last_launch: dict = {}
 
     # ---- errors ------------------------------------------------------------------------------
     def _check(self) -> None:
@@ -350,7 +353,11 @@ class EmuDevice:
         cfg = LaunchConfig(grid, block, shared_mem_bytes, params, self.max_lanes, self.sink, self.max_steps)
         with self._lock:
             try:
-                run_kernel(ck, self.arena, function.module.global_addrs, cfg)
+                t0 = time.perf_counter()
+                stats = run_kernel(ck, self.arena, function.module.global_addrs, cfg)
+                stats["seconds"] = time.perf_counter() - t0
+                stats["kernel"] = function.name
+                self.last_launch = stats
             except EmuError as e:
                 if e.kernel is None:
                     e.locate(function.name, None, None)

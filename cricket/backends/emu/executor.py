@@ -44,8 +44,8 @@ class LaunchConfig:
         self.max_steps = max_steps
 
 
-def run_kernel(kernel: CompiledKernel, arena: DeviceArena, global_addrs: np.ndarray, cfg: LaunchConfig) -> None:
-    """Execute every CTA of the grid, batch after batch."""
+def run_kernel(kernel: CompiledKernel, arena: DeviceArena, global_addrs: np.ndarray, cfg: LaunchConfig) -> dict:
+    """Execute every CTA of the grid, batch after batch; returns execution counts."""
     gx, gy, gz = cfg.grid
     bx, by, bz = cfg.block
     T = bx * by * bz
@@ -64,11 +64,16 @@ def run_kernel(kernel: CompiledKernel, arena: DeviceArena, global_addrs: np.ndar
     per_batch = min(per_batch, ncta)
     pattern = _ThreadPattern(cfg.block, per_batch)
     params = np.frombuffer(bytes(cfg.params), dtype=np.uint8)
+    stats = {"thread_instructions": 0, "block_steps": 0, "batches": 0, "lanes_per_batch": per_batch * T}
     with np.errstate(all="ignore"):
         for c0 in range(0, ncta, per_batch):
             nc = min(per_batch, ncta - c0)
             X = Batch(kernel, arena, global_addrs, params, cfg, pattern, c0, nc, S, LS, shared_bytes)
             X.run()
+            stats["thread_instructions"] += X.thread_instrs
+            stats["block_steps"] += X.steps
+            stats["batches"] += 1
+    return stats
 
 
 class _ThreadPattern:
@@ -129,6 +134,8 @@ class Batch:
         self.nwarps = nc * pat.warps_per_cta
         self.warp_len = pat.warp_len if full else pat.warp_len[: self.nwarps]
         self.alive = np.ones(N, dtype=bool)
+        self.thread_instrs = 0
+        self.steps = 0
         self._setup_specials(pat, full, c0, nc)
 
     # ---- special registers -------------------------------------------------------------------
@@ -217,6 +224,8 @@ class Batch:
         last = -1
         repeat = 0
         warp_blocks = k.warp_blocks
+        sizes = k.block_sizes
+        tin = 0
 
         def add(t, L):
             if t < 0:
@@ -236,6 +245,7 @@ class Batch:
         while True:
             if not front:
                 if not parked:
+                    self.steps, self.thread_instrs = steps, tin
                     break
                 self._release(parked, add)
                 parked = []
@@ -253,7 +263,9 @@ class Batch:
             last = b
             L = front.pop(b)
             steps += 1
+            tin += sizes[b] * (N if L is None else len(L))
             if steps > max_steps:
+                self.steps, self.thread_instrs = steps, tin
                 raise EmuError(CUDA_ERROR_LAUNCH_TIMEOUT,
                                f"kernel ran {max_steps} block steps without finishing (an endless loop, or a "
                                "spin-wait the emulator cannot resolve)", kernel=k.name)
