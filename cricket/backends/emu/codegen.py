@@ -134,10 +134,42 @@ class KernelCompiler:
             target = b.target
         return target
 
+    def successors(self, b: Block) -> list[int]:
+        if b.kind in ("jump", "barrier"):
+            out = [self.resolve(b.target)]
+        elif b.kind == "cbr":
+            out = [self.resolve(b.target), self.resolve(b.fallthrough)]
+        else:
+            out = []
+        return [t for t in out if t >= 0]
+
+    def liveness(self, gens: list["BlockCodegen"]) -> list[set[str]]:
+        """Registers live at the end of each block (standard backward data flow)."""
+        n = len(gens)
+        use = [set(x for x in g.loaded if not x.startswith("%")) for g in gens]
+        defs = [g.written_set for g in gens]
+        succ = [self.successors(b) for b in self.ir.blocks]
+        live_in = [set() for _ in range(n)]
+        live_out = [set() for _ in range(n)]
+        changed = True
+        while changed:
+            changed = False
+            for k in range(n - 1, -1, -1):
+                out = set()
+                for t in succ[k]:
+                    out |= live_in[t]
+                inn = use[k] | (out - defs[k])
+                if out != live_out[k] or inn != live_in[k]:
+                    live_out[k], live_in[k] = out, inn
+                    changed = True
+        return live_out
+
     def compile(self) -> CompiledKernel:
-        sources = []
-        for b in self.ir.blocks:
-            sources.append(BlockCodegen(self, b).generate())
+        gens = [BlockCodegen(self, b) for b in self.ir.blocks]
+        for g in gens:
+            g.build()
+        live_out = self.liveness(gens)
+        sources = [g.finish(live_out[k]) for k, g in enumerate(gens)]
         code = "\n\n".join(sources)
         try:
             compiled = compile(code, f"<emu kernel {self.ir.name}>", "exec")
@@ -308,7 +340,7 @@ class BlockCodegen:
         self.emit(f"X.at = {idx}")
 
     # ---- generation --------------------------------------------------------------------------
-    def generate(self) -> str:
+    def build(self) -> None:
         b = self.block
         for ins in b.instrs:
             idx = len(self.kc.instrs)
@@ -332,7 +364,6 @@ class BlockCodegen:
                 raise not_supported(f"PTX instruction form `{ins.text()}` ({type(e).__name__}: {e})") from None
         self.guard = None
         # terminator
-        term_idx = len(self.kc.instrs)
         last = getattr(b, "last", None)
         if last is not None:
             self.kc.instrs.append(last)
@@ -349,6 +380,13 @@ class BlockCodegen:
                 term = f"return ({p}, {res(b.target)}, {res(b.fallthrough)})"
         else:
             term = self.barrier_term(b)
+        self.term = term
+
+    def finish(self, live_out: set[str]) -> str:
+        """The block's source, writing back only the registers later blocks read."""
+        b = self.block
+        term = self.term
+        written = [r for r in self.written if r in live_out]
         head = [f"def b{b.index}(X, L):", "    R = X.R"]
         for name in self.loaded:
             if name.startswith("%"):
@@ -359,21 +397,21 @@ class BlockCodegen:
                 head.append(f"    {self.kc.var(name)} = get(R, {name!r}, L, {z})")
         body = ["    " + line for line in self.lines]
         tail = []
-        if self.written or self.alias:
+        stale = sorted((self.alias - set(written)) & (set(self.loaded) | self.written_set))
+        if written or stale:
             tail.append("    if L is None:")
             inner = []
-            for name in self.written:
+            for name in written:
                 inner.append(f"R[{name!r}] = {self.kc.var(name)}")
                 inner.append(f"X.O.{'discard' if name in self.alias else 'add'}({name!r})")
-            for name in sorted(self.alias - self.written_set):
+            for name in stale:
                 inner.append(f"X.O.discard({name!r})")
             tail += ["        " + i for i in inner] or ["        pass"]
-            if self.written:
+            if written:
                 tail.append("    else:")
-                for name in self.written:
+                for name in written:
                     dt = self.reg_type(Reg(name))
                     tail.append(f"        put(X, {name!r}, L, {self.kc.var(name)}, {dt})")
-        del term_idx
         return "\n".join(head + body + tail + ["    " + term])
 
     def barrier_term(self, b: Block) -> str:

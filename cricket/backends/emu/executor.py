@@ -217,7 +217,7 @@ class Batch:
         k = self.kernel
         fns = k.fns
         N = self.N
-        front: dict = {0: None}
+        front: dict = {0: [None]}     # block -> list of lane index arrays (None: every lane)
         parked: list = []
         steps = 0
         max_steps = self.cfg.max_steps
@@ -234,13 +234,11 @@ class Batch:
                 else:
                     self.alive[L] = False
                 return
-            if t in front:
-                cur = front[t]
-                m = np.concatenate((cur, L))
-                m.sort()
-                front[t] = None if len(m) == N else m
+            parts = front.get(t)
+            if parts is None:
+                front[t] = [L]
             else:
-                front[t] = L
+                parts.append(L)
 
         while True:
             if not front:
@@ -261,7 +259,14 @@ class Batch:
             else:
                 repeat = 0
             last = b
-            L = front.pop(b)
+            parts = front.pop(b)
+            if len(parts) == 1:
+                L = parts[0]
+            else:
+                L = np.concatenate(parts)
+                L.sort()
+                if len(L) == N:
+                    L = None
             steps += 1
             tin += sizes[b] * (N if L is None else len(L))
             if steps > max_steps:
