@@ -262,11 +262,12 @@ class Batch:
             parts = front.pop(b)
             if len(parts) == 1:
                 L = parts[0]
+            elif sum(len(x) for x in parts) == N:
+                L = None                      # disjoint parts covering the batch: everyone is here
             else:
                 L = np.concatenate(parts)
-                L.sort()
-                if len(L) == N:
-                    L = None
+                L.sort(kind="stable")         # merging sorted runs is linear
+
             steps += 1
             tin += sizes[b] * (N if L is None else len(L))
             if steps > max_steps:
