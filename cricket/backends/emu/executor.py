@@ -27,6 +27,7 @@ _WIN_GLOBAL = GLOBAL_BASE >> WINDOW_SHIFT
 _WIN_SHARED = SHARED_WINDOW >> WINDOW_SHIFT
 _WIN_LOCAL = LOCAL_WINDOW >> WINDOW_SHIFT
 
+_SHIFT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
 LIVELOCK_REPEATS = 256          # runs of one block while others wait before they get a turn
 DEFAULT_MAX_STEPS = 50_000_000  # block executions per batch before the launch is declared hung
 
@@ -126,6 +127,7 @@ class Batch:
         self.shared = np.zeros(nc * S, dtype=np.uint8) if S else None
         self.local = np.zeros(N * LS, dtype=np.uint8) if LS else None
         self._sviews: dict = {}
+        self._cta_base: dict = {}
         self._lviews: dict = {}
         full = nc == pat.n // T
         self.cta_of = pat.cta if full else pat.cta[:N]
@@ -412,26 +414,39 @@ class Batch:
         if self.shared is None:
             raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS, "shared-memory access in a kernel launched without shared memory")
         a = addr
+        shift = _SHIFT[es]
         if type(a) is ndarray:
             if a.size == 0:
                 return a.astype(np.intp)
+            if a.dtype.itemsize == 8:
+                a = a.view(np.int64)
             hi = int(a.max())
-            if es > 1 and (a & a.dtype.type(es - 1)).any():
+            if es > 1 and (a & (es - 1)).any():
                 raise EmuError(CUDA_ERROR_MISALIGNED_ADDRESS, f"misaligned {es}-byte shared-memory access")
+            if hi + size > self.shared_limit or (a.dtype.kind == "i" and int(a.min()) < 0):
+                raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS,
+                               f"shared-memory access at offset {hi:#x} beyond the block's {self.shared_limit} bytes")
+            rel = a >> shift
         else:
             hi = int(a)
             if es > 1 and hi % es:
                 raise EmuError(CUDA_ERROR_MISALIGNED_ADDRESS, f"misaligned {es}-byte shared-memory access at {hi:#x}")
-        if hi + size > self.shared_limit:
-            raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS,
-                           f"shared-memory access at offset {hi:#x} beyond the block's {self.shared_limit} bytes")
-        rel = (a // a.dtype.type(es)).astype(np.intp) if type(a) is ndarray else np.intp(hi // es)
+            if hi + size > self.shared_limit:
+                raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS,
+                               f"shared-memory access at offset {hi:#x} beyond the block's {self.shared_limit} bytes")
+            rel = hi >> shift
         if self.nc == 1:
             return rel
-        cta = self.cta_of if L is None else self.cta_of[L]
-        if sel is not None:
-            cta = cta[sel]
-        return cta * (self.S // es) + rel
+        if L is None and sel is None:
+            base = self._cta_base.get(es)
+            if base is None:
+                base = self._cta_base[es] = self.cta_of * (self.S >> shift)
+        else:
+            cta = self.cta_of if L is None else self.cta_of[L]
+            if sel is not None:
+                cta = cta[sel]
+            base = cta * (self.S >> shift)
+        return base + rel
 
     def _sview(self, dt):
         v = self._sviews.get(dt)

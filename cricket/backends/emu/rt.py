@@ -340,15 +340,30 @@ def _round_odd_add(x, y):
 
 
 def fma32(a, b, c, rnd="rn"):
-    """Single-rounded f32 fused multiply-add: exact product in f64, sum rounded to odd, then to f32."""
+    """Single-rounded f32 fused multiply-add.
+
+    The product is exact in f64; the f64 sum is rounded once more to f32, which can only go wrong
+    (double rounding) when the f64 sum lands exactly on an f32 halfway point or in the subnormal
+    range: those lanes are redone with the sum rounded to odd, which makes the second rounding exact.
+    """
     a64 = np.asarray(a, f64)
     b64 = np.asarray(b, f64)
     c64 = np.asarray(c, f64)
     with np.errstate(all="ignore"):
         p = a64 * b64
-        s = _round_odd_add(p, c64)
-        s = np.where(np.isfinite(p) & np.isfinite(c64), s, p + c64)
-        out = round_f32(s, rnd)
+        s = p + c64
+        if rnd in ("rn", ""):
+            low = s.view(u64) & u64(0x1FFFFFFF)
+            need = (low == u64(0x10000000)) | ((np.abs(s) < 1.1754943508222875e-38) & (s != 0))
+            if need.any():
+                fixed = _round_odd_add(p, c64)
+                fixed = np.where(np.isfinite(p) & np.isfinite(c64), fixed, s)
+                s = np.where(need, fixed, s)
+            out = s.astype(f32)
+        else:
+            s = _round_odd_add(p, c64)
+            s = np.where(np.isfinite(p) & np.isfinite(c64), s, p + c64)
+            out = round_f32(s, rnd)
     return out if out.ndim else out[()]
 
 
