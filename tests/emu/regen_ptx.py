@@ -38,6 +38,8 @@ BUILDS = {
     "faults": ["sm75L"],
     "sync": ["sm75", "sm75G", "sm80"],
     "shfl": ["sm75"],
+    "extras": ["sm75", "sm75G"],
+    "pipeline": ["sm75", "sm80"],
 }
 RDC = ["rdc/rdc_a", "rdc/rdc_b"]
 

@@ -283,8 +283,9 @@ class Batch:
             except EmuError as e:
                 self._locate(e, b)
                 raise
-            except (IndexError, ValueError, TypeError, KeyError, AttributeError, OverflowError,
-                    ZeroDivisionError) as e:
+            except MemoryError:
+                raise
+            except Exception as e:  # an emulator bug must fail the launch, never the process
                 err = EmuError(CUDA_ERROR_LAUNCH_FAILED, f"internal emulator error ({type(e).__name__}: {e}); "
                                                          "please report this kernel's PTX")
                 self._locate(err, b)

@@ -43,7 +43,12 @@ class DeviceArena:
         if size <= 0 or size % mmap.PAGESIZE:
             raise EmuError(CUDA_ERROR_INVALID_VALUE, f"arena size {size} must be a positive multiple of the page size")
         self.size = size
-        self._map = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_NORESERVE)
+        try:
+            self._map = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_NORESERVE)
+        except OSError as e:
+            raise EmuError(CUDA_ERROR_OUT_OF_MEMORY,
+                           f"cannot reserve a {size >> 20} MiB device arena ({e}); choose a smaller arena_size "
+                           "(the host may not allow overcommitting memory)") from e
         self.u8 = np.frombuffer(self._map, dtype=np.uint8)
         self._views: dict[np.dtype, np.ndarray] = {}
         self._free: list[tuple[int, int]] = [(0, size)]     # (offset, size), sorted by offset
