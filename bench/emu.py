@@ -121,7 +121,7 @@ class Bench:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lanes", type=int, default=65536, help="lanes per batch (EmuDevice max_lanes)")
-    ap.add_argument("--repeat", type=int, default=3, help="timed repetitions (best is reported)")
+    ap.add_argument("--repeat", type=int, default=5, help="timed repetitions (best is reported)")
     args = ap.parse_args(argv)
     b = Bench(args.lanes, args.repeat)
     b.run()

@@ -701,11 +701,9 @@ class Batch:
         touched[self.warp_of[L]] = True
         m = np.asarray(member).astype(np.uint64)
         if m.ndim:
-            full = np.zeros(self.N, dtype=np.uint64)
-            full[L] = m
-            m = np.bitwise_or.reduceat(full, np.arange(0, self.N, 1)) if False else full
+            # per-lane masks: a lane counts as named when any lane of its warp names it
             bits = np.zeros(self.nwarps, dtype=np.uint64)
-            np.bitwise_or.at(bits, self.warp_of[L], np.asarray(member).astype(np.uint64))
+            np.bitwise_or.at(bits, self.warp_of[L], m)
             m = bits[self.warp_of]
         inmask = ((m >> self.laneid.astype(np.uint64)) & np.uint64(1)) != 0
         bad = touched[self.warp_of] & self.alive & ~act & inmask
