@@ -86,6 +86,7 @@ class KernelCompiler:
         self.ns.update(NP)
         self._const_names: dict = {}
         self._vars: dict[str, str] = {}
+        self._used_vars: set[str] = set()
         self.instrs: list[Instr] = []
         self.specials: set[str] = set()
 
@@ -93,9 +94,10 @@ class KernelCompiler:
         v = self._vars.get(reg)
         if v is None:
             v = "v_" + re.sub(r"\W", "_", reg)
-            while v in self._vars.values():
+            while v in self._used_vars:
                 v += "_"
             self._vars[reg] = v
+            self._used_vars.add(v)
         return v
 
     def const(self, value, np_name: str) -> str:
