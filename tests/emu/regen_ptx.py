@@ -21,6 +21,7 @@ VARIANTS = {
     "sm75G": ["-G", "-arch=sm_75"],
     "sm80": ["-arch=sm_80"],
     "sm75L": ["-lineinfo", "-arch=sm_75"],
+    "sm90": ["-arch=sm_90"],
 }
 
 # source -> variants built from it
@@ -40,6 +41,7 @@ BUILDS = {
     "shfl": ["sm75"],
     "extras": ["sm75", "sm75G"],
     "pipeline": ["sm75", "sm80"],
+    "cub": ["sm75", "sm90"],
 }
 RDC = ["rdc/rdc_a", "rdc/rdc_b"]
 

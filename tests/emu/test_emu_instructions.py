@@ -351,3 +351,12 @@ def test_fma_f64_is_single_rounded(runner, rng):
             ref.append(INF if Fraction(x) * Fraction(y) + Fraction(z) > 0 else -INF)
     assert np.array_equal(bits(out[1:]), bits(np.array(ref[1:])))
     assert out[0] == INF    # 1e310 - 1e308 overflows
+
+
+def test_bit_mask_generation(runner):
+    a = [0, 4, 30, 40, 0]
+    b = [8, 8, 8, 8, 40]
+    out = run_op(runner, "bmsk.clamp.b32 %d, %a, %b;", "b32", a=("u32", a), b=("u32", b))
+    assert list(out) == [0xFF, 0xFF0, 0xC0000000, 0, 0xFFFFFFFF]
+    out = run_op(runner, "bmsk.wrap.b32 %d, %a, %b;", "b32", a=("u32", [36]), b=("u32", [36]))
+    assert list(out) == [0xF0]

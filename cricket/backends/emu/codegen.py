@@ -50,7 +50,7 @@ SUPPORTED_OPS = {
     "copysign", "testp", "setp", "set", "selp", "slct", "addc", "subc", "madc", "bra", "ret", "exit", "trap",
     "brkpt", "bar", "barrier", "membar", "fence", "atom", "red", "shfl", "vote", "match", "redux",
     "activemask", "call", "nanosleep", "prefetch", "prefetchu", "isspacep", "cp", "dp4a", "dp2a",
-    "pmevent", "discard", "createpolicy", "vprintf", "assertfail", "mapa", "getctarank",
+    "pmevent", "discard", "createpolicy", "vprintf", "assertfail", "mapa", "getctarank", "bmsk", "szext",
 }
 
 
@@ -870,6 +870,17 @@ class BlockCodegen:
         d = self.src(ins.operands[4], "u32")
         ut = UNS[SIZE[t]]
         self.assign(ins.operands[0], f"rt.bfi({f}, {b}, {c}, {d}, {SIZE[t] * 8})", ut)
+
+    def op_bmsk(self, ins: Instr, idx: int) -> None:
+        a = self.src(ins.operands[1], "u32")
+        b = self.src(ins.operands[2], "u32")
+        self.assign(ins.operands[0], f"rt.bmsk({a}, {b}, {'clamp' in ins.mods})", "u32")
+
+    def op_szext(self, ins: Instr, idx: int) -> None:
+        t = COMPUTE[type_mods(ins.mods)[-1]]
+        a = self.src(ins.operands[1], t)
+        b = self.src(ins.operands[2], "u32")
+        self.assign(ins.operands[0], f"rt.szext({a}, {b}, {'clamp' in ins.mods}, {t[0] == 's'})", t)
 
     def op_prmt(self, ins: Instr, idx: int) -> None:
         mode = next((m for m in ins.mods if m in ("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")), "")

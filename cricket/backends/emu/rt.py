@@ -224,6 +224,37 @@ def bfi(f, b, pos, ln, bits):
     return out if out.ndim else out[()]
 
 
+def bmsk(a, b, clamp):
+    """bmsk: a mask of ``b`` one-bits starting at bit ``a`` (operands clamped to 32, or taken mod 32)."""
+    a = np.asarray(a).astype(u64)
+    b = np.asarray(b).astype(u64)
+    if clamp:
+        a = np.minimum(a, u64(32))
+        b = np.minimum(b, u64(32))
+    else:
+        a = a & u64(31)
+        b = b & u64(31)
+    ones = (u64(1) << b) - u64(1)
+    out = ((ones << a) & u64(0xFFFFFFFF)).astype(u32)
+    return out if out.ndim else out[()]
+
+
+def szext(a, b, clamp, signed):
+    """szext: keep the low ``b`` bits of ``a``, sign- or zero-extended."""
+    n = np.asarray(b).astype(s64)
+    n = np.minimum(n, 32) if clamp else n & 31
+    ua = np.asarray(a).astype(u32).astype(u64)
+    keep = np.where(n >= 32, u64(0xFFFFFFFF), (u64(1) << n.astype(u64)) - u64(1))
+    v = ua & keep
+    if signed:
+        sign = np.where(n == 0, u64(0), (v >> np.maximum(n - 1, 0).astype(u64)) & u64(1))
+        v = np.where((sign == 1) & (n < 32), v | (~keep & u64(0xFFFFFFFF)), v)
+        out = v.astype(u32).view(s32)
+    else:
+        out = v.astype(u32)
+    return out if out.ndim else out[()]
+
+
 def prmt(a, b, c, mode):
     a = np.asarray(a).astype(u64)
     b = np.asarray(b).astype(u64)
