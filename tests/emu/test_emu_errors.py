@@ -200,6 +200,11 @@ LOOP:
     with pytest.raises(EmuError) as e:
         r.dev.launch(fn, (1,), (32,), 0, bytes(8))
     assert e.value.code == 702
+    r2 = make_runner(launch_timeout=0.2)
+    fn2 = r2.dev.load_module([text]).get_function("spin")
+    with pytest.raises(EmuError) as e:
+        r2.dev.launch(fn2, (1,), (32,), 0, bytes(8))
+    assert e.value.code == 702
 
 
 def test_shuffle_by_a_diverged_warp_is_reported_not_guessed(make_runner):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import struct
+import time
 
 import numpy as np
 
@@ -33,9 +34,10 @@ DEFAULT_MAX_STEPS = 50_000_000  # block executions per batch before the launch i
 
 
 class LaunchConfig:
-    __slots__ = ("grid", "block", "dynamic_shared", "params", "max_lanes", "sink", "max_steps")
+    __slots__ = ("grid", "block", "dynamic_shared", "params", "max_lanes", "sink", "max_steps", "deadline")
 
-    def __init__(self, grid, block, dynamic_shared, params, max_lanes, sink, max_steps=DEFAULT_MAX_STEPS):
+    def __init__(self, grid, block, dynamic_shared, params, max_lanes, sink, max_steps=DEFAULT_MAX_STEPS,
+                 timeout=None):
         self.grid = grid
         self.block = block
         self.dynamic_shared = dynamic_shared
@@ -43,6 +45,7 @@ class LaunchConfig:
         self.max_lanes = max_lanes
         self.sink = sink
         self.max_steps = max_steps
+        self.deadline = None if timeout is None else time.monotonic() + timeout
 
 
 def run_kernel(kernel: CompiledKernel, arena: DeviceArena, global_addrs: np.ndarray, cfg: LaunchConfig) -> dict:
@@ -223,6 +226,7 @@ class Batch:
         parked: list = []
         steps = 0
         max_steps = self.cfg.max_steps
+        deadline = self.cfg.deadline
         last = -1
         repeat = 0
         warp_blocks = k.warp_blocks
@@ -272,11 +276,12 @@ class Batch:
 
             steps += 1
             tin += sizes[b] * (N if L is None else len(L))
-            if steps > max_steps:
+            if steps > max_steps or (deadline is not None and not steps & 1023 and time.monotonic() > deadline):
                 self.steps, self.thread_instrs = steps, tin
                 raise EmuError(CUDA_ERROR_LAUNCH_TIMEOUT,
-                               f"kernel ran {max_steps} block steps without finishing (an endless loop, or a "
-                               "spin-wait the emulator cannot resolve)", kernel=k.name)
+                               f"kernel ran {steps} block steps without finishing (an endless loop, or a "
+                               "spin-wait the emulator cannot resolve); the step or time limit of the emu "
+                               "device ended it", kernel=k.name)
             self.at = -1 - b
             try:
                 res = fns[b](self, L)
