@@ -56,12 +56,13 @@ def mask_of(p, n):
 
 # ---- integer arithmetic -----------------------------------------------------------------------
 def mulhi(a, b, dt):
+    """High half of the full product of two ``dt`` integers."""
     dt = np.dtype(dt)
     if dt.itemsize <= 4:
         wide = s64 if dt.kind == "i" else u64
-        return ((np.asarray(a).astype(wide) * np.asarray(b).astype(wide)) >> 32).astype(dt)[()] \
-            if type(a) is not ndarray and type(b) is not ndarray else \
-            ((np.asarray(a).astype(wide) * np.asarray(b).astype(wide)) >> 32).astype(dt)
+        prod = np.asarray(a).astype(wide) * np.asarray(b).astype(wide)
+        out = (prod >> (8 * dt.itemsize)).astype(dt)
+        return out if out.ndim else out[()]
     # 64 x 64 -> high 64 via 32-bit limbs, unsigned, then the signed correction
     ua = np.asarray(a).view(u64) if np.asarray(a).dtype.itemsize == 8 else np.asarray(a).astype(u64)
     ub = np.asarray(b).view(u64) if np.asarray(b).dtype.itemsize == 8 else np.asarray(b).astype(u64)
@@ -546,7 +547,7 @@ def cvt(x, dst: str, src: str, rnd: str, sat: bool, ftz_: bool):
                     out = f32_to_bf16(xv.astype(f32))
                 elif dst == "f32":
                     if rnd in ("rz", "rm", "rp") and x.dtype.itemsize >= 4:
-                        out = round_f32(xv.astype(np.longdouble).astype(f64), rnd)
+                        out = round_f32(xv.astype(f64), rnd)   # exact for |x| < 2**53
                     else:
                         out = xv.astype(f32)
                 else:
