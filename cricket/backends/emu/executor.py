@@ -427,7 +427,7 @@ class Batch:
             if a.dtype.itemsize == 8:
                 a = a.view(np.int64)
             hi = int(a.max())
-            if es > 1 and (a & (es - 1)).any():
+            if es > 1 and int(np.bitwise_or.reduce(a)) & (es - 1):
                 raise EmuError(CUDA_ERROR_MISALIGNED_ADDRESS, f"misaligned {es}-byte shared-memory access")
             if hi + size > self.shared_limit or (a.dtype.kind == "i" and int(a.min()) < 0):
                 raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS,
@@ -492,7 +492,7 @@ class Batch:
         a = addr
         if type(a) is ndarray:
             hi = int(a.max()) if a.size else 0
-            if es > 1 and (a & a.dtype.type(es - 1)).any():
+            if es > 1 and int(np.bitwise_or.reduce(a)) & (es - 1):
                 raise EmuError(CUDA_ERROR_MISALIGNED_ADDRESS, f"misaligned {es}-byte local-memory access")
         else:
             hi = int(a)
