@@ -4,7 +4,7 @@ import logging
 import numpy as np
 import pytest
 
-from cricket.backends.emu import EmuDevice, EmuError, pack_params
+from cricket.backends.emu import EmuError
 
 HEADER = ".version 9.0\n.target sm_75\n.address_size 64\n"
 

@@ -12,7 +12,8 @@ from typing import Callable
 
 import numpy as np
 
-from .codegen import NP, STORAGE, CompiledKernel, compile_kernel
+from .codegen import CompiledKernel, compile_kernel
+from .dtypes import NP, STORAGE
 from .errors import (CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NO_BINARY_FOR_GPU,
                      CUDA_ERROR_NOT_FOUND, STICKY_CODES, EmuError)
 from .executor import DEFAULT_MAX_STEPS, LaunchConfig, run_kernel
