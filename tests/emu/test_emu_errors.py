@@ -121,6 +121,21 @@ def test_texture_fetch_is_refused_at_load(make_runner):
     assert e.value.code == 801 and "texture" in str(e.value)
 
 
+def test_unsupported_instruction_form_is_refused_at_load(make_runner):
+    r = make_runner()
+    text = HEADER + """
+.visible .entry k(.param .u64 p)
+{
+    .reg .b32 %r<3>;
+    prmt.b32.ecx %r1, %r2, %r2, %r2;
+    ret;
+}
+"""
+    with pytest.raises(EmuError) as e:
+        r.dev.load_module([text])
+    assert e.value.code == 801 and "prmt" in str(e.value)
+
+
 def test_recursion_is_refused_clearly(make_runner):
     r = make_runner()
     text = HEADER + """

@@ -131,6 +131,11 @@ class KernelCompiler:
                     changed = True
         return live_out
 
+    def validate(self) -> None:
+        """Generate every block without compiling it: refuses unsupported forms (for module load)."""
+        for b in self.ir.blocks:
+            BlockCodegen(self, b).build()
+
     def compile(self) -> CompiledKernel:
         gens = [BlockCodegen(self, b) for b in self.ir.blocks]
         for g in gens:

@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from .codegen import CompiledKernel, compile_kernel
+from .codegen import CompiledKernel, KernelCompiler, compile_kernel
 from .dtypes import NP, STORAGE
 from .errors import (CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NO_BINARY_FOR_GPU,
                      CUDA_ERROR_NOT_FOUND, STICKY_CODES, EmuError)
@@ -111,7 +111,12 @@ class EmuModule:
         if program is not None:
             self._place_variables()
             for name in program.entries:
-                self.functions[name] = EmuFunction(self, name, program.kernel(name))
+                ir = program.kernel(name)
+                with _CACHE_LOCK:
+                    known = (digest, name) in _COMPILED
+                if not known:
+                    KernelCompiler(ir).validate()     # unsupported forms fail here, at load
+                self.functions[name] = EmuFunction(self, name, ir)
 
     def no_binary_message(self) -> str:
         archs = f" for sm_{','.join(str(a) for a in self.sass_archs)}" if self.sass_archs else ""

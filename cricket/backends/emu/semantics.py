@@ -479,6 +479,9 @@ class InstructionEmitters:
         self.assign(ins.operands[0], f"rt.szext({a}, {b}, {'clamp' in ins.mods}, {t[0] == 's'})", t)
 
     def op_prmt(self, ins: Instr, idx: int) -> None:
+        unknown = [m for m in ins.mods if m not in ("b32", "f4e", "b4e", "rc8", "ecl", "ecr", "rc16")]
+        if unknown:
+            raise not_supported(f"prmt mode .{unknown[0]}")
         mode = next((m for m in ins.mods if m in ("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")), "")
         a = self.src(ins.operands[1], "u32")
         b = self.src(ins.operands[2], "u32")
