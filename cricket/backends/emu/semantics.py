@@ -211,11 +211,28 @@ class InstructionEmitters:
             e = f"({a} {opch} {b})"
         self.assign(ins.operands[0], self.fwrap(ins, e, t), t)
 
+    HALF_TYPES = ("f16x2", "bf16x2", "bf16")
+
+    def half_op(self, ins: Instr, op: str) -> bool:
+        """Packed half (f16x2, bf16x2) and bfloat16 arithmetic through ``rt.half_op``; False if not one."""
+        ts = type_mods(ins.mods)
+        if not ts or ts[-1] not in self.HALF_TYPES:
+            return False
+        t = ts[-1]
+        st = STORAGE[t]
+        nsrc = {"fma": 3, "neg": 1, "abs": 1}.get(op, 2)
+        args = ", ".join(self.src(o, st) for o in ins.operands[1:1 + nsrc])
+        e = f"rt.half_op({op!r}, {t!r}, {'ftz' in ins.mods}, {'sat' in ins.mods}, {args})"
+        self.assign(ins.operands[0], e, st)
+        return True
+
     def op_add(self, ins: Instr, idx: int) -> None:
-        self.addsub(ins, "+")
+        if not self.half_op(ins, "add"):
+            self.addsub(ins, "+")
 
     def op_sub(self, ins: Instr, idx: int) -> None:
-        self.addsub(ins, "-")
+        if not self.half_op(ins, "sub"):
+            self.addsub(ins, "-")
 
     def addsub(self, ins: Instr, opch: str) -> None:
         t = COMPUTE[type_mods(ins.mods)[-1]]
@@ -262,6 +279,8 @@ class InstructionEmitters:
     op_subc = op_sub
 
     def op_mul(self, ins: Instr, idx: int) -> None:
+        if self.half_op(ins, "mul"):
+            return
         t = COMPUTE[type_mods(ins.mods)[-1]]
         if t[0] == "f":
             if t == "f16":
@@ -363,10 +382,12 @@ class InstructionEmitters:
         self.assign(ins.operands[0], e, t)
 
     def op_abs(self, ins: Instr, idx: int) -> None:
-        self.unary(ins, "np.abs({a})")
+        if not self.half_op(ins, "abs"):
+            self.unary(ins, "np.abs({a})")
 
     def op_neg(self, ins: Instr, idx: int) -> None:
-        self.unary(ins, "(-{a})")
+        if not self.half_op(ins, "neg"):
+            self.unary(ins, "(-{a})")
 
     def op_min(self, ins: Instr, idx: int) -> None:
         self.minmax(ins, "min")
@@ -375,6 +396,8 @@ class InstructionEmitters:
         self.minmax(ins, "max")
 
     def minmax(self, ins: Instr, which: str) -> None:
+        if self.half_op(ins, which + ("_nan" if "NaN" in ins.mods else "")):
+            return
         t = COMPUTE[type_mods(ins.mods)[-1]]
         if t[0] == "f":
             a = self.fsrc(ins, ins.operands[1], t)
@@ -532,6 +555,8 @@ class InstructionEmitters:
 
     # ---- floating point specials -------------------------------------------------------------
     def op_fma(self, ins: Instr, idx: int) -> None:
+        if self.half_op(ins, "fma"):
+            return
         t = COMPUTE[type_mods(ins.mods)[-1]]
         a = self.fsrc(ins, ins.operands[1], t)
         b = self.fsrc(ins, ins.operands[2], t)
@@ -658,6 +683,12 @@ class InstructionEmitters:
         rnd = next((m for m in ins.mods if m in ("rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi")), "")
         sat = "sat" in ins.mods
         ftz = "ftz" in ins.mods
+        if dst in ("f16x2", "bf16x2") and src == "f32" and "relu" not in ins.mods and len(ins.operands) == 3:
+            # pack two floats: d = {cvt(a) in the high half, cvt(b) in the low half}
+            a = self.src(ins.operands[1], "f32")
+            b = self.src(ins.operands[2], "f32")
+            self.assign(ins.operands[0], f"rt.pack_half2({a}, {b}, {dst!r})", "u32")
+            return
         if "relu" in ins.mods or dst in ("f16x2", "bf16x2", "e4m3x2", "e5m2x2", "tf32"):
             raise not_supported(f"cvt form `{'.'.join((ins.op,) + ins.mods)}`")
         src_storage = STORAGE[src] if src in ("f16", "bf16") else COMPUTE[src]
