@@ -98,6 +98,16 @@ class _ThreadPattern:
             wl[-1] = T % 32
         self.warp_len = np.tile(wl, per_batch)
         self.n = n
+        self._tiled: dict = {}
+
+    def tiled_tid(self, axis: int, nc: int) -> np.ndarray:
+        """%tid.<axis> over ``nc`` CTAs (shared by every batch of that size; never written)."""
+        key = (axis, nc)
+        a = self._tiled.get(key)
+        if a is None:
+            t = self.tid[axis]
+            a = self._tiled[key] = np.tile(t, nc) if nc > 1 else t
+        return a
 
 
 class Batch(MemorySpaces, AtomicOps, WarpOps, DeviceCalls):
@@ -151,8 +161,7 @@ class Batch(MemorySpaces, AtomicOps, WarpOps, DeviceCalls):
                 if pat.uniform[k]:
                     R[f"%tid.{axis}"] = u32(0)
                 else:
-                    t = pat.tid[k]
-                    R[f"%tid.{axis}"] = np.tile(t, nc) if nc > 1 else t
+                    R[f"%tid.{axis}"] = pat.tiled_tid(k, nc)
             R[f"%ntid.{axis}"] = u32((bx, by, bz)[k])
             R[f"%nctaid.{axis}"] = u32((gx, gy, gz)[k])
         if want & {"ctaid.x", "ctaid.y", "ctaid.z", "smid"}:
