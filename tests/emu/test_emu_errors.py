@@ -38,6 +38,11 @@ def test_fault_is_sticky_until_reset(make_runner):
     with pytest.raises(EmuError):
         r.dev.synchronize()
     r.dev.reset()
+    old = r.module("faults", "sm75L")
+    with pytest.raises(EmuError) as e:                        # modules do not survive a reset
+        r.dev.launch(old.get_function("write_past_end"), (1,), (32,), 0, bytes(16))
+    assert e.value.code == 400
+    r._mods.clear()
     p = r.zeros(32, np.int32)
     launch(r, "write_past_end", (1,), (32,), p, 32)          # usable again after reset
     assert np.array_equal(r.get(p, 32, np.int32), np.arange(32))

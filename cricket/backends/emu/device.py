@@ -7,6 +7,7 @@ import struct
 import sys
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from typing import Callable
 
@@ -212,6 +213,7 @@ class EmuDevice:
         self.launch_timeout = launch_timeout
         self.sticky: EmuError | None = None
         self._module_allocs: set[int] = set()
+        self._modules: weakref.WeakSet = weakref.WeakSet()
         self._lock = threading.RLock()
         # counts of the last launch: thread_instructions, block_steps, batches, lanes_per_batch, seconds
         self.last_launch: dict = {}
@@ -229,6 +231,9 @@ class EmuDevice:
             for ptr in list(self.arena._sizes):
                 self.arena.free(GLOBAL_BASE + ptr)
             self._module_allocs.clear()
+            for mod in list(self._modules):
+                mod.loaded = False                # as after a context reset: load modules again
+            self._modules.clear()
 
     def close(self) -> None:
         self.arena.close()
@@ -319,10 +324,12 @@ class EmuDevice:
                     _PROGRAMS.popitem(last=False)
         with self._lock:
             try:
-                return EmuModule(self, prog, digest)
+                mod = EmuModule(self, prog, digest)
             except EmuError as e:
                 log.error("module load failed: %s", e)
                 raise
+            self._modules.add(mod)
+            return mod
 
     # ---- launch ------------------------------------------------------------------------------
     def launch(self, function: EmuFunction, grid, block, shared_mem_bytes: int, param_bytes: bytes) -> None:
