@@ -161,7 +161,7 @@ static void mark_dead(void)
     atomic_store(&cricket_state, CRICKET_DEAD);
 }
 
-static int take_client_api(void)
+static int take_client_api(int embedded)
 {
     struct { const char *name; void **slot; } table[] = {
 #define API(field, name) { name, (void **)&cricket_api.field }
@@ -204,7 +204,7 @@ static int take_client_api(void)
         }
     }
     py.Py_DecRef(capi);
-    if (rc == 0 && cricket_api.attach(mark_dead) != 0) {
+    if (rc == 0 && cricket_api.attach(mark_dead, embedded) != 0) {
         cricket_log(CRICKET_ERROR, "the cricket client refused to start (see the Python traceback above)");
         rc = -1;
     }
@@ -287,17 +287,19 @@ static void fork_child(void)
 /* ------------------------------------------------------------------ start */
 
 static const char BOOTSTRAP[] =
-    "import os, sys, site\n"
-    "for _p in reversed([p for p in os.environ.get('CRICKET_PYTHONPATH', '').split(os.pathsep) if p]):\n"
-    "    if _p not in sys.path:\n"
-    "        sys.path.insert(0, _p)\n"
-    "    site.addsitedir(_p)\n"
-    "del _p\n";
+    "def _cricket_add_paths():\n"
+    "    import os, sys, site\n"
+    "    for p in reversed([p for p in os.environ.get('CRICKET_PYTHONPATH', '').split(os.pathsep) if p]):\n"
+    "        if p not in sys.path:\n"
+    "            sys.path.insert(0, p)\n"
+    "        site.addsitedir(p)\n"
+    "_cricket_add_paths()\n"
+    "del _cricket_add_paths\n";
 
 static int start_in_host(void)
 {
     PyGILState_STATE gil = py.PyGILState_Ensure();
-    int rc = take_client_api();
+    int rc = take_client_api(0);
     py.PyGILState_Release(gil);
     return rc == 0 ? CRICKET_READY : CRICKET_FAILED;
 }
@@ -324,7 +326,7 @@ static int start_owned(void)
     owner_thread = pthread_self();
     if (py.PyRun_SimpleStringFlags(BOOTSTRAP, NULL) != 0)
         cricket_log(CRICKET_WARNING, "could not add CRICKET_PYTHONPATH to sys.path");
-    int rc = take_client_api();
+    int rc = take_client_api(1);
     /* Importing anything that imports `signal` re-installs Python's handlers: undo that. */
     for (int i = 0; i < 3; i++)
         sigaction(kept_signals[i], &saved[i], NULL);

@@ -43,7 +43,7 @@ cudaError_t cricket_unavailable_error(int state);
 
 /* Function pointers taken from the `cdef api` functions of CRICKET_CLIENT_MODULE. */
 struct cricket_client_api {
-    int (*attach)(void (*mark_dead)(void));
+    int (*attach)(void (*mark_dead)(void), int embedded);
     const char *(*get_error_string)(int error);
     const char *(*get_error_name)(int error);
     int (*runtime_get_version)(int *version);
