@@ -52,8 +52,11 @@ CRICKET_EXPORT void __cudaRegisterFatBinaryEnd(void **fatCubinHandle)
 
 CRICKET_EXPORT void __cudaUnregisterFatBinary(void **fatCubinHandle)
 {
-    if (cricket_enter() == 0 && fatCubinHandle != fallback_fatbin_handle)
+    int state = cricket_enter();
+    if (state == 0 && fatCubinHandle != fallback_fatbin_handle)
         cricket_api.unregister_fat_binary(fatCubinHandle);
+    else if (state == CRICKET_DEAD)    /* nvcc's atexit hook after Python finalised: nothing to do */
+        cricket_log(CRICKET_DEBUG, "__cudaUnregisterFatBinary after the client finished: ignored");
 }
 
 CRICKET_EXPORT void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
