@@ -251,13 +251,17 @@ static void finalize_owned(void)
     py.Py_FinalizeEx();
 }
 
+/* Registered once, at the start of the first call, in every mode. For an interpreter we own, the
+ * fork is bracketed like os.fork does it (a thread looping on CUDA calls would otherwise leave the
+ * GIL held by a thread that does not exist in the child). In a Python host os.fork already does
+ * that, and doing it twice could deadlock. In every mode the child re-creates start_lock: a start
+ * in progress in another thread at fork time is abandoned with that thread. */
 static int fork_holds_gil;
 static PyGILState_STATE fork_gil;
 
 static void fork_prepare(void)
 {
-    pthread_mutex_lock(&start_lock);
-    fork_holds_gil = atomic_load(&cricket_state) == CRICKET_READY && !python_finalizing()
+    fork_holds_gil = owned && atomic_load(&cricket_state) == CRICKET_READY && !python_finalizing()
                      && py.PyOS_BeforeFork && py.PyOS_AfterFork_Parent && py.PyOS_AfterFork_Child;
     if (fork_holds_gil) {
         fork_gil = py.PyGILState_Ensure();
@@ -271,17 +275,16 @@ static void fork_parent(void)
         py.PyOS_AfterFork_Parent();
         py.PyGILState_Release(fork_gil);
     }
-    pthread_mutex_unlock(&start_lock);
 }
 
 static void fork_child(void)
 {
+    pthread_mutex_init(&start_lock, NULL);
     if (fork_holds_gil) {
         py.PyOS_AfterFork_Child();
         py.PyGILState_Release(fork_gil);
         owner_thread = pthread_self();    /* the only thread left; it may finalise */
     }
-    pthread_mutex_unlock(&start_lock);
 }
 
 /* ------------------------------------------------------------------ start */
@@ -333,12 +336,16 @@ static int start_owned(void)
     py.PyEval_SaveThread();        /* the main thread state stays with this thread */
     cricket_thread_ready = 1;
     atexit(finalize_owned);
-    pthread_atfork(fork_prepare, fork_parent, fork_child);
     return rc == 0 ? CRICKET_READY : CRICKET_FAILED;
 }
 
 static int start_client(void)
 {
+    static int fork_handlers_installed, thread_key_created;
+    if (!fork_handlers_installed) {
+        pthread_atfork(fork_prepare, fork_parent, fork_child);
+        fork_handlers_installed = 1;
+    }
     void *handle = RTLD_DEFAULT;
     int (*is_initialized)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "Py_IsInitialized");
     int host = is_initialized && is_initialized();
@@ -362,9 +369,12 @@ static int start_client(void)
     }
     if (load_python_api(handle) != 0)
         return CRICKET_FAILED;
-    if (pthread_key_create(&thread_state_key, release_thread_state) != 0) {
-        cricket_log(CRICKET_ERROR, "pthread_key_create failed");
-        return CRICKET_FAILED;
+    if (!thread_key_created) {
+        if (pthread_key_create(&thread_state_key, release_thread_state) != 0) {
+            cricket_log(CRICKET_ERROR, "pthread_key_create failed");
+            return CRICKET_FAILED;
+        }
+        thread_key_created = 1;
     }
     int state = host ? start_in_host() : start_owned();
     cricket_log(CRICKET_DEBUG, "client %s (%s interpreter)", state == CRICKET_READY ? "ready" : "failed",

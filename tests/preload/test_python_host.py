@@ -142,3 +142,51 @@ def test_exit_from_c_while_python_runs_unregisters_through_python(programs, shim
     assert result.returncode == 0, result.stderr
     assert "13000" in result.stdout.splitlines()
     assert any(line.startswith("unregistered fatbin") for line in result.stdout.splitlines()), result.stdout
+
+
+def test_os_fork_while_another_thread_calls_cuda(shim_env, run):
+    result = run_python(run, shim_env, """
+        import os
+        # The client starts before the fork: a fork while another thread is inside the client's
+        # first import would leave CPython's import lock held in the child (a CPython limitation).
+        assert version() == (0, 13000)
+        stop = False
+        def loop():
+            while not stop:
+                version()
+        looper = threading.Thread(target=loop)
+        looper.start()
+        statuses = []
+        for _ in range(10):
+            pid = os.fork()
+            if pid == 0:
+                os._exit(0 if version() == (0, 13000) and rt.cudaGetErrorName(1) == b"cudaErrorInvalidValue" else 1)
+            statuses.append(os.waitpid(pid, 0)[1])
+        stop = True
+        looper.join()
+        print(statuses)
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str([0] * 10)
+
+
+DEBIAN_PYTHON = "/usr/bin/python3.11"
+
+
+def test_python_with_static_libpython_uses_its_own_interpreter(shim_env, run):
+    # Debian's python3.11 links libpython statically: the shim must find the API in the executable
+    # and never map a second libpython.
+    import os
+    import subprocess
+    if not os.path.exists(DEBIAN_PYTHON) or sys.version_info[:2] != (3, 11):
+        pytest.skip(f"needs {DEBIAN_PYTHON} and a 3.11 build of the client module")
+    if "libpython" in subprocess.run(["ldd", DEBIAN_PYTHON], capture_output=True, text=True).stdout:
+        pytest.skip(f"{DEBIAN_PYTHON} links a shared libpython")
+    env = dict(shim_env, PYTHONPATH=shim_env["CRICKET_PYTHONPATH"])
+    code = PRELUDE + textwrap.dedent("""
+        print(rt.cudaGetErrorString(801).decode(), *version())
+        print(sorted({l.split()[-1] for l in open("/proc/self/maps") if "libpython" in l}))
+    """)
+    result = run([DEBIAN_PYTHON, "-c", code], env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["operation not supported 0 13000", "[]"]
