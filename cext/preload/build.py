@@ -3,7 +3,8 @@
 Writes ``OUTDIR/libcricket-cudart.so`` (SONAME ``libcudart.so.13``, every export in the
 ``libcudart.so.13`` version node, no libpython dependency). The file name deliberately does not
 contain ``libcudart.so``: PyTorch loads NVIDIA's real runtime by path when it sees a mapped file
-of that name. The generated sources (stubs, prototypes, version script) go to ``OUTDIR/gen``.
+of that name. The generated sources (stubs, prototypes, version script) go to ``OUTDIR/gen``
+(or ``--gen-dir``).
 
 Needs a C compiler (``CC``, default ``cc``) and the CUDA 13 headers (``--cuda-include``, default
 ``$CUDA_HOME/include`` or ``/usr/local/cuda/include``). With ``--optional`` a missing toolkit is
@@ -33,9 +34,11 @@ def default_cuda_include() -> Path:
     return Path(home) / "include"
 
 
-def build(outdir: Path, cuda_include: Path, cc: str | None = None, verbose: bool = False) -> Path:
+def build(outdir: Path, cuda_include: Path, cc: str | None = None, verbose: bool = False,
+          gen_dir: Path | None = None) -> Path:
     """Generate the stubs and compile the shim; returns the path of the shared library."""
-    gen = outdir / "gen"
+    gen = gen_dir or outdir / "gen"
+    outdir.mkdir(parents=True, exist_ok=True)
     gen_stubs.generate(gen, cuda_include)
     target = outdir / SHIM_NAME
     compiler = shlex.split(cc or os.environ.get("CC", "cc"))
@@ -59,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cuda-include", type=Path, default=default_cuda_include())
     parser.add_argument("--optional", action="store_true",
                         help="skip with a message (exit 0) when the CUDA headers or a compiler are missing")
+    parser.add_argument("--gen-dir", type=Path, help="where the generated sources go (default OUTDIR/gen)")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
     compiler = shlex.split(os.environ.get("CC", "cc"))[0]
@@ -70,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         print(msg + ("; skipped" if args.optional else ""), file=sys.stderr)
         return 0 if args.optional else 1
     try:
-        target = build(args.outdir, args.cuda_include, verbose=args.verbose)
+        target = build(args.outdir, args.cuda_include, verbose=args.verbose, gen_dir=args.gen_dir)
     except gen_stubs.GenerationError as exc:
         print(f"build.py: {exc}", file=sys.stderr)
         return 1

@@ -163,19 +163,24 @@ static void mark_dead(void)
 
 static int take_client_api(int embedded)
 {
-    struct { const char *name; void **slot; } table[] = {
-#define API(field, name) { name, (void **)&cricket_api.field }
-        API(attach, "cricket_attach"),
-        API(get_error_string, "cricket_cudaGetErrorString"),
-        API(get_error_name, "cricket_cudaGetErrorName"),
-        API(runtime_get_version, "cricket_cudaRuntimeGetVersion"),
-        API(register_fat_binary, "cricket___cudaRegisterFatBinary"),
-        API(register_fat_binary_end, "cricket___cudaRegisterFatBinaryEnd"),
-        API(unregister_fat_binary, "cricket___cudaUnregisterFatBinary"),
-        API(register_function, "cricket___cudaRegisterFunction"),
-        API(register_var, "cricket___cudaRegisterVar"),
-        API(register_managed_var, "cricket___cudaRegisterManagedVar"),
-        API(init_module, "cricket___cudaInitModule"),
+    /* The capsule names are Cython's rendering of each C signature: checking them catches a
+     * module built from a .pyx that no longer matches this shim. */
+    struct { const char *name; const char *signature; void **slot; } table[] = {
+#define API(field, name, signature) { name, signature, (void **)&cricket_api.field }
+        API(attach, "cricket_attach", "int (void (*)(void), int)"),
+        API(get_error_string, "cricket_cudaGetErrorString", "char const *(int)"),
+        API(get_error_name, "cricket_cudaGetErrorName", "char const *(int)"),
+        API(runtime_get_version, "cricket_cudaRuntimeGetVersion", "int (int *)"),
+        API(register_fat_binary, "cricket___cudaRegisterFatBinary", "void **(void *)"),
+        API(register_fat_binary_end, "cricket___cudaRegisterFatBinaryEnd", "void (void **)"),
+        API(unregister_fat_binary, "cricket___cudaUnregisterFatBinary", "void (void **)"),
+        API(register_function, "cricket___cudaRegisterFunction",
+            "void (void **, char const *, char *, char const *, int, void *, void *, void *, void *, int *)"),
+        API(register_var, "cricket___cudaRegisterVar",
+            "void (void **, char *, char *, char const *, int, size_t, int, int)"),
+        API(register_managed_var, "cricket___cudaRegisterManagedVar",
+            "void (void **, void **, char *, char const *, int, size_t, int, int)"),
+        API(init_module, "cricket___cudaInitModule", "char (void **)"),
 #undef API
     };
     PyObject *module = py.PyImport_ImportModule(CRICKET_CLIENT_MODULE);
@@ -196,10 +201,16 @@ static int take_client_api(int embedded)
     for (size_t i = 0; i < sizeof table / sizeof table[0] && rc == 0; i++) {
         PyObject *capsule = py.PyDict_GetItemString(capi, table[i].name);
         const char *signature = capsule ? py.PyCapsule_GetName(capsule) : NULL;
-        *table[i].slot = signature ? py.PyCapsule_GetPointer(capsule, signature) : NULL;
+        if (!signature || strcmp(signature, table[i].signature) != 0) {
+            cricket_log(CRICKET_ERROR, "%s provides %s as \"%s\", the shim expects \"%s\"; "
+                        "rebuild both (make build)", CRICKET_CLIENT_MODULE, table[i].name,
+                        signature ? signature : "nothing", table[i].signature);
+            rc = -1;
+            break;
+        }
+        *table[i].slot = py.PyCapsule_GetPointer(capsule, signature);
         if (!*table[i].slot) {
-            cricket_log(CRICKET_ERROR, "%s does not provide %s; rebuild it (make build)",
-                        CRICKET_CLIENT_MODULE, table[i].name);
+            py.PyErr_Print();
             rc = -1;
         }
     }

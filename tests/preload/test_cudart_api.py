@@ -33,9 +33,13 @@ def test_compiled_module_exports_every_entry_point_the_shim_takes():
 def test_shim_source_asks_for_exactly_these_entry_points():
     root = Path(__file__).resolve().parents[2]
     shim_c = (root / "cext" / "preload" / "shim.c").read_text()
-    asked = set(re.findall(r'API\(\w+, "(cricket_\w+)"\)', shim_c))
+    asked = dict(re.findall(r'API\(\w+, "(cricket_\w+)",\s*"([^"]+)"\)', shim_c))
     twin = importlib.import_module("cricket.client.cudart_api")
-    assert asked == set(twin.CAPI_NAMES)
+    assert set(asked) == set(twin.CAPI_NAMES)
+    compiled = pytest.importorskip("cricket._cext.cudart_api")
+    # The shim checks the capsule signatures Cython writes; they must be the ones it expects.
+    for name, capsule in compiled.__pyx_capi__.items():
+        assert f'"{asked[name]}"' in repr(capsule), name
 
 
 def test_error_strings_and_names_for_every_code(module, real_libcudart):
