@@ -255,7 +255,7 @@ static void finalize_owned(void)
     atomic_store(&cricket_state, CRICKET_DEAD);
     PyThreadState *ts = py.PyGILState_GetThisThreadState();
     if (!pthread_equal(pthread_self(), owner_thread) || !ts || python_finalizing()) {
-        cricket_log(CRICKET_DEBUG, "exit from a thread that did not start Python: not finalising it");
+        cricket_log(CRICKET_DEBUG, "not finalising Python: exit from another thread than the one that started it, or already finalising");
         return;
     }
     py.PyEval_RestoreThread(ts);
