@@ -64,7 +64,7 @@ def test_pure_and_compiled_codecs_agree(everything_pure, ev):
 
 def test_union_constructor_takes_discriminant_and_arm(ev):
     s = ev.shape(kind=ev.RED, center=ev.point(x=1, y=1))
-    assert s.arm == "center"
+    assert s.xdr_arm == "center"
     assert ev.unpack_shape(ev.pack_shape(s)) == s
     void = ev.shape(ev.ALIAS_MAX)  # no case: the default arm is void
     assert ev.pack_shape(void) == b"\0\0\0\x08"
@@ -180,3 +180,44 @@ def test_large_opaque_in_a_struct_reaches_the_packer_without_copy(ev):
     v.vo[0] = 0xEE  # shares memory with the caller's buffer
     assert views[0][0] == 0xEE
     assert ev.unpack_everything(p.get_buffer()) == v
+
+
+@pytest.mark.parametrize("type_name,data", [
+    ("ints", b"\x7f\xff\xff\xff" + b"\0" * 8),
+    ("blob", b"\x7f\xff\xff\xff" + b"\0" * 8),
+    ("name", b"\x7f\xff\xff\xff" + b"\0" * 8),
+    ("everything", b"\0" * 60 + b"\x7f\xff\xff\xff" + b"\0" * 8),  # vo<> length
+])
+def test_huge_lengths_fail_within_milliseconds_without_allocating(ev, type_name, data):
+    import time
+    import tracemalloc
+    unpack = getattr(ev, f"unpack_{type_name}")
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    with pytest.raises(XdrError):
+        unpack(data)
+    elapsed = time.perf_counter() - t0
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert elapsed < 0.05
+    assert peak < 1 << 20
+
+
+def test_python_names_that_clash_are_escaped(tmp_path):
+    from rpcgen_testlib import generate
+    x = tmp_path / "clash.x"
+    x.write_text("""
+        struct lambda { int self; int from; int class; };
+        union u switch (int xdr_arm_d) { case 1: int arm; case 2: lambda None; };
+        program P { version V { int def(lambda) = 1; } = 1; } = 0x20000001;
+    """)
+    m = generate(x, tmp_path, "clashpkg")
+    v = m.lambda_(self=1, from_=2, class_=3)
+    assert m.unpack_lambda(m.pack_lambda(v)) == v
+    u = m.u(1, arm=5)
+    assert u.arm == 5 and u.xdr_arm == "arm"
+    assert m.unpack_u(m.pack_u(u)) == u
+    assert m.unpack_u(m.pack_u(m.u(2, None_=v))).None_ == v
+    assert callable(m.V_Client.def_) and callable(m.V_Client.def_batched)
+    assert m.V_Server.procedures[1].name == "def_"  # the attribute the runtime looks up
+    assert hasattr(m.V_Server, "def_")

@@ -140,3 +140,27 @@ def test_builtin_cpp_reports_unbalanced_conditionals(tmp_path):
 def test_percent_define_constants_are_usable_as_sizes(tmp_path):
     m = compile_text(tmp_path, "%#define LEN 10\n%#define LEN1 LEN+1\ntypedef string s<LEN1>;\n")
     assert m.types["s"].type == model.String(11)
+
+
+def test_percent_lines_inside_definitions_and_self_typedefs(tmp_path):
+    m = compile_text(tmp_path, """
+        struct s {
+        %/* C comment copied by rpcgen */
+            int a;
+        };
+        typedef struct s s;
+        union u switch (int d) {
+        case 1:
+        %/* here too */
+            int x;
+        };
+    """)
+    assert [f.name for f in m.types["s"].fields] == ["a"]
+    assert isinstance(m.types["s"], model.Struct) and "u" in m.types
+
+
+def test_unbounded_array_of_zero_size_items_is_count_checked(tmp_path):
+    m = compile_text(tmp_path, "typedef opaque z[0];\nstruct h { z items<>; z few<3>; };\n")
+    fields = {f.name: f.type for f in m.types["h"].fields}
+    assert m.count_guard(fields["items"]) == 1
+    assert m.count_guard(fields["few"]) == 0
