@@ -221,3 +221,21 @@ def test_python_names_that_clash_are_escaped(tmp_path):
     assert callable(m.V_Client.def_) and callable(m.V_Client.def_batched)
     assert m.V_Server.procedures[1].name == "def_"  # the attribute the runtime looks up
     assert hasattr(m.V_Server, "def_")
+
+
+def test_subclasses_and_duck_typed_values_encode_like_the_class(ev):
+    from types import SimpleNamespace
+
+    class Point3(ev.point):
+        __slots__ = ("z",)
+
+    expected = ev.pack_point(ev.point(x=3, y=-4))
+    p3 = Point3(x=3, y=-4)
+    p3.z = 9
+    assert ev.pack_point(p3) == expected
+    assert ev.pack_point(SimpleNamespace(x=3, y=-4)) == expected
+    with pytest.raises(AttributeError):
+        ev.pack_point(SimpleNamespace(x=3))
+    unset = ev.point.__new__(ev.point)  # slots never assigned
+    with pytest.raises(AttributeError):
+        ev.pack_point(unset)
