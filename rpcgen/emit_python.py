@@ -75,6 +75,13 @@ class PythonEmitter:
             return f"{self.type_doc(t.elem)}<{'' if t.max is None else t.max}>"
         return f"{self.type_doc(t.elem)} *"
 
+    def full_int(self, t: model.TypeExpr) -> model.Prim | None:
+        """``t`` when it is a 32-bit int or unsigned int of full range (bulk array codec)."""
+        t = self.mod.resolve(t)
+        if isinstance(t, model.Prim) and _FULL_RANGE.get(t.kind) == (t.lo, t.hi):
+            return t
+        return None
+
     # -- codec snippets ------------------------------------------------------------------
     def pack_stmts(self, t: model.TypeExpr, val: str) -> list[str]:
         """Statements that write ``val`` (a simple expression) of type ``t`` to ``_p``."""
@@ -95,6 +102,12 @@ class PythonEmitter:
             return [f"if {val} is None:", INDENT + "_p.pack_uint(0)", "else:",
                     INDENT + "_p.pack_uint(1)",
                     *[INDENT + s for s in self.pack_stmts(t.elem, val)]]
+        ip = self.full_int(t.elem)
+        if ip is not None:
+            uns = ", unsigned=True" if ip.kind == "uint" else ""
+            if isinstance(t, model.FixedArray):
+                return [f"_p.pack_int_array({val}{uns}, fixed={t.size})"]
+            return [f"_p.pack_int_array({val}, {t.max}{uns})"]
         arr, item = self.fresh("a"), self.fresh("x")
         out = [f"{arr} = {val}"]
         if isinstance(t, model.FixedArray):
@@ -126,6 +139,12 @@ class PythonEmitter:
             return f"_u.unpack_string({t.max})"
         if isinstance(t, model.Optional):
             return f"({self.unpack_expr(t.elem)} if _u.unpack_bool() else None)"
+        ip = self.full_int(t.elem)
+        if ip is not None:
+            uns = ", unsigned=True" if ip.kind == "uint" else ""
+            if isinstance(t, model.FixedArray):
+                return f"_u.unpack_int_array(fixed={t.size}{uns})"
+            return f"_u.unpack_int_array({t.max}{uns})"
         elem = self.unpack_expr(t.elem)
         if isinstance(t, model.FixedArray):
             return f"[{elem} for _ in _range({t.size})]"
