@@ -279,6 +279,14 @@ class PythonEmitter:
         out += [INDENT * 2 + f"{me}.{x} = {x}" for x in slots]
         return out
 
+    def case_comment(self, u: model.Union, values: list[int]) -> str:
+        """``  # RED, GREEN`` for enum discriminants: the case labels as written."""
+        base = self.mod.resolve(u.discriminant.type)
+        if isinstance(base, model.Ref) and isinstance(self.mod.types.get(base.name), model.Enum):
+            names = dict((v, k) for k, v in reversed(self.mod.types[base.name].members))
+            return "  # " + ", ".join(names.get(v, str(v)) for v in values)
+        return ""
+
     def union_codec(self, u: model.Union) -> list[str]:
         n, cls = u.name, pyname(u.name)
         disc = u.discriminant.pyname
@@ -288,7 +296,7 @@ class PythonEmitter:
         kw = "if"
         for a in u.arms:
             cond = f"_d == {a.values[0]}" if len(a.values) == 1 else f"_d in {tuple(a.values)!r}"
-            out.append(INDENT + f"{kw} {cond}:")
+            out.append(INDENT + f"{kw} {cond}:{self.case_comment(u, a.values)}")
             body = self.pack_stmts(a.field.type, f"_v.{a.field.pyname}") if a.field else ["pass"]
             out += [INDENT * 2 + x for x in body]
             kw = "elif"
@@ -306,7 +314,7 @@ class PythonEmitter:
         out += ["", "", f"def _U_{n}(_u):", INDENT + f"_d = {self.unpack_expr(dt)}"]
         for a in u.arms:
             cond = f"_d == {a.values[0]}" if len(a.values) == 1 else f"_d in {tuple(a.values)!r}"
-            out.append(INDENT + f"if {cond}:")
+            out.append(INDENT + f"if {cond}:{self.case_comment(u, a.values)}")
             arg = f", {a.field.pyname}={self.unpack_expr(a.field.type)}" if a.field else ""
             out.append(INDENT * 2 + f"return {cls}(_d{arg})")
         if u.has_default:
@@ -401,8 +409,11 @@ class PythonEmitter:
                     INDENT * 2 + f'"""{p.name} as a batched call: sent without waiting, no reply."""',
                     INDENT * 2 + "_p = _Packer()",
                     INDENT * 2 + f"{base}_pack_args(_p{call_args})",
-                    INDENT * 2 + f"{aw}self._rpc.call_batched(self.PROGRAM, self.VERSION, "
-                                 f"{p.number}, _p.get_buffers())"]
+                    INDENT * 2 + f"{'_sent = ' if asynchronous else ''}self._rpc.call_batched("
+                                 f"self.PROGRAM, self.VERSION, {p.number}, _p.get_buffers())"]
+            if asynchronous:
+                out += [INDENT * 2 + "if _sent is not None:  # the runtime's call_batched may be async",
+                        INDENT * 3 + "await _sent"]
         return out
 
     def server_class(self, prog: model.Program, v: model.Version) -> list[str]:
