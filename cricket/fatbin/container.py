@@ -208,7 +208,10 @@ class FatbinEntry:
 
     @functools.cached_property
     def payload(self) -> bytes:
-        """The image: decompressed; for PTX the text plus its NUL."""
+        """The image: decompressed; for PTX the text plus its NUL. LTO-IR is not decoded."""
+        if self.is_ltoir:
+            raise FatbinError(f"{self.describe()}: LTO-IR is obfuscated before compression and is not "
+                              f"decoded; use the stored bytes, or build with code=sm_XX/compute_XX")
         comp = self.compression
         if comp is Compression.NONE:
             data = bytes(self._stored)

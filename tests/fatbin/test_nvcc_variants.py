@@ -160,3 +160,47 @@ def test_cudart_shared_and_library_builds_are_found(nvcc_builds):
     lib = find_device_code(nvcc_builds.path("lib"))
     assert lib.file_kind == "shared-object"
     assert set(PARAMS_KERNELS) <= set(lib.kernel_names())
+
+
+def test_lto_ir_is_recognised_and_not_decoded(nvcc_builds):
+    from cricket.fatbin import EntryKind, FatbinError
+    code = find_device_code(nvcc_builds.path("lto"))
+    (fb,) = code.fatbins
+    (entry,) = fb.entries
+    assert entry.kind == EntryKind.LTOIR and entry.arch_name == "lto_75"
+    assert entry.flags & EntryFlag.LTOIR_OBFUSCATED
+    with pytest.raises(FatbinError, match="LTO-IR .* not decoded"):
+        entry.payload
+    assert fb.kernel_names() == []
+    assert "-ftz=0" in entry.options
+
+
+REQNTID_PTX = """
+.version 9.0
+.target sm_90
+.address_size 64
+
+.visible .entry k_req(
+\t.param .u64 k_req_param_0,
+\t.param .u32 k_req_param_1
+)
+.reqntid 64, 2, 1
+{
+\tret;
+}
+"""
+
+
+def test_reqntid_is_read_from_cubin_and_ptx(tmp_path):
+    import shutil
+    import subprocess
+    from cricket.fatbin import Cubin, PtxModule
+    ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
+    src = tmp_path / "req.ptx"
+    src.write_text(REQNTID_PTX)
+    subprocess.run([ptxas, "-arch=sm_90", "-o", str(tmp_path / "req.cubin"), str(src)], check=True)
+    cubin = Cubin((tmp_path / "req.cubin").read_bytes())
+    ptx = PtxModule(REQNTID_PTX)
+    for layout in (cubin.kernel("k_req"), ptx.kernel("k_req")):
+        assert layout.reqntid == (64, 2, 1)
+        assert layout.offsets_and_sizes == [(0, 0, 8), (1, 8, 4)] and layout.param_size == 12

@@ -100,3 +100,35 @@ def test_a_wrapper_built_in_memory_is_decoded_in_place():
     fb = Fatbin.from_wrapper_address(ctypes.addressof(wrapper), ProcessMemory())
     assert bytes(fb.image) == data
     assert fb.kernel("k_externc").offsets_and_sizes == [(0, 0, 4), (1, 8, 8)]
+
+
+SCAN_CHILD = textwrap.dedent("""
+    import ctypes, json, sys
+    if sys.argv[1]:
+        ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL)
+    ctypes.CDLL(sys.argv[2])
+    from cricket.fatbin.process import loaded_fatbins
+    print(json.dumps([{"origin": f.origin, "version": f.wrapper.version, "digest": f.digest,
+                       "prelinked": [p.digest for p in f.prelinked], "kernels": f.kernel_names()}
+                      for f in loaded_fatbins()]))
+""")
+
+
+@pytest.mark.parametrize("variant, needs_fake", [("lib", False), ("rdc_lib_cs", True)])
+def test_loaded_objects_are_scanned_for_registered_fatbins(nvcc_builds, fake_cudart, variant, needs_fake):
+    """Static cudart cannot be interposed; the client can still find every registered
+    fatbin of every loaded object, decoded from memory, identical to the file's."""
+    from cricket.fatbin import find_device_code
+    library = nvcc_builds.path(variant)
+    r = subprocess.run([sys.executable, "-c", SCAN_CHILD, str(fake_cudart) if needs_fake else "",
+                        str(library)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    found = [f for f in json.loads(r.stdout) if f["origin"].split(" at ")[-1].startswith(library.name)]
+    on_disk = find_device_code(library).registered()
+    assert [f["digest"] for f in found] == [f.digest for f in on_disk]
+    assert [f["prelinked"] for f in found] == [[p.digest for p in f.prelinked] for f in on_disk]
+    expected = RDC_KERNELS if variant == "rdc_lib_cs" else None
+    if expected:
+        assert set(found[0]["kernels"]) == set(expected)
+    else:
+        assert "k_externc" in found[0]["kernels"]
