@@ -114,7 +114,7 @@ def _host_elf(path: str, name: str, mapped: mmap.mmap, data: memoryview) -> Devi
         return code
     wrapper_index, wsec = sections[WRAPPER_SECTION]
     raw = section_bytes(wsec)
-    relocations = _relocations(elf, wrapper_index, e_type, section_bytes, path)
+    relocations: dict | None = None     # read only when a pointer field needs it (large in big .so)
     for i in range(len(raw) // WRAPPER_STRUCT.size):
         off = i * WRAPPER_STRUCT.size
         where = f"{name}:{WRAPPER_SECTION}[{i}]"
@@ -123,13 +123,15 @@ def _host_elf(path: str, name: str, mapped: mmap.mmap, data: memoryview) -> Devi
         wrapper = Wrapper(header, address if e_type != "ET_REL" else None, where)
         code.wrappers.append(wrapper)
         target = None
+        if relocations is None and (e_type == "ET_REL" or not header.data):
+            relocations = _relocations(elf, wrapper_index, e_type, section_bytes, path)
         if e_type == "ET_REL":
             reloc = relocations.get(off + 8)
             if reloc is not None:
                 sym_section, value = reloc
                 target = by_section.get((sym_section, value))
         else:
-            data_ptr = header.data or relocations.get(address + 8, 0)
+            data_ptr = header.data or relocations.get(address + 8, 0)  # type: ignore[union-attr]
             target = by_address.get(data_ptr)
         if target is None:
             log.warning("%s: wrapper data pointer leads to no container in %s", where,

@@ -204,3 +204,23 @@ def test_reqntid_is_read_from_cubin_and_ptx(tmp_path):
     for layout in (cubin.kernel("k_req"), ptx.kernel("k_req")):
         assert layout.reqntid == (64, 2, 1)
         assert layout.offsets_and_sizes == [(0, 0, 8), (1, 8, 4)] and layout.param_size == 12
+
+
+def test_wrapper_with_zeroed_pointer_is_resolved_through_rela_dyn(nvcc_builds, tmp_path):
+    """ld writes the link-time address into the field and a RELATIVE relocation for it;
+    when only the relocation is there, the container is still found."""
+    from elftools.elf.elffile import ELFFile
+    original = nvcc_builds.path("lib")
+    data = bytearray(original.read_bytes())
+    with open(original, "rb") as f:
+        seg = ELFFile(f).get_section_by_name(".nvFatBinSegment")
+        offset, count = seg["sh_offset"], seg["sh_size"] // 24
+    for i in range(count):
+        data[offset + 24 * i + 8:offset + 24 * i + 16] = bytes(8)
+    copy = tmp_path / "zeroed.so"
+    copy.write_bytes(bytes(data))
+    before = find_device_code(original)
+    after = find_device_code(copy)
+    assert [f.wrapper.location.split(":")[1] for f in after.fatbins if f.wrapper] == \
+           [f.wrapper.location.split(":")[1] for f in before.fatbins if f.wrapper]
+    assert [f.digest for f in after.registered()] == [f.digest for f in before.registered()]
