@@ -154,9 +154,11 @@ def _relocations(elf, wrapper_index: int, e_type: str, section_bytes, path: str)
         for sec in sections:
             if sec["sh_type"] != "SHT_RELA" or sec["sh_info"] != wrapper_index:
                 continue
-            symtab = sections[sec["sh_link"]]
-            syms = section_bytes(symtab)
-            for r_offset, r_info, addend in _RELA.iter_unpack(section_bytes(sec)):
+            if not 0 < sec["sh_link"] < len(sections):
+                raise FormatError(f"{path}: {sec.name} links to section {sec['sh_link']}, which does "
+                                  f"not exist; the file is corrupt")
+            syms = section_bytes(sections[sec["sh_link"]])
+            for r_offset, r_info, addend in _rela(section_bytes(sec), path, sec.name):
                 sym = r_info >> 32
                 if (sym + 1) * _SYM.size > len(syms):
                     continue
@@ -166,10 +168,17 @@ def _relocations(elf, wrapper_index: int, e_type: str, section_bytes, path: str)
     for sec in sections:
         if sec["sh_type"] != "SHT_RELA" or sec.name not in (".rela.dyn",):
             continue
-        for r_offset, r_info, addend in _RELA.iter_unpack(section_bytes(sec)):
+        for r_offset, r_info, addend in _rela(section_bytes(sec), path, sec.name):
             if r_info & 0xFFFFFFFF == R_X86_64_RELATIVE:
                 out[r_offset] = addend
     return out
+
+
+def _rela(data: memoryview, path: str, name: str):
+    if len(data) % _RELA.size:
+        raise FormatError(f"{path}: {name} is {len(data)} bytes, not a multiple of {_RELA.size}; "
+                          f"the file is corrupt")
+    return _RELA.iter_unpack(data)
 
 
 def _mark_registered(code: DeviceCode, e_type: str) -> None:
