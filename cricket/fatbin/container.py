@@ -308,7 +308,8 @@ class Fatbin:
         """The fatbin a ``__fatBinC_Wrapper_t *`` in this process denotes (what
         ``__cudaRegisterFatBinary`` receives). Reads headers only; the images stay in place."""
         mem = memory or process_memory()
-        where = f"fatbin wrapper at {mem.describe(address)}" if address > 0 else "fatbin wrapper"
+        location = mem.describe(address) if address > 0 else f"0x{address:x}"
+        where = f"fatbin wrapper at {location}"
         header = parse_wrapper(mem.read(address, WRAPPER_STRUCT.size, where), where)
         prelinked_addresses: list[int] = []
         if header.version == WRAPPER_VERSION_LINKED and header.filename_or_fatbins:
@@ -321,7 +322,7 @@ class Fatbin:
                 if not ptr:
                     break
                 prelinked_addresses.append(ptr)
-        wrapper = Wrapper(header, address, mem.describe(address), tuple(prelinked_addresses))
+        wrapper = Wrapper(header, address, location, tuple(prelinked_addresses))
         prelinked = [cls._from_address(mem, p, f"prelinked[{i}] at {mem.describe(p)}")
                      for i, p in enumerate(prelinked_addresses)]
         fatbin = cls._from_address(mem, header.data, f"fatbin at {mem.describe(header.data)}",
