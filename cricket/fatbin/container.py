@@ -55,6 +55,11 @@ class Wrapper:
                 "prelinked": list(self.prelinked_addresses)}
 
 
+def _byte_view(data: bytes | bytearray | memoryview) -> memoryview:
+    view = data if isinstance(data, memoryview) else memoryview(data)
+    return view if view.format == "B" and view.ndim == 1 else view.cast("B")
+
+
 def parse_wrapper(raw: bytes | memoryview, where: str) -> WrapperHeader:
     if len(raw) < WRAPPER_STRUCT.size:
         raise TruncatedError(f"{where}: {len(raw)} bytes, a fatbin wrapper needs {WRAPPER_STRUCT.size}")
@@ -272,8 +277,7 @@ class Fatbin:
     def __init__(self, data: bytes | bytearray | memoryview, *, origin: str = "<fatbin>",
                  offset: int = 0, wrapper: Wrapper | None = None,
                  prelinked: Sequence["Fatbin"] = (), section: str | None = None):
-        buf = memoryview(data).cast("B") if not isinstance(data, memoryview) or data.format != "B" \
-            else data
+        buf = _byte_view(data)
         self.origin = origin
         self.header = parse_container_header(buf, offset, origin)
         total = self.header.header_size + self.header.fat_size
@@ -478,7 +482,7 @@ class Fatbin:
 
 def iter_containers(data: memoryview, origin: str, section: str | None = None) -> Iterator[Fatbin]:
     """The back-to-back containers of a ``.nv_fatbin``-like section or a raw ``.fatbin`` file."""
-    buf = memoryview(data).cast("B") if data.format != "B" else data
+    buf = _byte_view(data)
     pos = 0
     while pos < len(buf):
         if not any(buf[pos:pos + 8]):           # 8-byte alignment padding
