@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).parent
 
@@ -50,4 +51,15 @@ def build_extensions() -> list:
                      compiler_directives={"boundscheck": False, "wraparound": False})
 
 
-setup(ext_modules=build_extensions())
+class BuildExtWithShims(build_ext):
+    """Also builds the native shims: the libcudart.so.13 shim (cext/preload/build.py) into cricket/_preload/."""
+
+    def run(self) -> None:
+        super().run()
+        root = HERE if self.inplace else Path(self.build_lib)
+        subprocess.run([sys.executable, str(HERE / "cext" / "preload" / "build.py"),
+                        str(root / "cricket" / "_preload"), "--optional",
+                        "--gen-dir", str(Path(self.build_temp) / "preload")], check=True)
+
+
+setup(ext_modules=build_extensions(), cmdclass={"build_ext": BuildExtWithShims})
