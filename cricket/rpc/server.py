@@ -77,6 +77,7 @@ class Server:
         self._connections: dict[int, _Connection] = {}
         self._ids = itertools.count(1)
         self._registered: list[tuple[int, int, int]] = []
+        self._tasks: set[asyncio.Task] = set()
         self.addresses: list[Address] = []
         for skel in skeletons:
             self.add(skel)
@@ -156,6 +157,10 @@ class Server:
             srv.close()
         for conn in list(self._connections.values()):
             conn.transport.close()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
         for srv in self._servers:
             await srv.wait_closed()
         self._servers.clear()
@@ -193,7 +198,6 @@ class _Connection(asyncio.Protocol):
         self.queue: deque[bytes] = deque()
         self.busy = False
         self.closed = False
-        self.tasks: set[asyncio.Task] = set()
         self._paused_queue = False
         self._paused_write = False
 
@@ -297,7 +301,7 @@ class _Connection(asyncio.Protocol):
             if inspect.isawaitable(result):
                 task = asyncio.ensure_future(self._finish(call, entry, authenticator, credentials,
                                                           result))
-                self.tasks.add(task)
+                server._tasks.add(task)
                 task.add_done_callback(self._task_done)
                 if server.ordered:
                     self.busy = True
@@ -329,7 +333,7 @@ class _Connection(asyncio.Protocol):
         self.reply(call, entry, authenticator, credentials, result)
 
     def _task_done(self, task: asyncio.Task) -> None:
-        self.tasks.discard(task)
+        self.server._tasks.discard(task)
         if not self.server.ordered:
             return
         self.busy = False
