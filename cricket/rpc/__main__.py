@@ -46,13 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 async def _serve(args: argparse.Namespace) -> int:
     server = Server([_load(s) for s in args.skeletons], max_record_size=args.max_record)
-    for addr in args.listen or ["127.0.0.1:0"]:
-        bound = await server.listen(parse_address(addr))
-        # One line per listener on stdout, so scripts can learn an ephemeral port.
-        print(f"listening {bound[0]}:{bound[1]}" if isinstance(bound, tuple) else
-              f"listening {bound}", flush=True)
+    bound = [await server.listen(parse_address(addr)) for addr in args.listen or ["127.0.0.1:0"]]
     if args.register:
         await server.register()
+    # One line per listener on stdout, once ready, so scripts can learn an ephemeral port.
+    for b in bound:
+        print(f"listening {b[0]}:{b[1]}" if isinstance(b, tuple) else f"listening {b}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

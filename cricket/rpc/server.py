@@ -131,11 +131,15 @@ class Server:
         raise RpcError("the server has no TCP listener")
 
     async def register(self, rpcbind: Address = ("127.0.0.1", 111)) -> None:
-        """Register every served program/version for the first TCP port with a running rpcbind."""
-        from .rpcbind import pmap_set
+        """Register every served program/version for the first TCP port with a running rpcbind
+        (PMAP v2 SET over TCP, so ``rpcinfo -p`` lists it); :meth:`close` unregisters."""
+        from .rpcbind import pmap_set, pmap_unset
         port = self.port
         loop = asyncio.get_running_loop()
         for prog, vers in self.programs:
+            # Drop a stale mapping first (a server that died without unregistering), as
+            # rpcgen's generated main() does with pmap_unset.
+            await loop.run_in_executor(None, pmap_unset, prog, vers, 0, rpcbind)
             ok = await loop.run_in_executor(None, pmap_set, prog, vers, port, rpcbind)
             if not ok:
                 raise RpcError(f"rpcbind refused to register program {prog} version {vers} on port "
