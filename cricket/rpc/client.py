@@ -83,6 +83,7 @@ class Client:
         self._send_lock = threading.Lock()
         self._cond = threading.Condition(threading.Lock())
         self._reading = False
+        self._sleepers = 0
         self._waiting: set[int] = set()
         self._replies: dict[int, bytes] = {}
         self._batch: list[Any] = []
@@ -93,7 +94,26 @@ class Client:
 
     def call(self, prog: int, vers: int, proc: int, buffers: Buffers = ()) -> memoryview:
         """Call a procedure with encoded arguments; returns the encoded result."""
-        return self._wait(self._send(prog, vers, proc, buffers, True), self.timeout)
+        xid = self._send(prog, vers, proc, buffers, True)
+        cond = self._cond
+        with cond:
+            lead = not self._reading and xid not in self._replies
+            if lead:
+                self._reading = True
+        if not lead:
+            return self._wait(xid, self.timeout)
+        # Fast path: this thread reads its own reply (the only reader while _reading is set).
+        timeout = self.timeout
+        try:
+            record = self._read_until(xid, None if timeout is None else time.monotonic() + timeout,
+                                      timeout)
+        finally:
+            with cond:
+                self._reading = False
+                self._waiting.discard(xid)
+                if self._sleepers:
+                    cond.notify_all()
+        return self._result(record)
 
     def start(self, prog: int, vers: int, proc: int, buffers: Buffers = ()) -> PendingCall:
         """Send a call without waiting for its reply (pipelining)."""
@@ -111,7 +131,7 @@ class Client:
         """Send queued batched calls now."""
         with self._send_lock:
             if self._batch:
-                self._write(self._take_batch())
+                self._write(self._take_batch(), -1)
 
     def close(self) -> None:
         try:
@@ -141,23 +161,28 @@ class Client:
             raise self._error
         xid = next(self._xids) & 0xFFFFFFFF
         head = _CALL_HEAD.pack(xid, MsgType.CALL, RPC_VERSION, prog, vers, proc) + self._auth_bytes
-        size = len(head)
-        for b in buffers:
-            size += _nbytes(b)
-        pieces = [mark(size), head, *buffers]
+        if buffers:
+            size = len(head)
+            for b in buffers:
+                size += _nbytes(b)
+            pieces = [mark(size), head, *buffers]
+        else:
+            size = len(head)
+            pieces = [mark(size) + head]
         with self._send_lock:
             if not wants_reply:
-                self._batch.extend(pieces)
+                self._batch += pieces
                 self._batch_bytes += size + 4
                 if self._batch_bytes >= _BATCH_FLUSH:
-                    self._write(self._take_batch())
+                    self._write(self._take_batch(), -1)
                 return xid
             with self._cond:
                 self._waiting.add(xid)
             if self._batch:
                 pieces = self._take_batch() + pieces
+                size = -1
             try:
-                self._write(pieces)
+                self._write(pieces, size + 4)
             except RpcError:
                 with self._cond:
                     self._waiting.discard(xid)
@@ -168,15 +193,21 @@ class Client:
         batch, self._batch, self._batch_bytes = self._batch, [], 0
         return batch
 
-    def _write(self, pieces: list[Any]) -> None:
+    def _write(self, pieces: list[Any], total: int) -> None:
+        """Send ``pieces`` (``total`` bytes, or -1 when not counted yet) in as few calls as possible."""
+        sock = self._sock
         try:
-            if len(pieces) > 64:
-                self._sock.sendall(b"".join(pieces))
+            if len(pieces) == 1:
+                sock.sendall(pieces[0])
                 return
-            sent = self._sock.sendmsg(pieces)
-            if sent != sum(_nbytes(p) for p in pieces):
-                rest = b"".join(bytes(p) for p in pieces)[sent:]
-                self._sock.sendall(rest)
+            if len(pieces) > 64:
+                sock.sendall(b"".join(pieces))
+                return
+            if total < 0:
+                total = sum(_nbytes(p) for p in pieces)
+            sent = sock.sendmsg(pieces)
+            if sent != total:
+                sock.sendall(b"".join(pieces)[sent:])
         except OSError as exc:
             err = self._fail(RpcConnectionError(
                 f"sending to the RPC server at {self.address} failed: {exc.strerror or exc}; "
@@ -206,13 +237,19 @@ class Client:
                 if remaining is not None and remaining <= 0:
                     self._waiting.discard(xid)
                     raise self._timeout(timeout)
-                cond.wait(remaining)
+                self._sleepers += 1
+                try:
+                    cond.wait(remaining)
+                finally:
+                    self._sleepers -= 1
         try:
             record = self._read_until(xid, deadline, timeout)
         finally:
             with cond:
                 self._reading = False
-                cond.notify_all()
+                self._waiting.discard(xid)
+                if self._sleepers:
+                    cond.notify_all()
         return self._result(record)
 
     def _read_until(self, xid: int, deadline: float | None, timeout: float | None) -> bytes:
@@ -225,8 +262,6 @@ class Client:
                 n = sock.recv_into(rbuf)
             except (BlockingIOError, socket.timeout):
                 if deadline is not None and time.monotonic() >= deadline:
-                    with self._cond:
-                        self._waiting.discard(xid)
                     raise self._timeout(timeout) from None
                 continue
             except InterruptedError:
@@ -238,8 +273,7 @@ class Client:
                     f"reading from the RPC server at {self.address} failed: {exc.strerror or exc}"
                 )) from exc
             if n == 0:
-                with self._cond:
-                    pending = len(self._waiting)
+                pending = len(self._waiting)
                 raise self._fail(RpcConnectionError(
                     f"the RPC server at {self.address} closed the connection with {pending} "
                     "call(s) waiting for a reply; the server has gone away or dropped this client"))
@@ -247,6 +281,8 @@ class Client:
                 records = self._reader.feed(memoryview(rbuf)[:n])
             except RecordTooLarge as exc:
                 raise self._fail(exc) from None
+            if len(records) == 1 and records[0][:4] == xid.to_bytes(4, "big"):
+                return records[0]           # the common case: just our reply
             mine = None
             for record in records:
                 try:
@@ -263,15 +299,16 @@ class Client:
                     else:
                         log.debug("dropping a reply to xid %#x that nobody waits for", rxid)
             if mine is not None:
-                with self._cond:
-                    self._waiting.discard(xid)
                 return mine
 
     def _set_rcvtimeo(self, deadline: float | None) -> None:
         # A kernel receive timeout keeps a blocking recv to one system call (no poll first).
         want = None if deadline is None else max(deadline - time.monotonic(), 0.001)
         have = self._rcvtimeo
-        if want == have or (want is not None and have is not None and want / 2 <= have <= want):
+        # Keep the current setting while it ends at most ~10% (or 10 ms) after the deadline, so
+        # back-to-back calls with the same timeout make no setsockopt call.
+        if want == have or (want is not None and have is not None
+                            and want <= have <= want * 1.1 + 0.01):
             return
         if want is None:
             tv = _TIMEVAL.pack(0, 0)

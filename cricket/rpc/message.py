@@ -63,8 +63,15 @@ def _read_auth(record: bytes, pos: int) -> tuple[int, bytes, int]:
     return flavor, bytes(record[pos:end]), end + (-n % 4)
 
 
+_NO_AUTH = b"\0" * 16                      # cred and verf both AUTH_NONE with empty bodies
+
+
 def decode_call(record: bytes) -> CallHeader:
     """Decode a call header, or raise :class:`MalformedCall` saying how to answer it."""
+    if record[24:40] == _NO_AUTH:
+        xid, mtype, rpcvers, prog, vers, proc = CALL_HEAD.unpack_from(record, 0)
+        if mtype == MsgType.CALL and rpcvers == RPC_VERSION:
+            return CallHeader(xid, prog, vers, proc, 0, b"", 0, b"", 40)
     if len(record) < 24:
         if len(record) >= 12 and _U32.unpack_from(record, 4)[0] == MsgType.CALL \
                 and _U32.unpack_from(record, 8)[0] != RPC_VERSION:

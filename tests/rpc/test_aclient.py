@@ -10,7 +10,7 @@ import pytest
 
 from cricket.rpc import (AsyncClient, AuthSys, ProgMismatch, RpcConnectionError, RpcTimeout,
                          Server, ServerThread, new_event_loop)
-from rpc_calc import CALC_PROG, CalcClient, CalcV1
+from rpc_calc import CALC_PROG, CalcV1
 
 INT2 = struct.Struct(">ii")
 

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from cricket.rpc import (AuthError, AuthStat, AuthSys, Client, ClientAuth, GarbageArgs,
+from cricket.rpc import (AuthError, AuthSys, Client, ClientAuth, GarbageArgs,
                          ProcUnavail, ProgMismatch, ProgUnavail, SystemErr)
 from rpc_interop import CIRCLE, DOT, PROG, RECT, InteropClient, Record
 
