@@ -137,3 +137,13 @@ def test_unordered_server_lets_quick_calls_overtake():
                     tagged("add", rpc.call(CALC_PROG, 1, 1, [INT2.pack(1, 2)])))
                 return order
         assert arun(main()) == ["add", "sleep"]
+
+
+def test_answered_calls_do_not_pile_up_timeout_entries(calc_server):
+    async def main():
+        async with await AsyncClient.connect(calc_server.address, timeout=30) as rpc:
+            for _ in range(10):
+                await asyncio.gather(*(rpc.call(CALC_PROG, 1, 0) for _ in range(1000)))
+            return len(rpc._deadlines), len(rpc._pending)
+    entries, pending = arun(main())
+    assert pending == 0 and entries <= 2 * 1000 + 1024 + 1
