@@ -92,12 +92,24 @@ def build_c(workdir: Path) -> dict[str, str]:
     return {"server": str(workdir / "server"), "client": str(workdir / "bench_client")}
 
 
+# Servers and the timed clients share one CPU, the same for the C pair and for ours, so that
+# scheduling treats both alike (on a small VM a wake-up across CPUs costs several times a
+# round trip on one CPU, and the scheduler otherwise picks either at random).
+CPUS = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+SERVER_CPU = CLIENT_CPU = {CPUS[-1]} if CPUS else None
+
+
+def _pin(cpus) -> None:
+    if cpus is not None:
+        os.sched_setaffinity(0, cpus)
+
+
 class Proc:
     """A server process that prints 'listening HOST:PORT' when ready."""
 
     def __init__(self, cmd: list[str], env: dict | None = None) -> None:
         self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                  env=env)
+                                  env=env, preexec_fn=lambda: _pin(SERVER_CPU))
         line = self.p.stdout.readline()
         if not line.startswith("listening"):
             self.p.kill()
@@ -121,7 +133,8 @@ def py_server() -> Proc:
 
 def c_round_trip(client: str, address, calls: int) -> float:
     out = subprocess.run([client, address[0], str(address[1]), str(calls), "0"], check=True,
-                         capture_output=True, text=True).stdout.split()
+                         capture_output=True, text=True,
+                         preexec_fn=lambda: _pin(CLIENT_CPU)).stdout.split()
     return float(out[1]) / int(out[0])
 
 
@@ -213,10 +226,10 @@ def best(fn, repeat: int, key=min):
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--calls", type=int, default=20000, help="calls per round-trip measurement")
-    ap.add_argument("--pipelined", type=int, default=100000, help="calls per pipelined measurement")
+    ap.add_argument("--calls", type=int, default=5000, help="calls per round-trip measurement")
+    ap.add_argument("--pipelined", type=int, default=40000, help="calls per pipelined measurement")
     ap.add_argument("--seconds", type=float, default=2.0, help="duration of the concurrent runs")
-    ap.add_argument("--repeat", type=int, default=5, help="interleaved repetitions (best is kept)")
+    ap.add_argument("--repeat", type=int, default=10, help="interleaved repetitions (best is kept)")
     args = ap.parse_args(argv)
 
     with tempfile.TemporaryDirectory(prefix="cricket-bench-rpc-") as tmp:
@@ -233,9 +246,14 @@ def main(argv: list[str] | None = None) -> int:
                 "pipe": lambda: -py_pipelined(psrv.address, args.pipelined),
                 "apipe": lambda: -py_async_pipelined(psrv.address, args.pipelined),
             }
-            for _ in range(args.repeat):
-                for name, fn in measures.items():
-                    runs.setdefault(name, []).append(fn())
+            everywhere = os.sched_getaffinity(0) if CPUS else None
+            _pin(CLIENT_CPU)
+            try:
+                for _ in range(args.repeat):
+                    for name, fn in measures.items():
+                        runs.setdefault(name, []).append(fn())
+            finally:
+                _pin(everywhere)
             rt_c, rt_ours, rt_mixed, rt_py_c = (min(runs[k]) for k in ("c", "ours", "mixed", "py_c"))
             pipe, apipe = -min(runs["pipe"]), -min(runs["apipe"])
             conc_ours = py_concurrent(psrv.address, 8, args.seconds)
@@ -262,8 +280,10 @@ def main(argv: list[str] | None = None) -> int:
         ("NULL calls/s, 8 concurrent clients: C → our server", f"{conc_mixed:,.0f}/s",
          f"{conc_c:,.0f}/s (C ↔ C)", f"{conc_mixed / conc_c:.2f}×", "—"),
     ]
-    print(f"cricket.rpc benchmark ({os.cpu_count()} CPUs, record marking: "
-          f"{__import__('cricket.rpc.record', fromlist=['x']).IMPLEMENTATION})\n")
+    from cricket.rpc import record
+    pinned = f"servers and timed clients on CPU {CPUS[-1]}" if SERVER_CPU else "unpinned"
+    print(f"cricket.rpc benchmark ({len(CPUS) or os.cpu_count()} CPUs, {pinned}; record marking: "
+          f"{record.IMPLEMENTATION}; best of {args.repeat} interleaved runs)\n")
     print("| what | ours | reference | ratio | goal |")
     print("|---|---|---|---|---|")
     for row in rows:

@@ -105,9 +105,28 @@ class Client:
                 self._reading = True
         if not lead:
             return self._wait(xid, self.timeout)
-        # This thread is the reader: read until its own reply arrives.
+        # This thread is the reader: read until its own reply arrives. The first read usually
+        # brings exactly that reply, so it is tried inline before the general loop.
         try:
-            record = self._read_until(xid, head[4:8], self.timeout)
+            record = None
+            if self._rcvtimeo == self.timeout:
+                try:
+                    n = self._sock.recv_into(self._rbuf)
+                except OSError:
+                    n = -1
+                if n > 0:
+                    try:
+                        records = self._reader.feed(self._rbuf[:n])
+                    except RecordTooLarge as exc:
+                        raise self._fail(exc) from None
+                    if len(records) == 1 and records[0][:4] == head[4:8]:
+                        record = records[0]
+                    else:
+                        record = self._hand_over(records, xid)
+                elif n == 0:
+                    self._lost()
+            if record is None:
+                record = self._read_until(xid, head[4:8], self.timeout)
         finally:
             with lock:
                 self._reading = False
@@ -284,10 +303,7 @@ class Client:
                         f"{exc.strerror or exc}")) from exc
                 n = -1
             if n == 0:
-                raise self._fail(RpcConnectionError(
-                    f"the RPC server at {self.address} closed the connection with "
-                    f"{len(self._waiting)} call(s) waiting for a reply; the server has gone away "
-                    "or dropped this client"))
+                self._lost()
             if n > 0:
                 try:
                     records = self._reader.feed(rbuf[:n])
@@ -304,6 +320,12 @@ class Client:
                     raise self._timeout(timeout)
                 if remaining < self._rcvtimeo:   # type: ignore[operator]
                     self._set_rcvtimeo(remaining)
+
+    def _lost(self) -> None:
+        raise self._fail(RpcConnectionError(
+            f"the RPC server at {self.address} closed the connection with "
+            f"{len(self._waiting)} call(s) waiting for a reply; the server has gone away "
+            "or dropped this client"))
 
     def _hand_over(self, records: list[bytes], xid: int) -> bytes | None:
         """Keep other threads' replies for them; return the one for ``xid`` if present."""

@@ -15,9 +15,11 @@ stalls other connections, and a session sees its calls in the order they were se
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import itertools
 import logging
+import os
 import struct
 import threading
 from collections import deque
@@ -44,6 +46,9 @@ DisconnectHook = Callable[[int], Any]
 _CALL_HEAD = message.CALL_HEAD
 _SUCCESS_NONE = struct.Struct(">6I")      # xid, REPLY, MSG_ACCEPTED, AUTH_NONE, 0, SUCCESS
 _NO_AUTH = b"\0" * 16                     # AUTH_NONE credential and verifier
+_NULL_REPLY = struct.Struct(">7I")        # record mark + a SUCCESS reply with no results
+_NULL_MARK = 0x80000000 | 24
+_READ_SIZE = 256 * 1024
 _SMALL_REPLY = 16384       # replies up to this size are joined into one write
 _QUEUE_PAUSE = 4096        # queued records per connection before reading is paused
 _DECODE_ERRORS = (XdrError, ValueError, IndexError, TypeError, OverflowError, EOFError)
@@ -85,6 +90,7 @@ class Server:
         self.on_disconnect = on_disconnect
         self.ordered = ordered
         self._programs: dict[tuple[int, int], dict[int, _Entry]] = {}
+        self._builtin_null: set[tuple[int, int]] = set()   # versions whose NULL the runtime answers
         self._versions: dict[int, list[int]] = {}
         self._servers: list[asyncio.AbstractServer] = []
         self._connections: dict[int, _Connection] = {}
@@ -106,6 +112,8 @@ class Server:
         for number, proc in skeleton.procedures.items():
             table[int(number)] = _Entry(proc, getattr(skeleton, proc.name, None))
         self._programs[(prog, vers)] = table
+        if 0 not in table or table[0].method is None:
+            self._builtin_null.add((prog, vers))
         self._versions.setdefault(prog, []).append(vers)
         self._versions[prog].sort()
         log.debug("serving program %d version %d (%d procedures)", prog, vers, len(table))
@@ -181,6 +189,10 @@ class Server:
         for srv in self._servers:
             await srv.wait_closed()
         self._servers.clear()
+        for addr in self.addresses:
+            if isinstance(addr, str):
+                with contextlib.suppress(OSError):
+                    os.unlink(addr)
         if self._registered:
             await self.unregister()
 
@@ -203,8 +215,12 @@ class Server:
                                        low=versions[0], high=versions[-1])
 
 
-class _Connection(asyncio.Protocol):
-    """One client connection: record reassembly, in-order dispatch, replies."""
+class _Connection(asyncio.BufferedProtocol):
+    """One client connection: record reassembly, in-order dispatch, replies.
+
+    A buffered protocol: the event loop reads straight into a buffer of the connection (no bytes
+    object per read); the record reader copies each complete record out of it.
+    """
 
     def __init__(self, server: Server, connection_id: int) -> None:
         self.server = server
@@ -218,6 +234,7 @@ class _Connection(asyncio.Protocol):
         self._paused_queue = False
         self._paused_write = False
         self._out: list[bytes] | None = None     # replies collected while a chunk is handled
+        self._rview = memoryview(bytearray(_READ_SIZE))
         none = server.authenticators.get(AuthFlavor.AUTH_NONE)
         self._none_auth = none if type(none) is NoneAuthenticator else None
 
@@ -240,7 +257,13 @@ class _Connection(asyncio.Protocol):
         log.debug("connection %d closed (%s)", self.id, exc or "by peer")
         self._hook(self.server.on_disconnect, self.id)
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._rview
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.data_received(self._rview[:nbytes])
+
+    def data_received(self, data: bytes | memoryview) -> None:
         try:
             records = self.reader.feed(data)
         except RecordTooLarge as exc:
@@ -252,6 +275,9 @@ class _Connection(asyncio.Protocol):
         if self.busy:
             self.queue.extend(records)
             self._check_queue()
+            return
+        if len(records) == 1:
+            self.handle(records[0])
             return
         # Replies to every record of this chunk leave in one write.
         out = self._out = []
@@ -293,6 +319,13 @@ class _Connection(asyncio.Protocol):
             # Fast path: AUTH_NONE credential and verifier, the common case.
             xid, mtype, rpcvers, prog, vers, proc = _CALL_HEAD.unpack_from(record, 0)
             if mtype == 0 and rpcvers == RPC_VERSION:
+                if proc == 0 and (prog, vers) in self.server._builtin_null:
+                    reply = _NULL_REPLY.pack(_NULL_MARK, xid, 1, 0, 0, 0, 0)
+                    if self._out is not None:
+                        self._out.append(reply)
+                    elif not self.closed:
+                        self.transport.write(reply)
+                    return
                 self.dispatch(record, xid, prog, vers, proc, 0, b"", self._none_auth, None, 40)
                 return
         try:

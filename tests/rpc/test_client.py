@@ -160,3 +160,11 @@ def test_connect_refused_is_a_connection_error():
     st.stop()
     with pytest.raises(RpcConnectionError, match="could not connect"):
         Client(addr)
+
+
+def test_unix_socket_file_is_removed_when_the_server_closes(tmp_path):
+    path = tmp_path / "gone.sock"
+    with ServerThread(Server([CalcV1()]), str(path)) as st, Client(st.address) as rpc:
+        assert CalcClient(rpc).ADD(1, 1) == 2
+        assert path.exists()
+    assert not path.exists()
