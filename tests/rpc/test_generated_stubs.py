@@ -14,8 +14,7 @@ import pytest
 from cricket._select import pure_python_forced
 from cricket.rpc import AsyncClient, AuthSys, Client, NO_REPLY, Server, ServerThread, current_call
 from cricket.rpc import new_event_loop
-from rpc_interop import wrap32, wrap64
-from test_interop_c import EXPECTED_C_OUTPUT
+from rpc_interop import EXPECTED_C_OUTPUT, wrap32, wrap64
 
 HERE = Path(__file__).resolve().parent
 

@@ -12,19 +12,10 @@ import pytest
 from cricket.rpc import (AuthError, AuthSys, Client, ClientAuth, GarbageArgs,
                          ProcUnavail, ProgMismatch, ProgUnavail, SystemErr)
 from cricket.rpc.record import mark
-from rpc_interop import CIRCLE, DOT, PROG, RECT, InteropClient, Record
+from rpc_interop import CIRCLE, DOT, EXPECTED_C_OUTPUT, PROG, RECT, InteropClient, Record
 
 pytestmark = pytest.mark.cc
 
-EXPECTED_C_OUTPUT = [
-    "NULL ok",
-    "ADD 42",
-    "SUMMARIZE 3 9 12 75 hello, world -2469135780246 2.500 1 dcba",
-    "SUMMARIZE 3 9 12 42 hello, world -2469135780246 2.500 0 dcba",
-    "SUMMARIZE 3 9 12 -1 hello, world -2469135780246 2.500 1 dcba",
-    "SQUARES 1 4 9 1600000000 0",
-    "COUNT 5",
-]
 
 
 @pytest.mark.parametrize("auth,who", [
