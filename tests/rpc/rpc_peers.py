@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -17,13 +18,15 @@ class ServerProcess:
     def __init__(self, *specs: str, extra: tuple[str, ...] = ()) -> None:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(
             [str(HERE), str(HERE.parent.parent), os.environ.get("PYTHONPATH", "")]))
+        # The log goes to a file: a pipe nobody reads could fill up and stall the server.
+        self.log = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "cricket.rpc", "serve", "--listen", "127.0.0.1:0", *extra,
-             *specs], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+             *specs], stdout=subprocess.PIPE, stderr=self.log, text=True, env=env)
         line = self.proc.stdout.readline()
         if not line.startswith("listening "):
             self.proc.kill()
-            raise RuntimeError(f"server did not start: {line!r} {self.proc.stderr.read()}")
+            raise RuntimeError(f"server did not start: {line!r} {self.stop()}")
         host, _, port = line.split()[1].rpartition(":")
         self.address = (host, int(port))
 
@@ -31,11 +34,14 @@ class ServerProcess:
         """Stop the server; returns its log (stderr)."""
         self.proc.terminate()
         try:
-            _, err = self.proc.communicate(timeout=10)
-        except Exception:
+            self.proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
             self.proc.kill()
-            _, err = self.proc.communicate()
-        return err
+            self.proc.communicate()
+        self.log.seek(0)
+        text = self.log.read()
+        self.log.close()
+        return text
 
 
 class CInterop:
