@@ -335,18 +335,18 @@ class _Connection(asyncio.BufferedProtocol):
                 log.warning("connection %d from %s: %s; closing it", self.id, self.peer, exc)
                 self._close()
             else:
-                log.info("connection %d: rejected a call: %s", self.id, exc)
+                log.debug("connection %d: rejected a call: %s", self.id, exc)
                 self.send(exc.reply)
             return
         authenticator = self.server.authenticators.get(call.cred_flavor)
         if authenticator is None:
-            log.info("connection %d: credential flavor %d is not accepted", self.id, call.cred_flavor)
+            log.debug("connection %d: credential flavor %d is not accepted", self.id, call.cred_flavor)
             self.send(message.encode_auth_error(call.xid, AuthStat.AUTH_REJECTEDCRED))
             return
         try:
             credentials = authenticator.authenticate(call.cred_body, call.verf_flavor, call.verf_body)
         except AuthError as exc:
-            log.info("connection %d: %s", self.id, exc)
+            log.debug("connection %d: %s", self.id, exc)
             self.send(message.encode_auth_error(call.xid, exc.stat))
             return
         self.dispatch(record, call.xid, call.prog, call.vers, call.proc, call.cred_flavor,
@@ -370,7 +370,7 @@ class _Connection(asyncio.BufferedProtocol):
         try:
             args = entry.decode_args(Unpacker(record, offset))
         except _DECODE_ERRORS as exc:
-            log.info("connection %d: garbage arguments for %s: %s", self.id, entry.name, exc)
+            log.debug("connection %d: garbage arguments for %s: %s", self.id, entry.name, exc)
             self.send(message.encode_accepted(xid, AcceptStat.GARBAGE_ARGS))
             return
         token = _current.set((self, xid, prog, vers, proc, cred_flavor, cred_body, credentials))
@@ -448,7 +448,7 @@ class _Connection(asyncio.BufferedProtocol):
         if entry.number == 0:    # NULL answers for every served version, implemented or not
             self.send(_SUCCESS_NONE.pack(xid, 1, 0, 0, 0, 0))
         else:
-            log.info("connection %d: procedure %s is not implemented", self.id, entry.name)
+            log.debug("connection %d: procedure %s is not implemented", self.id, entry.name)
             self.send(message.encode_accepted(xid, AcceptStat.PROC_UNAVAIL))
 
     def reply(self, xid: int, entry: _Entry, authenticator: Authenticator, credentials: Any,
