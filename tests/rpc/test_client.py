@@ -168,3 +168,28 @@ def test_unix_socket_file_is_removed_when_the_server_closes(tmp_path):
         assert CalcClient(rpc).ADD(1, 1) == 2
         assert path.exists()
     assert not path.exists()
+
+
+def test_pipelined_calls_from_many_threads_reach_the_right_thread(calc_server):
+    errors = []
+    with Client(calc_server.address) as rpc:
+        def work(k):
+            try:
+                pending = [(i, rpc.start(CALC_PROG, 2, 1, [k.to_bytes(4, "big"), i.to_bytes(4, "big")]))
+                           for i in range(300)]
+                for i, p in reversed(pending):
+                    assert int.from_bytes(p.result(), "big") == k + i + 1000
+            except Exception as exc:       # reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+    assert errors == []
+
+
+def test_server_thread_runs_on_uvloop_when_installed(calc_server):
+    uvloop = pytest.importorskip("uvloop")
+    assert isinstance(calc_server.loop, uvloop.Loop)
