@@ -15,7 +15,7 @@ from typing import Any
 
 from . import message
 from .auth import AuthNone, ClientAuth
-from .client import Buffers, _nbytes, first_xid
+from .client import Buffers, _nbytes, first_xid, verifier_check
 from .constants import DEFAULT_MAX_RECORD, RPC_VERSION, MsgType
 from .errors import ProtocolError, RecordTooLarge, RpcConnectionError, RpcError, RpcTimeout
 from .record import RecordReader, mark
@@ -54,7 +54,7 @@ class _ClientProtocol(asyncio.Protocol):
                 log.debug("dropping a reply to xid %#x that nobody waits for", xid)
                 continue
             try:
-                offset = message.decode_reply(record)
+                offset = message.decode_reply(record, self.client._check_verifier)
             except RpcError as exc:
                 fut.set_exception(exc)
             else:
@@ -76,6 +76,7 @@ class AsyncClient:
         self.timeout = timeout
         self.auth = auth or AuthNone()
         self._auth_bytes = self.auth.header_bytes()
+        self._check_verifier = verifier_check(self.auth)
         self._max_record_size = max_record_size
         self._xids = itertools.count(first_xid())
         self._pending: dict[int, asyncio.Future] = {}

@@ -40,6 +40,13 @@ def _nbytes(b: Any) -> int:
     return b.nbytes if isinstance(b, memoryview) else len(b)
 
 
+def verifier_check(auth: ClientAuth):
+    """``auth.check_verifier`` when the flavor overrides it, else None (nothing to check)."""
+    if type(auth).check_verifier is ClientAuth.check_verifier:
+        return None
+    return auth.check_verifier
+
+
 def first_xid() -> int:
     """A starting xid that differs between processes and runs (RFC 5531 §9 asks for uniqueness)."""
     return int.from_bytes(os.urandom(4), "big") & 0x7FFFFFFF
@@ -72,6 +79,7 @@ class Client:
         self.timeout = timeout
         self.auth = auth or AuthNone()
         self._auth_bytes = self.auth.header_bytes()
+        self._check_verifier = verifier_check(self.auth)
         self._head_size = 24 + len(self._auth_bytes)
         try:
             self._sock = connect_socket(self.address, connect_timeout)
@@ -133,9 +141,9 @@ class Client:
                 self._waiting.discard(xid)
                 if self._sleepers:
                     self._cond.notify_all()
-        if record[4:24] == _SUCCESS_NONE_TAIL:
+        if self._check_verifier is None and record[4:24] == _SUCCESS_NONE_TAIL:
             return memoryview(record)[24:]
-        return memoryview(record)[message.decode_reply(record):]
+        return memoryview(record)[message.decode_reply(record, self._check_verifier):]
 
     def start(self, prog: int, vers: int, proc: int, buffers: Buffers = ()) -> PendingCall:
         """Send a call without waiting for its reply (pipelining)."""
@@ -360,7 +368,7 @@ class Client:
         self._rcvtimeo = timeout
 
     def _result(self, record: bytes) -> memoryview:
-        return memoryview(record)[message.decode_reply(record):]
+        return memoryview(record)[message.decode_reply(record, self._check_verifier):]
 
     def _timeout(self, timeout: float | None) -> RpcTimeout:
         return RpcTimeout(f"no reply from the RPC server at {self.address} within {timeout} s; "
