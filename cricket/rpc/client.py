@@ -76,7 +76,7 @@ class Client:
                  connect_timeout: float | None = 10.0, auth: ClientAuth | None = None,
                  max_record_size: int = DEFAULT_MAX_RECORD) -> None:
         self.address = parse_address(address)
-        self.timeout = timeout
+        self._timeout_s = timeout
         self.auth = auth or AuthNone()
         self._auth_bytes = self.auth.header_bytes()
         self._check_verifier = verifier_check(self.auth)
@@ -87,6 +87,7 @@ class Client:
             raise RpcConnectionError(f"could not connect to the RPC server at {self.address}: "
                                      f"{exc.strerror or exc}; is it running?") from exc
         self._rcvtimeo: float | None = None
+        self._set_sndtimeo(timeout)
         self._reader = RecordReader(max_record_size)
         self._rbuf = memoryview(bytearray(_RECV_SIZE))
         self._xids = itertools.count(first_xid())
@@ -102,6 +103,16 @@ class Client:
         self._error: RpcError | None = None
 
     # --- public API -----------------------------------------------------------------------------
+
+    @property
+    def timeout(self) -> float | None:
+        """Seconds to wait for each reply (and for a blocked send), None to wait forever."""
+        return self._timeout_s
+
+    @timeout.setter
+    def timeout(self, value: float | None) -> None:
+        self._timeout_s = value
+        self._set_sndtimeo(value)
 
     def call(self, prog: int, vers: int, proc: int, buffers: Buffers = ()) -> memoryview:
         """Call a procedure with encoded arguments; returns the encoded result."""
@@ -224,9 +235,7 @@ class Client:
             except OSError as exc:
                 with self._lock:
                     self._waiting.discard(xid)
-                raise self._fail(RpcConnectionError(
-                    f"sending to the RPC server at {self.address} failed: {exc.strerror or exc}; "
-                    "the server has probably gone away")) from exc
+                raise self._send_failed(exc) from exc
             except RpcError:
                 with self._lock:
                     self._waiting.discard(xid)
@@ -248,9 +257,7 @@ class Client:
             if sent != sum(_nbytes(p) for p in pieces):
                 sock.sendall(b"".join(pieces)[sent:])
         except OSError as exc:
-            raise self._fail(RpcConnectionError(
-                f"sending to the RPC server at {self.address} failed: {exc.strerror or exc}; "
-                "the server has probably gone away")) from exc
+            raise self._send_failed(exc) from exc
 
     # --- receiving ------------------------------------------------------------------------------
 
@@ -355,17 +362,34 @@ class Client:
                     log.debug("dropping a reply to xid %#x that nobody waits for", rxid)
         return mine
 
+    @staticmethod
+    def _timeval(timeout: float | None) -> bytes:
+        if timeout is None:
+            return _TIMEVAL.pack(0, 0)
+        timeout = max(timeout, 0.001)
+        sec = int(timeout)
+        return _TIMEVAL.pack(sec, max(int((timeout - sec) * 1e6), 0))
+
     def _set_rcvtimeo(self, timeout: float | None) -> None:
         # A kernel receive timeout keeps a blocking recv to one system call (no poll first);
         # it is changed only when the timeout changes, not per call.
-        if timeout is None:
-            tv = _TIMEVAL.pack(0, 0)
-        else:
-            timeout = max(timeout, 0.001)
-            sec = int(timeout)
-            tv = _TIMEVAL.pack(sec, max(int((timeout - sec) * 1e6), 0))
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, tv)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, self._timeval(timeout))
         self._rcvtimeo = timeout
+
+    def _set_sndtimeo(self, timeout: float | None) -> None:
+        # A send that cannot proceed (the server stopped reading, e.g. because nobody collects
+        # its replies) fails after the timeout instead of blocking forever.
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, self._timeval(timeout))
+
+    def _send_failed(self, exc: OSError) -> RpcError:
+        if isinstance(exc, (BlockingIOError, socket.timeout)):
+            return self._fail(RpcTimeout(
+                f"could not send to the RPC server at {self.address} within {self.timeout} s: it "
+                "stopped reading (too many calls in flight whose replies nobody collects?); "
+                "the connection is closed"))
+        return self._fail(RpcConnectionError(
+            f"sending to the RPC server at {self.address} failed: {exc.strerror or exc}; "
+            "the server has probably gone away"))
 
     def _result(self, record: bytes) -> memoryview:
         return memoryview(record)[message.decode_reply(record, self._check_verifier):]

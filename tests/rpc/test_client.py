@@ -193,3 +193,22 @@ def test_pipelined_calls_from_many_threads_reach_the_right_thread(calc_server):
 def test_server_thread_runs_on_uvloop_when_installed(calc_server):
     uvloop = pytest.importorskip("uvloop")
     assert isinstance(calc_server.loop, uvloop.Loop)
+
+
+def test_send_to_a_server_that_stopped_reading_times_out():
+    import socket as _socket
+    # A listener that accepts but never reads: the send buffers fill and the call must fail.
+    with _socket.create_server(("127.0.0.1", 0)) as lsock:
+        rpc = Client(lsock.getsockname(), timeout=0.5)
+        conn, _ = lsock.accept()
+        try:
+            t0 = time.monotonic()
+            with pytest.raises(RpcTimeout, match="stopped reading"):
+                for _ in range(1000):
+                    rpc.start(CALC_PROG, 1, 2, [b"\0\x10\0\0", b"\0" * 0x100000])   # 1 MiB ECHOs
+            assert time.monotonic() - t0 < 10
+            with pytest.raises(RpcTimeout):
+                rpc.call(CALC_PROG, 1, 0)        # the connection stays failed, with the reason
+        finally:
+            conn.close()
+            rpc.close()
