@@ -72,7 +72,8 @@ class Server:
     """Serves rpcgen skeleton instances over TCP and Unix sockets.
 
     ``on_connect(connection_id, peer)`` and ``on_disconnect(connection_id)`` are called for every
-    connection (they may be coroutine functions). ``ordered=False`` lets coroutine handlers of one
+    connection (they may be coroutine functions); ``on_disconnect`` waits until the connection's
+    running coroutine handlers have finished. ``ordered=False`` lets coroutine handlers of one
     connection run concurrently (replies then go out in completion order, matched by xid).
     """
 
@@ -231,6 +232,7 @@ class _Connection(asyncio.BufferedProtocol):
         self.queue: deque[bytes] = deque()
         self.busy = False
         self.closed = False
+        self.inflight = 0            # coroutine handlers of this connection still running
         self._paused_queue = False
         self._paused_write = False
         self._out: list[bytes] | None = None     # replies collected while a chunk is handled
@@ -255,7 +257,10 @@ class _Connection(asyncio.BufferedProtocol):
             log.info("connection %d closed in the middle of a record; the partial call is dropped",
                      self.id)
         log.debug("connection %d closed (%s)", self.id, exc or "by peer")
-        self._hook(self.server.on_disconnect, self.id)
+        if not self.inflight:
+            self._hook(self.server.on_disconnect, self.id)
+        # else: on_disconnect runs when the last running handler of this connection finishes,
+        # so that a session is never freed under a handler that still uses it.
 
     def get_buffer(self, sizehint: int) -> memoryview:
         return self._rview
@@ -380,6 +385,7 @@ class _Connection(asyncio.BufferedProtocol):
                 task = asyncio.ensure_future(self._finish(xid, entry, authenticator, credentials,
                                                           result))
                 server._tasks.add(task)
+                self.inflight += 1
                 task.add_done_callback(self._task_done)
                 if server.ordered:
                     self.busy = True
@@ -418,6 +424,11 @@ class _Connection(asyncio.BufferedProtocol):
 
     def _task_done(self, task: asyncio.Task) -> None:
         self.server._tasks.discard(task)
+        self.inflight -= 1
+        if self.closed:
+            if not self.inflight:
+                self._hook(self.server.on_disconnect, self.id)
+            return
         if not self.server.ordered:
             return
         self.busy = False

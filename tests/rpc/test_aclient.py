@@ -147,3 +147,23 @@ def test_answered_calls_do_not_pile_up_timeout_entries(calc_server):
             return len(rpc._deadlines), len(rpc._pending)
     entries, pending = arun(main())
     assert pending == 0 and entries <= 2 * 1000 + 1024 + 1
+
+
+def test_disconnect_hook_waits_for_running_handlers():
+    events = []
+
+    class Slow(CalcV1):
+        async def SLEEP(self, ms):
+            await asyncio.sleep(ms / 1000)
+            events.append("handler done")
+            return 0
+
+    server = Server([Slow()], on_disconnect=lambda cid: events.append("disconnected"))
+    with ServerThread(server) as st:
+        async def main():
+            rpc = await AsyncClient.connect(st.address)
+            rpc.call_batched(CALC_PROG, 1, 6, [struct.pack(">i", 300)])
+            await rpc.close()                 # leaves while SLEEP is still running
+            await asyncio.sleep(0.6)
+        arun(main())
+    assert events == ["handler done", "disconnected"]
