@@ -28,6 +28,12 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int32_t, uint32_t, int64_t, uint64_t, INT64_MIN, INT64_MAX
 from libc.string cimport memcpy, memset
 from libc.math cimport isfinite, fabs
+from cpython.exc cimport PyErr_Occurred, PyErr_Clear
+
+cdef extern from "Python.h":
+    # declared without an exception spec: callers check -1 + PyErr_Occurred themselves,
+    # which costs nothing per item (a try block would save exception state each time)
+    long long PyLong_AsLongLong(object) noexcept
 
 from cricket.xdr.errors import (XdrDiscriminantError, XdrError, XdrLengthError,
                                 XdrTruncatedError, XdrValueError)
@@ -131,11 +137,9 @@ cdef inline int _w_int(W *w, object v, int64_t lo, int64_t hi, str what) except 
     cdef int64_t x
     if not isinstance(v, int):
         return _bad_int(v, lo, hi, what)
-    try:
-        x = v
-    except OverflowError:
-        return _bad_int(v, lo, hi, what)
-    if x < lo or x > hi:
+    x = PyLong_AsLongLong(v)
+    if x < lo or x > hi or (x == -1 and PyErr_Occurred() != NULL):
+        PyErr_Clear()
         return _bad_int(v, lo, hi, what)
     return _w_u32(w, <uint32_t>x)
 
@@ -144,9 +148,9 @@ cdef inline int _w_hyper(W *w, object v) except -1:
     cdef int64_t x
     if not isinstance(v, int):
         return _bad_int(v, INT64_MIN, INT64_MAX, "hyper")
-    try:
-        x = v
-    except OverflowError:
+    x = PyLong_AsLongLong(v)
+    if x == -1 and PyErr_Occurred() != NULL:
+        PyErr_Clear()
         return _bad_int(v, INT64_MIN, INT64_MAX, "hyper")
     return _w_u64(w, <uint64_t>x)
 
@@ -267,11 +271,9 @@ cdef int _w_int_list(W *w, object seq, Py_ssize_t maxlen, int64_t lo, int64_t hi
         item = <object>PyList_GET_ITEM(seq, i)
         if not isinstance(item, int):
             return _bad_int(item, lo, hi, what)
-        try:
-            x = item
-        except OverflowError:
-            return _bad_int(item, lo, hi, what)
-        if x < lo or x > hi:
+        x = PyLong_AsLongLong(item)
+        if x < lo or x > hi or (x == -1 and PyErr_Occurred() != NULL):
+            PyErr_Clear()
             return _bad_int(item, lo, hi, what)
         gx_put32(p, <uint32_t>x)
         p += 4
@@ -404,7 +406,99 @@ cdef object _r_int_list(R *r, Py_ssize_t n, bint signed, int64_t lo, int64_t hi,
     return out
 
 
+# -- struct fields through slot offsets ---------------------------------------------------
+cdef extern from *:
+    """
+    #include <structmember.h>
+    /* The offset of a __slots__ member descriptor, or -1 when it is anything else. */
+    static Py_ssize_t gx_slot_offset(PyObject *descr) {{
+        PyMemberDef *m;
+        if (descr == NULL || Py_TYPE(descr) != &PyMemberDescr_Type) return -1;
+        m = ((PyMemberDescrObject *)descr)->d_member;
+        if (m->type != T_OBJECT_EX || (m->flags & READONLY)) return -1;
+        return m->offset;
+    }}
+    static inline PyObject *gx_get_slot(PyObject *o, Py_ssize_t off) {{
+        return *(PyObject **)((char *)o + off);              /* borrowed, may be NULL */
+    }}
+    static inline void gx_set_slot(PyObject *o, Py_ssize_t off, PyObject *v) {{
+        PyObject **p = (PyObject **)((char *)o + off), *old = *p;
+        Py_INCREF(v);
+        *p = v;
+        Py_XDECREF(old);
+    }}
+    static inline PyObject *gx_alloc(PyObject *cls) {{
+        PyTypeObject *t = (PyTypeObject *)cls;
+        return t->tp_alloc(t, 0);
+    }}
+    """
+    Py_ssize_t gx_slot_offset(PyObject *descr)
+    PyObject *gx_get_slot(object o, Py_ssize_t off)
+    void gx_set_slot(object o, Py_ssize_t off, object v)
+    object gx_alloc(object cls)
+
+
+cdef int _bind_offsets(object cls, list names, Py_ssize_t *offsets) except -1:
+    """Find the slot offset of each field; if any is not a plain slot, use attributes."""
+    cdef Py_ssize_t i, off
+    cdef list found = []
+    for name in names:
+        descr = cls.__dict__.get(name)
+        off = gx_slot_offset(<PyObject *>descr) if descr is not None else -1
+        if off < 0 or type(cls).__new__ is not type.__new__ or cls.__new__ is not object.__new__:
+            found = None
+            break
+        found.append(off)
+    for i in range(len(names)):
+        offsets[i] = found[i] if found is not None else -1
+    return 0
+
+
+cdef inline object _get(object v, Py_ssize_t off, str name):
+    cdef PyObject *p
+    if off >= 0:
+        p = gx_get_slot(v, off)
+        if p != NULL:
+            return <object>p
+    return getattr(v, name)
+
+
+cdef inline int _put(object o, Py_ssize_t off, str name, object value) except -1:
+    if off >= 0:
+        gx_set_slot(o, off, value)
+    else:
+        setattr(o, name, value)
+    return 0
+
+
+cdef inline object _alloc(object cls, bint fast):
+    return gx_alloc(cls) if fast else _object_new(cls)
+
+
 # -- entry-point plumbing ----------------------------------------------------------------
+cdef int _r_open(R *r, Py_buffer *view, object data) except -1:
+    """Point ``r`` at ``data``; returns 1 when ``view`` must be released afterwards."""
+    if type(data) is bytes:  # immutable and kept alive by the caller: no buffer needed
+        r.buf = <const unsigned char *>PyBytes_AS_STRING(data)
+        r.pos = 0
+        r.end = PyBytes_GET_SIZE(data)
+        return 0
+    try:
+        PyObject_GetBuffer(data, view, PyBUF_SIMPLE)
+    except (TypeError, BufferError) as exc:
+        raise XdrValueError(f"XDR input must be a contiguous bytes-like object: {{exc}}") from None
+    r.buf = <const unsigned char *>view.buf
+    r.pos = 0
+    r.end = view.len
+    return 1
+
+
+cdef int _r_done(R *r) except -1:
+    if r.pos != r.end:
+        raise XdrError(f"{{r.end - r.pos}} bytes left over after decoding")
+    return 0
+
+
 cdef class _Cursor:
     """Holds the buffer of ``data`` for the duration of one decode."""
     cdef Py_buffer view
@@ -470,7 +564,7 @@ class CythonEmitter:
                 return [f"_w_int(w, {v}, {t.lo}, {t.hi}, {t.cname!r})"]
             return [_W_PRIM[t.kind].format(v=v)]
         if isinstance(t, model.Ref):
-            return [f"_e_{pyname(t.name)}(w, {v})"]
+            return [f"_e_{t.name}(w, {v})"]
         if isinstance(t, model.FixedOpaque):
             return [f"_w_bytes(w, {v}, {t.size}, NO_MAX, False)"]
         if isinstance(t, (model.VarOpaque, model.String)):
@@ -496,7 +590,7 @@ class CythonEmitter:
                 return f"_r_ranged(r, {t.lo}, {t.hi}, {t.kind == 'int'}, {t.cname!r})"
             return _R_PRIM[t.kind]
         if isinstance(t, model.Ref):
-            return f"_d_{pyname(t.name)}(r)"
+            return f"_d_{t.name}(r)"
         if isinstance(t, model.FixedOpaque):
             return f"_r_fopaque(r, {t.size})"
         if isinstance(t, model.VarOpaque):
@@ -509,7 +603,7 @@ class CythonEmitter:
         if isinstance(t, model.FixedArray):
             count = str(t.size)
         else:
-            count = f"_r_count(r, {_max(t.max)}, {self.mod.min_size(t.elem)})"
+            count = f"_r_count(r, {_max(t.max)}, {self.mod.count_guard(t)})"
         if ip is not None:
             return (f"_r_int_list(r, {count}, {ip.kind == 'int'}, {ip.lo}, {ip.hi}, "
                     f"{ip.cname!r})")
@@ -517,7 +611,7 @@ class CythonEmitter:
 
     # -- per type ------------------------------------------------------------------------
     def enum(self, e: model.Enum) -> list[str]:
-        n = pyname(e.name)
+        n = e.name
         return [f"cdef dict _members_{n} = {{}}", "", "",
                 f"cdef int _e_{n}(W *w, object v) except -1:",
                 INDENT + f"if v not in _members_{n}:",
@@ -532,56 +626,92 @@ class CythonEmitter:
                 INDENT + "return m"]
 
     def struct(self, s: model.Struct) -> list[str]:
-        n = pyname(s.name)
-        out = [f"cdef object _cls_{n} = None", "", ""]
+        """Fields are read and written through their slot offsets when the value's type
+        is exactly the generated class (see ``_get``/``_put``), by attribute otherwise."""
+        n = s.name
+        k = len(s.fields)
+        out = [f"cdef object _cls_{n} = None",
+               f"cdef Py_ssize_t _off_{n}[{k}]  # slot offsets, -1: use attributes",
+               f"_off_{n}[:] = [-1] * {k}", "", ""]
+
+        def get(i: int, f: model.Field) -> str:
+            return f"_get(v, _off_{n}[{i}] if fast else -1, {f.pyname!r})"
+
+        def put(i: int, f: model.Field, value: str) -> str:
+            return f"_put(o, _off_{n}[{i}], {f.pyname!r}, {value})"
+
         if s.is_list:
-            body, link = s.fields[:-1], s.fields[-1].pyname
+            body, last = s.fields[:-1], s.fields[-1]
             out += [f"cdef int _e_{n}(W *w, object v) except -1:",
-                    INDENT + "while True:"]
-            for f in body:
-                out += [INDENT * 2 + x for x in self.enc(f.type, f"v.{f.pyname}")]
-            out += [INDENT * 2 + f"v = v.{link}",
+                    INDENT + "cdef bint fast",
+                    INDENT + "while True:",
+                    INDENT * 2 + f"fast = type(v) is _cls_{n}"]
+            for i, f in enumerate(body):
+                tmp = f"f{i}"
+                out.append(INDENT * 2 + f"{tmp} = {get(i, f)}")
+                out += [INDENT * 2 + x for x in self.enc(f.type, tmp)]
+            out += [INDENT * 2 + f"v = {get(k - 1, last)}",
                     INDENT * 2 + "if v is None:",
                     INDENT * 3 + "return _w_u32(w, 0)",
                     INDENT * 2 + "_w_u32(w, 1)", "", "",
                     f"cdef object _d_{n}(R *r):",
-                    INDENT + f"head = o = _object_new(_cls_{n})",
+                    INDENT + f"head = o = _alloc(_cls_{n}, _off_{n}[0] >= 0)",
                     INDENT + "while True:"]
-            for f in body:
-                out.append(INDENT * 2 + f"o.{f.pyname} = {self.dec(f.type)}")
+            for i, f in enumerate(body):
+                out.append(INDENT * 2 + put(i, f, self.dec(f.type)))
             out += [INDENT * 2 + "if not _r_bool(r):",
-                    INDENT * 3 + f"o.{link} = None",
+                    INDENT * 3 + put(k - 1, last, "None"),
                     INDENT * 3 + "return head",
-                    INDENT * 2 + f"nxt = _object_new(_cls_{n})",
-                    INDENT * 2 + f"o.{link} = nxt",
+                    INDENT * 2 + f"nxt = _alloc(_cls_{n}, _off_{n}[0] >= 0)",
+                    INDENT * 2 + put(k - 1, last, "nxt"),
                     INDENT * 2 + "o = nxt"]
             return out
-        out.append(f"cdef int _e_{n}(W *w, object v) except -1:")
-        for f in s.fields:
-            out += [INDENT + x for x in self.enc(f.type, f"v.{f.pyname}")]
+        out += [f"cdef int _e_{n}(W *w, object v) except -1:",
+                INDENT + f"cdef bint fast = type(v) is _cls_{n}"]
+        for i, f in enumerate(s.fields):
+            tmp = f"f{i}"
+            out.append(INDENT + f"{tmp} = {get(i, f)}")
+            out += [INDENT + x for x in self.enc(f.type, tmp)]
         out += [INDENT + "return 0", "", "", f"cdef object _d_{n}(R *r):",
-                INDENT + f"o = _object_new(_cls_{n})"]
-        for f in s.fields:
-            out.append(INDENT + f"o.{f.pyname} = {self.dec(f.type)}")
+                INDENT + f"o = _alloc(_cls_{n}, _off_{n}[0] >= 0)"]
+        for i, f in enumerate(s.fields):
+            out.append(INDENT + put(i, f, self.dec(f.type)))
         out.append(INDENT + "return o")
         return out
 
     def union(self, u: model.Union) -> list[str]:
-        n = pyname(u.name)
+        n = u.name
         disc = u.discriminant.pyname
-        slots = [f.pyname for f in u.arm_fields()]
-        out = [f"cdef object _cls_{n} = None", "", "",
-               f"cdef int _e_{n}(W *w, object v) except -1:", INDENT + f"d = v.{disc}"]
+        slots = [disc] + [f.pyname for f in u.arm_fields()]
+        k = len(slots)
+
+        def get(name: str) -> str:
+            return f"_get(v, _off_{n}[{slots.index(name)}] if fast else -1, {name!r})"
+
+        def put(name: str, value: str) -> str:
+            return f"_put(o, _off_{n}[{slots.index(name)}], {name!r}, {value})"
+
+        out = [f"cdef object _cls_{n} = None",
+               f"cdef Py_ssize_t _off_{n}[{k}]  # slot offsets, -1: use attributes",
+               f"_off_{n}[:] = [-1] * {k}", "", "",
+               f"cdef int _e_{n}(W *w, object v) except -1:",
+               INDENT + f"cdef bint fast = type(v) is _cls_{n}",
+               INDENT + f"d = {get(disc)}"]
         out += [INDENT + x for x in self.enc(u.discriminant.type, "d")]
+
+        def arm_enc(f: model.Field | None) -> list[str]:
+            if f is None:
+                return ["pass"]
+            return [f"a = {get(f.pyname)}", *self.enc(f.type, "a")]
+
         kw = "if"
         for a in u.arms:
             cond = f"d == {a.values[0]}" if len(a.values) == 1 else f"d in {tuple(a.values)!r}"
             out.append(INDENT + f"{kw} {cond}:")
-            body = self.enc(a.field.type, f"v.{a.field.pyname}") if a.field else ["pass"]
-            out += [INDENT * 2 + x for x in body]
+            out += [INDENT * 2 + x for x in arm_enc(a.field)]
             kw = "elif"
         if u.has_default:
-            body = self.enc(u.default.type, f"v.{u.default.pyname}") if u.default else ["pass"]
+            body = arm_enc(u.default)
         else:
             body = [f"raise XdrValueError(f\"union {u.name}: no arm for "
                     f"{u.discriminant.name}={{d!r}}\")"]
@@ -591,18 +721,19 @@ class CythonEmitter:
         else:
             out += [INDENT + x for x in body]
         out += [INDENT + "return 0", "", "", f"cdef object _d_{n}(R *r):",
-                INDENT + f"o = _object_new(_cls_{n})",
-                INDENT + f"d = o.{disc} = {self.dec(u.discriminant.type)}"]
-        out += [INDENT + f"o.{s} = None" for s in slots]
+                INDENT + f"o = _alloc(_cls_{n}, _off_{n}[0] >= 0)",
+                INDENT + f"d = {self.dec(u.discriminant.type)}",
+                INDENT + put(disc, "d")]
+        out += [INDENT + put(x, "None") for x in slots[1:]]
         for a in u.arms:
             cond = f"d == {a.values[0]}" if len(a.values) == 1 else f"d in {tuple(a.values)!r}"
             out.append(INDENT + f"if {cond}:")
             if a.field:
-                out.append(INDENT * 2 + f"o.{a.field.pyname} = {self.dec(a.field.type)}")
+                out.append(INDENT * 2 + put(a.field.pyname, self.dec(a.field.type)))
             out.append(INDENT * 2 + "return o")
         if u.has_default:
             if u.default:
-                out.append(INDENT + f"o.{u.default.pyname} = {self.dec(u.default.type)}")
+                out.append(INDENT + put(u.default.pyname, self.dec(u.default.type)))
             out.append(INDENT + "return o")
         else:
             out.append(INDENT + f"raise XdrDiscriminantError(f\"union {u.name}: "
@@ -610,7 +741,7 @@ class CythonEmitter:
         return out
 
     def typedef(self, t: model.Typedef) -> list[str]:
-        n = pyname(t.name)
+        n = t.name
         out = [f"cdef int _e_{n}(W *w, object v) except -1:"]
         out += [INDENT + x for x in self.enc(t.type, "v")]
         out += [INDENT + "return 0", "", "", f"cdef object _d_{n}(R *r):",
@@ -618,7 +749,7 @@ class CythonEmitter:
         return out
 
     def entry_points(self, name: str) -> list[str]:
-        n = pyname(name)
+        n = name
         return [
             f"def pack_{n}(value) -> bytes:",
             INDENT + "cdef W w",
@@ -630,10 +761,16 @@ class CythonEmitter:
             INDENT * 2 + "_w_free(&w)",
             "", "",
             f"def unpack_{n}(data):",
-            INDENT + "cdef _Cursor c = _Cursor(data)",
-            INDENT + f"v = _d_{n}(&c.r)",
-            INDENT + "c.done()",
-            INDENT + "return v",
+            INDENT + "cdef R r",
+            INDENT + "cdef Py_buffer view",
+            INDENT + "cdef bint held = _r_open(&r, &view, data)",
+            INDENT + "try:",
+            INDENT * 2 + f"v = _d_{n}(&r)",
+            INDENT * 2 + "_r_done(&r)",
+            INDENT * 2 + "return v",
+            INDENT + "finally:",
+            INDENT * 2 + "if held:",
+            INDENT * 3 + "PyBuffer_Release(&view)",
             "", "",
             f"def P_{n}(packer, value) -> None:",
             INDENT + "cdef W w",
@@ -656,19 +793,25 @@ class CythonEmitter:
                INDENT + '"""Take the classes from the generated module and install this codec there."""']
         globs = []
         for t in self.mod.types.values():
-            n = pyname(t.name)
+            n = t.name
             if isinstance(t, (model.Struct, model.Union)):
                 globs.append(f"_cls_{n}")
         if globs:
             out.append(INDENT + "global " + ", ".join(globs))
         for t in self.mod.types.values():
-            n = pyname(t.name)
+            n = t.name
             if isinstance(t, model.Enum):
                 out.append(INDENT + f"_members_{n}.update(ns[{'_' + n + '_members'!r}])")
             elif isinstance(t, (model.Struct, model.Union)):
-                out.append(INDENT + f"_cls_{n} = ns[{n!r}]")
+                out.append(INDENT + f"_cls_{n} = ns[{pyname(n)!r}]")
+            if isinstance(t, model.Struct):
+                names = [f.pyname for f in t.fields]
+                out.append(INDENT + f"_bind_offsets(_cls_{n}, {names!r}, _off_{n})")
+            elif isinstance(t, model.Union):
+                names = [t.discriminant.pyname] + [f.pyname for f in t.arm_fields()]
+                out.append(INDENT + f"_bind_offsets(_cls_{n}, {names!r}, _off_{n})")
         for t in self.mod.types.values():
-            n = pyname(t.name)
+            n = t.name
             out += [INDENT + f"ns['pack_{n}'] = pack_{n}", INDENT + f"ns['unpack_{n}'] = unpack_{n}",
                     INDENT + f"ns['_P_{n}'] = P_{n}", INDENT + f"ns['_U_{n}'] = U_{n}"]
         return out

@@ -64,7 +64,7 @@ def test_pure_and_compiled_codecs_agree(everything_pure, ev):
 
 def test_union_constructor_takes_discriminant_and_arm(ev):
     s = ev.shape(kind=ev.RED, center=ev.point(x=1, y=1))
-    assert s.arm == "center"
+    assert s.xdr_arm == "center"
     assert ev.unpack_shape(ev.pack_shape(s)) == s
     void = ev.shape(ev.ALIAS_MAX)  # no case: the default arm is void
     assert ev.pack_shape(void) == b"\0\0\0\x08"
@@ -180,3 +180,95 @@ def test_large_opaque_in_a_struct_reaches_the_packer_without_copy(ev):
     v.vo[0] = 0xEE  # shares memory with the caller's buffer
     assert views[0][0] == 0xEE
     assert ev.unpack_everything(p.get_buffer()) == v
+
+
+@pytest.mark.parametrize("type_name,data", [
+    ("ints", b"\x7f\xff\xff\xff" + b"\0" * 8),
+    ("blob", b"\x7f\xff\xff\xff" + b"\0" * 8),
+    ("name", b"\x7f\xff\xff\xff" + b"\0" * 8),
+    ("everything", b"\0" * 60 + b"\x7f\xff\xff\xff" + b"\0" * 8),  # vo<> length
+])
+def test_huge_lengths_fail_within_milliseconds_without_allocating(ev, type_name, data):
+    import time
+    import tracemalloc
+    unpack = getattr(ev, f"unpack_{type_name}")
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    with pytest.raises(XdrError):
+        unpack(data)
+    elapsed = time.perf_counter() - t0
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert elapsed < 0.05
+    assert peak < 1 << 20
+
+
+def test_python_names_that_clash_are_escaped(tmp_path):
+    from rpcgen_testlib import generate
+    x = tmp_path / "clash.x"
+    x.write_text("""
+        struct lambda { int self; int from; int class; };
+        union u switch (int xdr_arm_d) { case 1: int arm; case 2: lambda None; };
+        program P { version V { int def(lambda) = 1; } = 1; } = 0x20000001;
+    """)
+    m = generate(x, tmp_path, "clashpkg")
+    v = m.lambda_(self=1, from_=2, class_=3)
+    assert m.unpack_lambda(m.pack_lambda(v)) == v
+    u = m.u(1, arm=5)
+    assert u.arm == 5 and u.xdr_arm == "arm"
+    assert m.unpack_u(m.pack_u(u)) == u
+    assert m.unpack_u(m.pack_u(m.u(2, None_=v))).None_ == v
+    assert callable(m.V_Client.def_) and callable(m.V_Client.def_batched)
+    assert m.V_Server.procedures[1].name == "def_"  # the attribute the runtime looks up
+    assert hasattr(m.V_Server, "def_")
+
+
+def test_subclasses_and_duck_typed_values_encode_like_the_class(ev):
+    from types import SimpleNamespace
+
+    class Point3(ev.point):
+        __slots__ = ("z",)
+
+    expected = ev.pack_point(ev.point(x=3, y=-4))
+    p3 = Point3(x=3, y=-4)
+    p3.z = 9
+    assert ev.pack_point(p3) == expected
+    assert ev.pack_point(SimpleNamespace(x=3, y=-4)) == expected
+    with pytest.raises(AttributeError):
+        ev.pack_point(SimpleNamespace(x=3))
+    shape = ev.shape(ev.GREEN, radii=[1])
+    assert ev.pack_shape(SimpleNamespace(kind=ev.GREEN, radii=[1])) == ev.pack_shape(shape)
+    unset = ev.point.__new__(ev.point)  # slots never assigned
+    with pytest.raises(AttributeError):
+        ev.pack_point(unset)
+
+
+def test_garbage_input_raises_only_xdr_errors(ev):
+    """Random bytes and corrupted valid encodings: an XdrError or a value, nothing else."""
+    from hypothesis import given, settings, strategies as st
+
+    good = ev.pack_everything(sample(ev))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.one_of(st.binary(max_size=400),
+                     st.tuples(st.integers(0, len(good) - 1), st.binary(min_size=1, max_size=4))
+                     .map(lambda t: good[:t[0]] + t[1] + good[t[0] + len(t[1]):])))
+    def check(data):
+        try:
+            v = ev.unpack_everything(data)
+        except XdrError:
+            return
+        assert isinstance(v, ev.everything)
+
+    check()
+
+
+def test_quadruple_and_bool_arrays(tmp_path):
+    from rpcgen_testlib import generate
+    x = tmp_path / "quad.x"
+    x.write_text("struct q { quadruple v; bool flags<>; quadruple many[2]; };\n")
+    m = generate(x, tmp_path, "quadpkg")
+    v = m.q(v=bytes(range(16)), flags=[True, False], many=[b"\1" * 16, b"\2" * 16])
+    data = m.pack_q(v)
+    assert data[:16] == bytes(range(16)) and len(data) == 16 + 4 + 8 + 32
+    assert m.unpack_q(data) == v
