@@ -344,7 +344,7 @@ class CricketService:
             raise BackendError(curesult.NOT_PERMITTED if "already loaded" in str(exc)
                                else curesult.NOT_FOUND, str(exc)) from None
 
-    def list_backends(self) -> list[BackendStatus]:
+    def list_backends(self, session: Session) -> list[BackendStatus]:
         return self.registry.status()
 
 
