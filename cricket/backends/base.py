@@ -151,6 +151,9 @@ class Device(abc.ABC):
     def synchronize(self) -> None:
         """Wait for all work on this device."""
 
+    def release(self) -> None:
+        """The session that opened this device is gone (after it freed what it owned)."""
+
 
 class Backend(abc.ABC):
     """A device provider loaded by type. Subclasses set ``type_name`` and ``description``.
@@ -181,7 +184,13 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def device(self, index: int) -> Device:
-        """The device object for ``index`` (shared by every session that uses it)."""
+        """The device object for ``index``."""
+
+    def open_device(self, index: int) -> Device:
+        """The device a new session works on. By default every session shares :meth:`device`;
+        a backend may give each session its own (``emu`` does: a fault in one session's kernel
+        then leaves the other sessions' devices untouched). Released with :meth:`Device.release`."""
+        return self.device(index)
 
     def close(self) -> None:
         """Release what the backend holds; called once when the server stops."""

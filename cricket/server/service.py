@@ -141,7 +141,9 @@ class CricketService:
 
     def set_device(self, session: Session, index: int) -> None:
         self._ready(session)
-        session.backend.device(index)   # raises INVALID_DEVICE for a bad ordinal
+        if not 0 <= index < len(session.backend.devices()):
+            raise BackendError(curesult.INVALID_DEVICE,
+                               f"device {index} does not exist (the backend has {len(session.backend.devices())})")
         session.device_index = index
 
     def ctx_synchronize(self, session: Session) -> None:

@@ -144,6 +144,7 @@ class Session:
         self.functions: HandleTable[FunctionRecord] = HandleTable("function")
         self.streams: HandleTable[DeviceObject] = HandleTable("stream")
         self.events: HandleTable[DeviceObject] = HandleTable("event")
+        self.open_devices: dict[int, Device] = {}
         self.async_error: BackendError | None = None
         self.counters: Counter[str] = Counter()
         self.worker = concurrent.futures.ThreadPoolExecutor(
@@ -176,7 +177,10 @@ class Session:
     def device(self) -> Device:
         if self.backend is None:
             raise BackendError(curesult.NOT_INITIALIZED, "the session has no backend yet: call HELLO first")
-        return self.backend.device(self.device_index)
+        device = self.open_devices.get(self.device_index)
+        if device is None:
+            device = self.open_devices[self.device_index] = self.backend.open_device(self.device_index)
+        return device
 
     def stream(self, handle: int) -> Any:
         """The native stream for a handle; 0 is the default stream (None)."""
@@ -207,6 +211,9 @@ class Session:
             self.allocations.remove(base)
             freed["allocations"] += 1
             freed["bytes"] += size
+        for index, device in list(self.open_devices.items()):
+            self._quietly(lambda d: d.release(), device, f"device {index}")
+            del self.open_devices[index]
         return dict(freed)
 
     def _quietly(self, fn: Callable[..., Any], arg: Any, what: str) -> None:
