@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import __version__
 from ..backends import curesult
-from ..protocol import MAX_INLINE, NEED_IMAGE, SyncClient
+from ..protocol import MAX_INLINE, NEED_IMAGE, PROGRAM, VERSION, SyncClient
 from ..protocol import gen as P
 from ..rpc import Client
 from .kernel_args import pack_kernel_args
@@ -464,7 +464,7 @@ class Connection:
 
     def ping(self) -> None:
         """The NULL procedure: a round trip that touches no backend."""
-        self._rpc.null(P.CRICKET_PROG, P.CRICKET_V1)
+        self._rpc.null(PROGRAM, VERSION)
 
 
 def connect(address: str | tuple[str, int] | None = None, *, token: str | None = None,

@@ -5,7 +5,9 @@ where the build has not run yet, the module is generated here on first import.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
 import logging
 from pathlib import Path
 from types import ModuleType
@@ -19,9 +21,10 @@ GENERATED = HERE / "cricket.py"
 
 def _generate() -> None:
     """Run our rpcgen on cricket.x into this folder (source checkouts before a build)."""
-    from rpcgen.__main__ import main as rpcgen_main
+    from rpcgen.cli import main as rpcgen_main
     log.info("generating %s from %s", GENERATED.name, SOURCE)
-    rc = rpcgen_main([str(SOURCE), "-o", str(HERE)])
+    with contextlib.redirect_stdout(io.StringIO()):
+        rc = rpcgen_main([str(SOURCE), "-o", str(HERE)])
     if rc:
         raise ImportError(f"rpcgen failed on {SOURCE} (exit status {rc})")
 
@@ -44,30 +47,14 @@ def _load() -> ModuleType:
 gen = _load()
 
 
-def _find_class(predicate) -> type:
-    for value in vars(gen).values():
-        if isinstance(value, type) and value.__module__ == gen.__name__ and predicate(value):
-            return value
-    raise ImportError(f"{gen.__name__} lacks an expected class; regenerate it with `make build`")
-
-
-def _is_skeleton(cls: type) -> bool:
-    return isinstance(getattr(cls, "procedures", None), dict) and hasattr(cls, "PROGRAM")
-
-
-def _is_async(cls: type) -> bool:
-    import inspect
-    return inspect.iscoroutinefunction(getattr(cls, "CR_HELLO", None))
-
-
-Skeleton = _find_class(_is_skeleton)
-"""Server skeleton base class of CRICKET_PROG version 1."""
-SyncClient = _find_class(lambda c: hasattr(c, "CR_HELLO") and not _is_skeleton(c) and not _is_async(c))
+Skeleton = gen.CRICKET_V1_Server
+"""Server skeleton base class of CRICKET_PROG version CRICKET_V1."""
+SyncClient = gen.CRICKET_V1_Client
 """Blocking client stub: construct with a :class:`cricket.rpc.Client`."""
-AsyncClient = _find_class(lambda c: hasattr(c, "CR_HELLO") and not _is_skeleton(c) and _is_async(c))
+AsyncClient = gen.CRICKET_V1_AsyncClient
 """asyncio client stub: construct with a :class:`cricket.rpc.AsyncClient`."""
 
-PROGRAM = gen.CRICKET_PROG
-VERSION = gen.CRICKET_V1
+PROGRAM = Skeleton.PROGRAM
+VERSION = Skeleton.VERSION
 MAX_INLINE = gen.CRICKET_MAX_INLINE
 NEED_IMAGE = gen.CRICKET_NEED_IMAGE
