@@ -124,6 +124,11 @@ class CricketService:
         try:
             chosen = self.registry.get(backend)
         except KeyError as exc:
+            if session.admin and not backend and not self.registry.loaded():
+                # An administrator may connect to a server without backends to load one.
+                log.info("session %d: admin HELLO on a server without backends", session.id)
+                return Hello(protocol=PROTOCOL_VERSION, server=f"cricket {__version__}", backend="",
+                             emulated=False, driver_version=0, session=session.id, devices=[])
             raise BackendError(curesult.NO_DEVICE, str(exc.args[0])) from None
         if session.backend is not None and session.backend is not chosen and (
                 len(session.allocations) or len(session.modules)):
