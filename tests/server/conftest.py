@@ -87,9 +87,22 @@ def start_server(tmp_path):
         s.stop()
 
 
+def emu_unavailable_reason() -> str | None:
+    try:
+        from cricket.backends import emu
+    except ImportError as exc:
+        return f"the emu engine is not in this build ({exc})"
+    if not hasattr(emu, "EmuDevice"):
+        return "the emu engine in this build has no EmuDevice yet"
+    return None
+
+
 @pytest.fixture(scope="module")
 def emu_server(tmp_path_factory):
     """One emu server shared by the tests of a module."""
+    reason = emu_unavailable_reason()
+    if reason:
+        pytest.skip(reason)
     server = ServerProcess(tmp_path_factory.mktemp("emu-server"), "--backend", "emu",
                            "--admin-token", "admin-secret")
     yield server
