@@ -317,7 +317,7 @@ class Fatbin:
                     break
                 prelinked_addresses.append(ptr)
         wrapper = Wrapper(header, address, mem.describe(address), tuple(prelinked_addresses))
-        prelinked = [cls._from_address(mem, p, f"{where}: prelinked[{i}] at {mem.describe(p)}")
+        prelinked = [cls._from_address(mem, p, f"prelinked[{i}] at {mem.describe(p)}")
                      for i, p in enumerate(prelinked_addresses)]
         fatbin = cls._from_address(mem, header.data, f"fatbin at {mem.describe(header.data)}",
                                    wrapper=wrapper, prelinked=prelinked)

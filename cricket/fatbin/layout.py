@@ -37,7 +37,8 @@ class KernelLayout:
     reqntid: tuple[int, int, int] | None = None
     registers: int | None = None
     max_registers: int | None = None
-    #: bytes of static ``__shared__`` memory
+    #: bytes of static ``__shared__`` memory the image reserves (``.nv.shared.<kernel>``; on
+    #: sm_90+ this includes the 1 KiB the system reserves when the kernel uses shared memory)
     shared_static: int | None = None
     frame_size: int | None = None
     #: True when the parameters came from KPARAM_INFO_V2 records (total over 4352 bytes)
