@@ -171,6 +171,9 @@ class CricketService:
     def mem_free(self, session: Session, ptr: int) -> None:
         self._ready(session)
         session.raise_async_error()
+        if isinstance(session.alloc_device.get(ptr), _NoFree):
+            raise BackendError(curesult.INVALID_VALUE,
+                               f"{ptr:#x} is a module variable: it goes away with its module")
         session.allocations.remove(ptr)
         session.alloc_device.pop(ptr).mem_free(ptr)
 
@@ -232,6 +235,9 @@ class CricketService:
         for fh, fn in session.functions.items():
             if fn.module_handle == handle:
                 session.functions.pop(fh)
+        for ptr in record.variables:
+            session.allocations.remove(ptr)
+            session.alloc_device.pop(ptr, None)
         record.device.module_unload(record.native)
 
     def module_get_function(self, session: Session, module: int, name: str) -> FunctionReply:
@@ -252,6 +258,7 @@ class CricketService:
             except BackendError:
                 session.allocations.add(ptr, size)
                 session.alloc_device[ptr] = _NoFree(record.device)
+                record.variables.append(ptr)
         return ptr, size
 
     # --- launch ----------------------------------------------------------------

@@ -107,6 +107,7 @@ class ModuleRecord:
     native: Any
     device: Device
     image_hash: bytes
+    variables: list[int] = dataclasses.field(default_factory=list)   # addresses handed out by GET_GLOBAL
 
 
 @dataclasses.dataclass
