@@ -107,3 +107,11 @@ def emu_server(tmp_path_factory):
                            "--admin-token", "admin-secret")
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def cuda_server(tmp_path_factory):
+    """A server on the cuda backend (tests using it are marked gpu and skip without one)."""
+    server = ServerProcess(tmp_path_factory.mktemp("cuda-server"), "--backend", "cuda")
+    yield server
+    server.stop()

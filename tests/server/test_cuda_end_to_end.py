@@ -7,14 +7,6 @@ from cricket.client.api import connect
 pytestmark = [pytest.mark.gpu, pytest.mark.nvcc]
 
 
-@pytest.fixture(scope="module")
-def cuda_server(tmp_path_factory):
-    from conftest import ServerProcess
-    server = ServerProcess(tmp_path_factory.mktemp("cuda-server"), "--backend", "cuda")
-    yield server
-    server.stop()
-
-
 def test_hello_reports_the_real_gpu(cuda_server):
     with connect(cuda_server.address) as gpu:
         assert gpu.backend == "cuda" and not gpu.emulated
