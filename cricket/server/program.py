@@ -92,6 +92,8 @@ class CricketProgram(Skeleton):
         session.counters[fn.__name__] += 1
 
         def job() -> None:
+            if session.closed:      # the client is gone: its queued work has no one to serve
+                return
             try:
                 fn(session, *args)
             except BackendError as exc:

@@ -7,6 +7,7 @@ plain values and raises :class:`BackendError` with the CUDA code on failure. The
 from __future__ import annotations
 
 import dataclasses
+import hmac
 import logging
 import threading
 from collections import Counter
@@ -117,10 +118,10 @@ class CricketService:
             raise BackendError(curesult.NOT_SUPPORTED,
                                f"client speaks cricket protocol {protocol}, this server speaks "
                                f"{PROTOCOL_VERSION}: use matching cricket versions")
-        if self.token and token not in (self.token, self.admin_token):
+        if self.token and not (_same(token, self.token) or _same(token, self.admin_token)):
             raise BackendError(curesult.NOT_PERMITTED,
                                "wrong or missing token: set CRICKET_TOKEN to the server's --token")
-        session.admin = bool(self.admin_token) and token == self.admin_token
+        session.admin = _same(token, self.admin_token)
         try:
             chosen = self.registry.get(backend)
         except KeyError as exc:
@@ -360,6 +361,11 @@ class CricketService:
 
     def list_backends(self, session: Session) -> list[BackendStatus]:
         return self.registry.status()
+
+
+def _same(given: str, expected: str) -> bool:
+    """Token comparison in constant time; an empty expected token matches nothing."""
+    return bool(expected) and hmac.compare_digest(given.encode(), expected.encode())
 
 
 class _NoFree:
