@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import __version__
 from ..backends import curesult
-from ..protocol import MAX_INLINE, NEED_IMAGE, PROGRAM, VERSION, SyncClient
+from ..protocol import MAX_INLINE, NEED_IMAGE, PROGRAM, VERSION, Skeleton, SyncClient
 from ..protocol import gen as P
 from ..rpc import Client
 from .kernel_args import pack_kernel_args
@@ -39,6 +39,7 @@ ELF_MAGIC = b"\x7fELF"
 MAX_RECORD = (512 << 20) + (1 << 16)   # the largest image cricket.x allows, plus headers
 
 Dim3 = int | Sequence[int]
+_PROCEDURES = {proc.name: number for number, proc in Skeleton.procedures.items()}
 
 # CUdevice_attribute numbers with friendly names (cuda.h).
 ATTRIBUTE_NAMES = {
@@ -330,6 +331,10 @@ class Connection:
             raise CudaError(res.status, getattr(res, "message", ""), call)
         return res
 
+    def _start(self, proc: str, packed: bytes) -> Any:
+        """Send a call without waiting (pipelining); ``.result()`` gives the reply's bytes."""
+        return self._rpc.start(PROGRAM, VERSION, _PROCEDURES[proc], [packed])
+
     def _batched(self, proc: str, args: Any) -> None:
         getattr(self._stub, f"{proc}_batched")(args)
 
@@ -382,21 +387,32 @@ class Connection:
         """Copy host data to the device, in chunks of at most CRICKET_MAX_INLINE bytes."""
         view = _as_bytes(data)
         base = int(dst)
-        for off in range(0, max(view.nbytes, 1), MAX_INLINE):
-            a = P.cr_htod_args(dst=base + off, stream=_stream(stream), data=bytes(view[off:off + MAX_INLINE]))
-            if sync:
-                self._check(self._stub.CR_MEMCPY_HTOD(a), "cuMemcpyHtoD")
-            else:
+        chunks = [P.cr_htod_args(dst=base + off, stream=_stream(stream), data=bytes(view[off:off + MAX_INLINE]))
+                  for off in range(0, max(view.nbytes, 1), MAX_INLINE)]
+        if not sync:
+            for a in chunks:
                 self._batched("CR_MEMCPY_HTOD_ASYNC", a)
+            return
+        # Pipelined: every chunk is in flight before the first reply is read.
+        pending = [self._start("CR_MEMCPY_HTOD", P.pack_cr_htod_args(a)) for a in chunks]
+        for call in pending:
+            self._check(P.unpack_cr_status_res(call.result()), "cuMemcpyHtoD")
 
     def memcpy_dtoh(self, src: DeviceBuffer | int, size: int, *, stream: Stream | None = None) -> bytes:
         """Copy ``size`` bytes back (synchronising), in chunks of at most CRICKET_MAX_INLINE."""
         base = int(src)
         out = bytearray(size)
-        for off in range(0, size, MAX_INLINE):
+        offsets = list(range(0, size, MAX_INLINE))
+        # Pipelined: all chunk requests go out, then the replies are collected in order.
+        pending = [self._start("CR_MEMCPY_DTOH", P.pack_cr_dtoh_args(P.cr_dtoh_args(
+            src=base + off, size=min(MAX_INLINE, size - off), stream=_stream(stream))))
+            for off in offsets]
+        for off, call in zip(offsets, pending):
+            res = self._check(P.unpack_cr_data_res(call.result()), "cuMemcpyDtoH")
             n = min(MAX_INLINE, size - off)
-            res = self._check(self._stub.CR_MEMCPY_DTOH(
-                P.cr_dtoh_args(src=base + off, size=n, stream=_stream(stream))), "cuMemcpyDtoH")
+            if len(res.data) != n:
+                raise CudaError(curesult.UNKNOWN, f"the server returned {len(res.data)} of {n} bytes",
+                                "cuMemcpyDtoH")
             out[off:off + n] = res.data
         return bytes(out)
 
