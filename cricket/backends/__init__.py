@@ -1,2 +1,5 @@
-"""Backends: the interface (:mod:`.base`), the registry and loader (:mod:`.registry`), and the
-built-in ``cuda`` (:mod:`.cuda`) and ``emu`` (:mod:`.emu_backend` over :mod:`.emu`) backends."""
+"""Execution backends of the cricket server: ``cuda`` (a real GPU) and ``emu`` (PTX on the CPU).
+
+The interface is :mod:`.base`, the registry and loader :mod:`.registry`; ``cuda`` lives in
+:mod:`.cuda`, and ``emu`` is the engine :mod:`.emu` behind the adapter :mod:`.emu_backend`.
+"""

@@ -1,0 +1,447 @@
+"""The emulated device: memory, modules, launches and properties behind one plain Python API."""
+from __future__ import annotations
+
+import hashlib
+import logging
+import struct
+import sys
+import threading
+from collections import OrderedDict
+from typing import Callable
+
+import numpy as np
+
+from .codegen import NP, STORAGE, CompiledKernel, compile_kernel
+from .errors import (CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NO_BINARY_FOR_GPU,
+                     CUDA_ERROR_NOT_FOUND, STICKY_CODES, EmuError)
+from .executor import DEFAULT_MAX_STEPS, LaunchConfig, run_kernel
+from .memory import DEFAULT_ARENA, GLOBAL_BASE, DeviceArena
+from .ptx.parser import parse
+from .ptx.program import KernelIR, Program, decl_size, type_size
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_LANES = 65536
+MAX_THREADS_PER_BLOCK = 1024
+MAX_BLOCK_DIM = (1024, 1024, 64)
+MAX_GRID_DIM = (2**31 - 1, 65535, 65535)
+SHARED_PER_BLOCK = 48 * 1024
+SHARED_PER_BLOCK_OPTIN = 64 * 1024
+REBUILD_HINT = ("the module contains no PTX (only SASS{archs}); the emu backend can only execute PTX. Rebuild "
+                "with e.g. -arch=sm_75 (= -gencode arch=compute_75,code=[sm_75,compute_75]) or "
+                "CMAKE_CUDA_ARCHITECTURES=75 (not 75-real)")
+
+_COMPILED: OrderedDict[tuple[str, str], CompiledKernel] = OrderedDict()
+_PROGRAMS: OrderedDict[str, Program] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+_CACHE_SIZE = 512
+
+
+def _sink_of(sink) -> Callable[[str], None]:
+    if sink is None:
+        def write(s: str) -> None:
+            sys.stdout.write(s)
+            sys.stdout.flush()
+        return write
+    if callable(sink):
+        return sink
+    if hasattr(sink, "write"):
+        return sink.write
+    raise TypeError("printf_sink must be a callable taking a str, or an object with write()")
+
+
+class EmuFunction:
+    """A kernel of a loaded module (the emulator's CUfunction)."""
+
+    def __init__(self, module: "EmuModule", name: str, ir: KernelIR | None) -> None:
+        self.module = module
+        self.name = name
+        self.ir = ir
+
+    @property
+    def param_layout(self) -> list[tuple[int, int]]:
+        """(offset, size) of each parameter in the param buffer ``launch`` expects."""
+        return [(p.offset, p.size) for p in self.ir.params] if self.ir else []
+
+    @property
+    def param_size(self) -> int:
+        return self.ir.param_size if self.ir else 0
+
+    def attributes(self) -> dict:
+        """The values cuFuncGetAttribute would report (emulated)."""
+        if self.ir is None:
+            raise EmuError(CUDA_ERROR_NO_BINARY_FOR_GPU, self.module.no_binary_message())
+        return {"max_threads_per_block": MAX_THREADS_PER_BLOCK, "shared_size_bytes": self.ir.shared_static,
+                "const_size_bytes": 0, "local_size_bytes": self.ir.local_size,
+                "num_regs": min(255, len(self.ir.regs)), "ptx_version": 75, "binary_version": 75,
+                "max_dynamic_shared_size_bytes": SHARED_PER_BLOCK_OPTIN - self.ir.shared_static}
+
+    def compiled(self) -> CompiledKernel:
+        key = (self.module.hash, self.name)
+        with _CACHE_LOCK:
+            ck = _COMPILED.get(key)
+            if ck is not None:
+                _COMPILED.move_to_end(key)
+                return ck
+        ck = compile_kernel(self.ir)
+        with _CACHE_LOCK:
+            _COMPILED[key] = ck
+            while len(_COMPILED) > _CACHE_SIZE:
+                _COMPILED.popitem(last=False)
+        return ck
+
+    def __repr__(self) -> str:
+        return f"<EmuFunction {self.name}>"
+
+
+class EmuModule:
+    """A loaded (and, for several PTX texts, linked) module: kernels plus device variables."""
+
+    def __init__(self, device: "EmuDevice", program: Program | None, digest: str, sass_archs=()) -> None:
+        self.device = device
+        self.program = program
+        self.hash = digest
+        self.sass_archs = tuple(sass_archs)
+        self.globals: dict[str, tuple[int, int]] = {}
+        self.global_addrs = np.zeros(0, dtype=np.uint64)
+        self.functions: dict[str, EmuFunction] = {}
+        self.loaded = True
+        if program is not None:
+            self._place_variables()
+            for name in program.entries:
+                self.functions[name] = EmuFunction(self, name, program.kernel(name))
+
+    def no_binary_message(self) -> str:
+        archs = f" for sm_{','.join(str(a) for a in self.sass_archs)}" if self.sass_archs else ""
+        return REBUILD_HINT.format(archs=archs)
+
+    def _place_variables(self) -> None:
+        prog = self.program
+        arena = self.device.arena
+        addrs = []
+        for g in prog.device_vars:
+            var, _ = prog.variables[g]
+            size = max(decl_size(var), 1)
+            ptr = arena.alloc(size)
+            self.device._module_allocs.add(ptr)
+            self.globals[g] = (ptr, decl_size(var))
+            addrs.append(ptr)
+        self.global_addrs = np.array(addrs, dtype=np.uint64)
+        for g in prog.device_vars:
+            var, _ = prog.variables[g]
+            if var.init:
+                arena.write(self.globals[g][0], self._init_bytes(var))
+
+    def _init_bytes(self, var) -> bytes:
+        t = var.type
+        np_t = NP[STORAGE[t]] if t not in ("f16", "bf16") else np.uint16
+        vals = []
+        for item in var.init:
+            if isinstance(item, tuple):
+                _, name, off = item
+                name = self.program.global_name(0, name) if name not in self.globals else name
+                if name not in self.globals:
+                    raise EmuError(CUDA_ERROR_NOT_FOUND, f"initialiser of {var.name} refers to unknown {name}")
+                vals.append(self.globals[name][0] + off)
+            else:
+                vals.append(item)
+        if t in ("f16",):
+            arr = np.array(vals, dtype=np.float16).view(np.uint16)
+        elif np.dtype(np_t).kind == "f":
+            arr = np.array(vals, dtype=np_t)
+        else:
+            bits = np.dtype(np_t).itemsize * 8
+            arr = np.array([int(v) & ((1 << bits) - 1) for v in vals], dtype=np.uint64).astype(np_t)
+        data = arr.tobytes()
+        size = decl_size(var)
+        return data[:size] + bytes(max(0, size - len(data)))
+
+    def get_function(self, name: str) -> EmuFunction:
+        """The kernel ``name`` (mangled name for C++ kernels)."""
+        if self.program is None:
+            return EmuFunction(self, name, None)
+        fn = self.functions.get(name)
+        if fn is None:
+            raise EmuError(CUDA_ERROR_NOT_FOUND, f"no kernel named {name!r} in this module "
+                                                 f"(it has: {', '.join(sorted(self.functions)) or 'none'})")
+        return fn
+
+    def get_global(self, name: str) -> tuple[int, int]:
+        """(device pointer, size in bytes) of a ``__device__``/``__constant__`` variable."""
+        if name not in self.globals:
+            raise EmuError(CUDA_ERROR_NOT_FOUND, f"no device variable named {name!r} in this module")
+        return self.globals[name]
+
+    def unload(self) -> None:
+        """Free the module's device variables; its functions must not be launched afterwards."""
+        if not self.loaded:
+            return
+        for ptr, _ in self.globals.values():
+            self.device._module_allocs.discard(ptr)
+            self.device.arena.free(ptr)
+        self.loaded = False
+
+
+class EmuDevice:
+    """One emulated GPU. All calls are synchronous; kernels run to completion inside ``launch``.
+
+    ``printf_sink``: where device printf output goes (a callable taking str, or a file-like object;
+    default stdout). ``max_lanes``: how many threads run as one vector (whole CTAs are batched up to this
+    many lanes). With ``sticky_errors`` (as CUDA), a kernel fault makes every later call fail with the
+    same error until ``reset()``.
+    """
+
+    def __init__(self, arena_size: int = DEFAULT_ARENA, max_lanes: int = DEFAULT_MAX_LANES, printf_sink=None,
+                 sticky_errors: bool = True, max_steps: int = DEFAULT_MAX_STEPS) -> None:
+        if max_lanes < 1:
+            raise EmuError(CUDA_ERROR_INVALID_VALUE, "max_lanes must be at least 1")
+        self.arena = DeviceArena(arena_size)
+        self.max_lanes = max_lanes
+        self.sink = _sink_of(printf_sink)
+        self.sticky_errors = sticky_errors
+        self.max_steps = max_steps
+        self.sticky: EmuError | None = None
+        self._module_allocs: set[int] = set()
+        self._lock = threading.RLock()
+
+    # ---- errors ------------------------------------------------------------------------------
+    def _check(self) -> None:
+        if self.sticky is not None:
+            raise EmuError(self.sticky.code, f"an earlier kernel failed and the context is unusable until reset: "
+                                             f"{self.sticky.message}")
+
+    def reset(self) -> None:
+        """Clear a sticky error and free every allocation (as cuDevicePrimaryCtxReset)."""
+        with self._lock:
+            self.sticky = None
+            for ptr in list(self.arena._sizes):
+                self.arena.free(GLOBAL_BASE + ptr)
+            self._module_allocs.clear()
+
+    def close(self) -> None:
+        self.arena.close()
+
+    # ---- memory ------------------------------------------------------------------------------
+    def mem_alloc(self, size: int) -> int:
+        """Allocate ``size`` bytes of device memory; returns the device pointer."""
+        self._check()
+        with self._lock:
+            return self.arena.alloc(size)
+
+    def mem_free(self, ptr: int) -> None:
+        self._check()
+        with self._lock:
+            if ptr in self._module_allocs:
+                raise EmuError(CUDA_ERROR_INVALID_VALUE, f"{ptr:#x} belongs to a module variable")
+            self.arena.free(ptr)
+
+    def memcpy_htod(self, ptr: int, data) -> None:
+        """Copy host bytes (any buffer) to device memory at ``ptr``."""
+        self._check()
+        self.arena.write(ptr, data)
+
+    def memcpy_dtoh(self, ptr: int, size: int) -> bytes:
+        self._check()
+        return self.arena.read(ptr, size)
+
+    def memcpy_dtod(self, dst: int, src: int, size: int) -> None:
+        self._check()
+        s = self.arena.host_range(src, size, "device-to-device copy source")
+        d = self.arena.host_range(dst, size, "device-to-device copy destination")
+        self.arena.u8[d:d + size] = self.arena.u8[s:s + size].copy()
+
+    def memset_d8(self, ptr: int, value: int, count: int) -> None:
+        self._check()
+        off = self.arena.host_range(ptr, count, "memset")
+        self.arena.u8[off:off + count] = value & 0xFF
+
+    def memset_d16(self, ptr: int, value: int, count: int) -> None:
+        self._check()
+        if ptr % 2:
+            raise EmuError(CUDA_ERROR_INVALID_VALUE, "memset_d16 needs a 2-byte aligned pointer")
+        off = self.arena.host_range(ptr, 2 * count, "memset")
+        self.arena.u8[off:off + 2 * count].view(np.uint16)[:] = value & 0xFFFF
+
+    def memset_d32(self, ptr: int, value: int, count: int) -> None:
+        self._check()
+        if ptr % 4:
+            raise EmuError(CUDA_ERROR_INVALID_VALUE, "memset_d32 needs a 4-byte aligned pointer")
+        off = self.arena.host_range(ptr, 4 * count, "memset")
+        self.arena.u8[off:off + 4 * count].view(np.uint32)[:] = value & 0xFFFFFFFF
+
+    def mem_get_info(self) -> tuple[int, int]:
+        """(free, total) bytes of the emulated device memory."""
+        return self.arena.size - self.arena.used, self.arena.size
+
+    # ---- modules -----------------------------------------------------------------------------
+    def load_module(self, ptx_sources, sass_archs=()) -> EmuModule:
+        """Load PTX text(s). Several texts are linked as one ``-rdc=true`` program.
+
+        An empty list loads a module without PTX (a SASS-only fatbinary, ``sass_archs`` naming its
+        architectures): it loads, and launching from it fails with CUDA_ERROR_NO_BINARY_FOR_GPU.
+        Unsupported instructions are refused here with CUDA_ERROR_NOT_SUPPORTED.
+        """
+        self._check()
+        if isinstance(ptx_sources, (str, bytes)):
+            ptx_sources = [ptx_sources]
+        texts = [s.decode("utf-8", "replace") if isinstance(s, bytes) else s for s in ptx_sources]
+        h = hashlib.sha256()
+        for t in texts:
+            h.update(hashlib.sha256(t.encode()).digest())
+        digest = h.hexdigest()
+        if not texts:
+            log.warning("module without PTX loaded; launches from it will fail (no binary for the emulated GPU)")
+            return EmuModule(self, None, digest, sass_archs)
+        with _CACHE_LOCK:
+            prog = _PROGRAMS.get(digest)
+        if prog is None:
+            try:
+                prog = Program([parse(t) for t in texts])
+                prog.check_supported()
+            except EmuError as e:
+                log.error("module load failed: %s", e)
+                raise
+            with _CACHE_LOCK:
+                _PROGRAMS[digest] = prog
+                while len(_PROGRAMS) > 64:
+                    _PROGRAMS.popitem(last=False)
+        with self._lock:
+            try:
+                return EmuModule(self, prog, digest)
+            except EmuError as e:
+                log.error("module load failed: %s", e)
+                raise
+
+    # ---- launch ------------------------------------------------------------------------------
+    def launch(self, function: EmuFunction, grid, block, shared_mem_bytes: int, param_bytes: bytes) -> None:
+        """Run ``function`` over ``grid`` x ``block`` threads to completion.
+
+        ``param_bytes`` holds the kernel arguments at the offsets of ``function.param_layout`` (each
+        parameter at its natural alignment, as the cubin's KPARAM_INFO gives).
+        """
+        self._check()
+        if not isinstance(function, EmuFunction):
+            raise EmuError(CUDA_ERROR_INVALID_HANDLE, "launch needs an EmuFunction from get_function()")
+        if function.ir is None:
+            err = EmuError(CUDA_ERROR_NO_BINARY_FOR_GPU, function.module.no_binary_message(), kernel=function.name)
+            log.error("%s", err)
+            raise err
+        if not function.module.loaded:
+            raise EmuError(CUDA_ERROR_INVALID_HANDLE, f"the module of {function.name} was unloaded")
+        grid = _dims(grid, "grid")
+        block = _dims(block, "block")
+        for k in range(3):
+            if block[k] > MAX_BLOCK_DIM[k] or grid[k] > MAX_GRID_DIM[k]:
+                raise EmuError(CUDA_ERROR_INVALID_VALUE, f"launch dimensions grid={grid} block={block} exceed the "
+                                                         f"device limits {MAX_GRID_DIM} / {MAX_BLOCK_DIM}")
+        if block[0] * block[1] * block[2] > MAX_THREADS_PER_BLOCK:
+            raise EmuError(CUDA_ERROR_INVALID_VALUE, f"block of {block[0] * block[1] * block[2]} threads exceeds "
+                                                     f"{MAX_THREADS_PER_BLOCK}")
+        ir = function.ir
+        if shared_mem_bytes < 0 or ir.shared_static + shared_mem_bytes > SHARED_PER_BLOCK_OPTIN:
+            raise EmuError(CUDA_ERROR_INVALID_VALUE,
+                           f"{ir.shared_static} bytes static + {shared_mem_bytes} bytes dynamic shared memory "
+                           f"exceed the {SHARED_PER_BLOCK_OPTIN}-byte limit per block")
+        params = bytes(param_bytes)
+        if len(params) < ir.param_size:
+            raise EmuError(CUDA_ERROR_INVALID_VALUE, f"{function.name} takes {ir.param_size} bytes of parameters, "
+                                                     f"got {len(params)}")
+        ck = function.compiled()
+        cfg = LaunchConfig(grid, block, shared_mem_bytes, params, self.max_lanes, self.sink, self.max_steps)
+        with self._lock:
+            try:
+                run_kernel(ck, self.arena, function.module.global_addrs, cfg)
+            except EmuError as e:
+                if e.kernel is None:
+                    e.locate(function.name, None, None)
+                log.error("kernel %s failed: %s", function.name, e)
+                if self.sticky_errors and e.code in STICKY_CODES:
+                    self.sticky = e
+                raise
+            except MemoryError as e:
+                err = EmuError(2, f"host memory exhausted while running {function.name}: {e}; use a smaller "
+                                  "max_lanes", kernel=function.name)
+                log.error("%s", err)
+                raise err from e
+
+    def synchronize(self) -> None:
+        """Kernels run synchronously; this reports a sticky error like cuCtxSynchronize."""
+        self._check()
+
+    # ---- properties --------------------------------------------------------------------------
+    def device_properties(self) -> dict:
+        """cudaDeviceProp-style fields of a plausible sm_75-class device (emulated on the CPU)."""
+        return {
+            "name": "cricket emu (emulated sm_75 on the CPU)",
+            "emulated": True,
+            "totalGlobalMem": self.arena.size,
+            "sharedMemPerBlock": SHARED_PER_BLOCK,
+            "sharedMemPerBlockOptin": SHARED_PER_BLOCK_OPTIN,
+            "sharedMemPerMultiprocessor": SHARED_PER_BLOCK_OPTIN,
+            "regsPerBlock": 65536,
+            "regsPerMultiprocessor": 65536,
+            "warpSize": 32,
+            "memPitch": 2**31 - 1,
+            "maxThreadsPerBlock": MAX_THREADS_PER_BLOCK,
+            "maxThreadsDim": MAX_BLOCK_DIM,
+            "maxGridSize": MAX_GRID_DIM,
+            "clockRate": 1_590_000,
+            "totalConstMem": 65536,
+            "major": 7,
+            "minor": 5,
+            "textureAlignment": 512,
+            "multiProcessorCount": 8,
+            "kernelExecTimeoutEnabled": 0,
+            "integrated": 0,
+            "canMapHostMemory": 0,
+            "computeMode": 0,
+            "concurrentKernels": 0,
+            "ECCEnabled": 0,
+            "pciBusID": 0,
+            "pciDeviceID": 0,
+            "pciDomainID": 0,
+            "asyncEngineCount": 0,
+            "unifiedAddressing": 1,
+            "memoryClockRate": 5_001_000,
+            "memoryBusWidth": 256,
+            "l2CacheSize": 4 * 1024 * 1024,
+            "maxThreadsPerMultiProcessor": 1024,
+            "managedMemory": 0,
+            "cooperativeLaunch": 0,
+        }
+
+
+def _dims(d, what: str) -> tuple[int, int, int]:
+    if isinstance(d, int):
+        d = (d,)
+    d = tuple(int(x) for x in d) + (1,) * (3 - len(d))
+    if len(d) != 3 or min(d) < 1:
+        raise EmuError(CUDA_ERROR_INVALID_VALUE, f"{what} dimensions {d} must be three positive integers")
+    return d
+
+
+def pack_params(function: EmuFunction, *values) -> bytes:
+    """Pack Python values into ``function``'s param buffer by the PTX parameter types (a convenience
+    for tests and Python callers; ints for pointers and integers, floats for floats, bytes as is)."""
+    ir = function.ir
+    if ir is None:
+        raise EmuError(CUDA_ERROR_NO_BINARY_FOR_GPU, function.module.no_binary_message())
+    if len(values) != len(ir.params):
+        raise EmuError(CUDA_ERROR_INVALID_VALUE, f"{function.name} takes {len(ir.params)} parameters, "
+                                                 f"got {len(values)}")
+    buf = bytearray(ir.param_size)
+    for p, v in zip(ir.params, values):
+        if isinstance(v, (bytes, bytearray, memoryview)):
+            raw = bytes(v)
+            if len(raw) != p.size:
+                raise EmuError(CUDA_ERROR_INVALID_VALUE, f"parameter {p.name} is {p.size} bytes, got {len(raw)}")
+        else:
+            t = p.type
+            size = type_size(t)
+            if t[0] == "f":
+                raw = struct.pack({4: "<f", 8: "<d"}[size], float(v)) if size in (4, 8) else \
+                    np.float16(v).tobytes()
+            else:
+                raw = (int(v) & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+        buf[p.offset:p.offset + len(raw)] = raw
+    return bytes(buf)

@@ -1,0 +1,202 @@
+"""Device memory: one large lazily-committed mapping, an allocator, and checked typed access.
+
+Device pointers are ``GLOBAL_BASE + offset`` into the arena, so they look like real 64-bit device
+pointers and small integers or host pointers never hit a live allocation. Generic addresses of the
+shared and local windows live in their own ranges below the arena (see ``SHARED_WINDOW``).
+"""
+from __future__ import annotations
+
+import bisect
+import logging
+import mmap
+
+import numpy as np
+
+from .errors import (CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_MISALIGNED_ADDRESS,
+                     CUDA_ERROR_OUT_OF_MEMORY, EmuError)
+
+log = logging.getLogger(__name__)
+
+GLOBAL_BASE = 0x7F00_0000_0000
+SHARED_WINDOW = 0x7D00_0000_0000
+LOCAL_WINDOW = 0x7E00_0000_0000
+WINDOW_SHIFT = 40          # address >> 40 tells the window: 0x7f global, 0x7d shared, 0x7e local
+ALLOC_ALIGN = 256
+MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)
+DEFAULT_ARENA = 16 << 30
+
+_U64 = np.uint64
+
+
+def _align(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
+class DeviceArena:
+    """A ``MAP_NORESERVE`` anonymous mapping with a first-fit allocator and an allocation table.
+
+    Untouched pages cost nothing; freed ranges are returned to the kernel with ``madvise``.
+    ``check(addr, size)`` validates kernel accesses against the live allocations.
+    """
+
+    def __init__(self, size: int = DEFAULT_ARENA) -> None:
+        if size <= 0 or size % mmap.PAGESIZE:
+            raise EmuError(CUDA_ERROR_INVALID_VALUE, f"arena size {size} must be a positive multiple of the page size")
+        self.size = size
+        self._map = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_NORESERVE)
+        self.u8 = np.frombuffer(self._map, dtype=np.uint8)
+        self._views: dict[np.dtype, np.ndarray] = {}
+        self._free: list[tuple[int, int]] = [(0, size)]     # (offset, size), sorted by offset
+        self._starts: list[int] = []                        # live allocations, sorted by offset
+        self._sizes: dict[int, int] = {}
+        self._tab_starts = np.zeros(0, np.uint64)
+        self._tab_ends = np.zeros(0, np.uint64)
+        self.used = 0
+
+    # ---- allocation -------------------------------------------------------------------------
+    def alloc(self, size: int) -> int:
+        """Reserve ``size`` bytes (256-byte aligned) and return the device pointer."""
+        if size < 0:
+            raise EmuError(CUDA_ERROR_INVALID_VALUE, f"negative allocation size {size}")
+        need = _align(max(size, 1), ALLOC_ALIGN)
+        for k, (off, free) in enumerate(self._free):
+            if free >= need:
+                if free == need:
+                    del self._free[k]
+                else:
+                    self._free[k] = (off + need, free - need)
+                bisect.insort(self._starts, off)
+                self._sizes[off] = size
+                self.used += need
+                self._rebuild_table()
+                return GLOBAL_BASE + off
+        raise EmuError(CUDA_ERROR_OUT_OF_MEMORY,
+                       f"cannot allocate {size} bytes: {self.size - self.used} of {self.size} bytes free "
+                       "(fragmented or exhausted); free memory or start the backend with a larger arena")
+
+    def free(self, ptr: int) -> None:
+        """Release the allocation that starts at ``ptr``."""
+        off = ptr - GLOBAL_BASE
+        if off not in self._sizes:
+            raise EmuError(CUDA_ERROR_INVALID_VALUE, f"{ptr:#x} is not the start of a live device allocation")
+        size = self._sizes.pop(off)
+        self._starts.remove(off)
+        need = _align(max(size, 1), ALLOC_ALIGN)
+        self.used -= need
+        if need >= (1 << 20):
+            start = _align(off, mmap.PAGESIZE)
+            end = (off + need) // mmap.PAGESIZE * mmap.PAGESIZE
+            if end > start and hasattr(self._map, "madvise"):
+                self._map.madvise(mmap.MADV_DONTNEED, start, end - start)
+        k = bisect.bisect_left(self._free, (off, 0))
+        self._free.insert(k, (off, need))
+        # coalesce with neighbours
+        if k + 1 < len(self._free) and self._free[k][0] + self._free[k][1] == self._free[k + 1][0]:
+            self._free[k] = (off, self._free[k][1] + self._free[k + 1][1])
+            del self._free[k + 1]
+        if k > 0 and self._free[k - 1][0] + self._free[k - 1][1] == self._free[k][0]:
+            self._free[k - 1] = (self._free[k - 1][0], self._free[k - 1][1] + self._free[k][1])
+            del self._free[k]
+        self._rebuild_table()
+
+    def _rebuild_table(self) -> None:
+        self._tab_starts = np.array(self._starts, dtype=np.uint64)
+        self._tab_ends = np.array([s + self._sizes[s] for s in self._starts], dtype=np.uint64)
+
+    def allocation_of(self, ptr: int) -> tuple[int, int] | None:
+        """(start pointer, size) of the live allocation holding ``ptr``, or None."""
+        off = ptr - GLOBAL_BASE
+        k = bisect.bisect_right(self._starts, off) - 1
+        if k >= 0:
+            s = self._starts[k]
+            if off < s + max(self._sizes[s], 1):
+                return GLOBAL_BASE + s, self._sizes[s]
+        return None
+
+    # ---- host-side copies -------------------------------------------------------------------
+    def host_range(self, ptr: int, size: int, what: str) -> int:
+        """Check that [ptr, ptr+size) lies inside one live allocation; return its arena offset."""
+        if size < 0:
+            raise EmuError(CUDA_ERROR_INVALID_VALUE, f"{what}: negative size {size}")
+        a = self.allocation_of(ptr)
+        if a is None or ptr + size > a[0] + a[1]:
+            raise EmuError(CUDA_ERROR_INVALID_VALUE,
+                           f"{what}: [{ptr:#x}, +{size}) is not inside a live device allocation")
+        return ptr - GLOBAL_BASE
+
+    def write(self, ptr: int, data) -> None:
+        mv = memoryview(data).cast("B")
+        off = self.host_range(ptr, mv.nbytes, "copy to device")
+        self.u8[off:off + mv.nbytes] = np.frombuffer(mv, dtype=np.uint8)
+
+    def read(self, ptr: int, size: int) -> bytes:
+        off = self.host_range(ptr, size, "copy from device")
+        return self.u8[off:off + size].tobytes()
+
+    def view(self, dtype) -> np.ndarray:
+        """The whole arena as an array of ``dtype`` (no copy)."""
+        dt = np.dtype(dtype)
+        v = self._views.get(dt)
+        if v is None:
+            v = self.u8[: self.size // dt.itemsize * dt.itemsize].view(dt)
+            self._views[dt] = v
+        return v
+
+    # ---- kernel access checks ---------------------------------------------------------------
+    def check(self, addr, size: int, elem: int):
+        """Validate global addresses (scalar or uint64 array) for an access of ``size`` bytes.
+
+        Returns the index into ``view`` of ``elem``-byte elements. Raises 716 for a misaligned address and
+        700 for one outside every live allocation.
+        """
+        if isinstance(addr, np.ndarray):
+            if addr.size == 0:
+                return addr.astype(np.intp)
+            if size > 1 and (addr & _U64(size - 1)).any():
+                bad = addr[(addr & _U64(size - 1)) != 0][0]
+                raise EmuError(CUDA_ERROR_MISALIGNED_ADDRESS,
+                               f"misaligned {size}-byte access at address {int(bad):#x}")
+            lo = int(addr.min())
+            hi = int(addr.max())
+            a = self.allocation_of(lo)
+            if a is None or hi + size > a[0] + a[1]:
+                self._check_each(addr, size)
+            return ((addr - _U64(GLOBAL_BASE)) // _U64(elem)).astype(np.intp)
+        a_int = int(addr)
+        if size > 1 and a_int % size:
+            raise EmuError(CUDA_ERROR_MISALIGNED_ADDRESS, f"misaligned {size}-byte access at address {a_int:#x}")
+        a = self.allocation_of(a_int)
+        if a is None or a_int + size > a[0] + a[1]:
+            raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS, self._describe(a_int, size))
+        return (a_int - GLOBAL_BASE) // elem
+
+    def _check_each(self, addr: np.ndarray, size: int) -> None:
+        off = addr - _U64(GLOBAL_BASE)
+        k = np.searchsorted(self._tab_starts, off, side="right").astype(np.intp) - 1
+        ok = k >= 0
+        kk = np.where(ok, k, 0)
+        if len(self._tab_starts):
+            ok &= (off + _U64(size)) <= self._tab_ends[kk]
+            ok &= addr >= _U64(GLOBAL_BASE)
+        else:
+            ok[:] = False
+        if not ok.all():
+            bad = int(addr[~ok][0])
+            raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS, self._describe(bad, size))
+
+    def _describe(self, addr: int, size: int) -> str:
+        near = ""
+        off = addr - GLOBAL_BASE
+        k = bisect.bisect_right(self._starts, off) - 1
+        if 0 <= off < self.size and k >= 0:
+            s = self._starts[k]
+            near = f"; nearest allocation below is {GLOBAL_BASE + s:#x} of {self._sizes[s]} bytes"
+        return f"{size}-byte access at address {addr:#x} is outside every live allocation{near}"
+
+    def close(self) -> None:
+        self._views.clear()
+        self.u8 = None  # type: ignore[assignment]
+        try:
+            self._map.close()
+        except BufferError:   # views still exported somewhere; the mapping goes with them
+            log.debug("arena mapping still referenced; left to the garbage collector")
