@@ -113,28 +113,33 @@ class EmuDevice(Device):
             self.dev.memcpy_dtod(dst, src, size)
 
     def memset(self, dst: int, value: int, element_size: int, count: int, stream=None) -> None:
-        pattern = (value & ((1 << (8 * element_size)) - 1)).to_bytes(element_size, "little")
+        fill = {1: self.dev.memset_d8, 2: self.dev.memset_d16, 4: self.dev.memset_d32}.get(element_size)
+        if fill is None:
+            raise BackendError(curesult.INVALID_VALUE, f"memset element size {element_size}: use 1, 2 or 4")
         with _errors:
-            self.dev.memcpy_htod(dst, pattern * count)
+            fill(dst, value, count)
 
     # modules
     def module_load(self, image: bytes, kind: ImageKind) -> EmuModule:
-        sources = self._ptx_sources(image, kind)
+        sources, sass_archs = self._ptx_sources(image, kind)
         with _errors:
-            native = self.dev.load_module(sources)
+            native = self.dev.load_module(sources, sass_archs=sass_archs)
         return EmuModule(native=native, image=bytes(image), kind=kind, has_ptx=bool(sources))
 
     @staticmethod
-    def _ptx_sources(image: bytes, kind: ImageKind) -> list[str]:
-        from ..fatbin import Fatbin, FatbinError
-        if kind == ImageKind.PTX:
-            return [image.rstrip(b"\0").decode(errors="replace")]
-        if kind == ImageKind.CUBIN:
-            return []        # SASS only: nothing the emulator can run
+    def _ptx_sources(image: bytes, kind: ImageKind) -> tuple[list[str], tuple[int, ...]]:
+        """The PTX texts of an image, and the SASS architectures it has (for the rebuild hint)."""
+        from ..fatbin import Cubin, Fatbin, FatbinError
         try:
-            return Fatbin.from_bytes(image).ptx_sources()
+            if kind == ImageKind.PTX:
+                return [image.rstrip(b"\0").decode(errors="replace")], ()
+            if kind == ImageKind.CUBIN:
+                return [], (Cubin(image).arch,)       # SASS only: nothing the emulator can run
+            fatbin = Fatbin.from_bytes(image)
+            archs = tuple(sorted({e.arch for e in fatbin.all_entries() if e.is_elf}))
+            return fatbin.ptx_sources(), archs
         except FatbinError as exc:
-            raise BackendError(curesult.INVALID_IMAGE, f"the fatbin could not be read: {exc}") from None
+            raise BackendError(curesult.INVALID_IMAGE, f"the module image could not be read: {exc}") from None
 
     def module_unload(self, module: EmuModule) -> None:
         unload = getattr(module.native, "unload", None)
@@ -145,15 +150,22 @@ class EmuDevice(Device):
     def module_get_function(self, module: EmuModule, name: str) -> FunctionInfo:
         with _errors:
             function = module.native.get_function(name)
-        layout = _param_layout(module, name)
-        if layout is None:
-            params = [ParamInfo(int(o), int(s)) for o, s in getattr(function, "param_layout", [])]
-            size = max((p.offset + p.size for p in params), default=0)
+        if module.has_ptx:
+            # The layout the engine reads the parameter buffer by.
+            params = [ParamInfo(int(o), int(s)) for o, s in function.param_layout]
+            size = int(function.param_size)
+            with _errors:
+                attributes = function.attributes()
         else:
-            params, size = layout
+            # No PTX: the launch will fail with NO_BINARY_FOR_GPU, but the client can still pack.
+            params, size = _param_layout(module, name) or ([], 0)
+            attributes = {}
         return FunctionInfo(native=function, params=params, param_size=size,
-                            max_threads_per_block=self.props.attributes.get(1, 1024),
-                            shared_size_bytes=int(getattr(function, "shared_size", 0) or 0))
+                            max_threads_per_block=int(attributes.get("max_threads_per_block", 1024)),
+                            num_regs=int(attributes.get("num_regs", 0)),
+                            shared_size_bytes=int(attributes.get("shared_size_bytes", 0)),
+                            const_size_bytes=int(attributes.get("const_size_bytes", 0)),
+                            local_size_bytes=int(attributes.get("local_size_bytes", 0)))
 
     def module_get_global(self, module: EmuModule, name: str) -> tuple[int, int]:
         with _errors:
@@ -210,6 +222,23 @@ class EmuDevice(Device):
             close()
 
 
+_EMU_UUID = b"cricket-emu-sm75"
+
+# cudaDeviceProp field → CUdevice_attribute number(s) (cuda.h); a 3-tuple field maps to x, y, z.
+_ATTRIBUTES: dict[str, tuple[int, ...]] = {
+    "maxThreadsPerBlock": (1,), "maxThreadsDim": (2, 3, 4), "maxGridSize": (5, 6, 7),
+    "sharedMemPerBlock": (8,), "totalConstMem": (9,), "warpSize": (10,), "memPitch": (11,),
+    "regsPerBlock": (12,), "clockRate": (13,), "textureAlignment": (14,),
+    "multiProcessorCount": (16,), "kernelExecTimeoutEnabled": (17,), "integrated": (18,),
+    "canMapHostMemory": (19,), "computeMode": (20,), "concurrentKernels": (31,), "ECCEnabled": (32,),
+    "pciBusID": (33,), "pciDeviceID": (34,), "memoryClockRate": (36,), "memoryBusWidth": (37,),
+    "l2CacheSize": (38,), "maxThreadsPerMultiProcessor": (39,), "asyncEngineCount": (40,),
+    "unifiedAddressing": (41,), "pciDomainID": (50,), "major": (75,), "minor": (76,),
+    "sharedMemPerMultiprocessor": (81,), "regsPerMultiprocessor": (82,), "managedMemory": (83,),
+    "cooperativeLaunch": (95,), "sharedMemPerBlockOptin": (97,),
+}
+
+
 class EmuBackend(Backend):
     """CUDA kernels interpreted on the CPU (PTX on NumPy); one emulated device per session."""
 
@@ -248,20 +277,24 @@ class EmuBackend(Backend):
 
     def _new_engine_device(self) -> Any:
         emu = _engine()
-        kwargs = {"memory_size": self._options["memory"]} if "memory" in self._options else {}
-        return emu.EmuDevice(**kwargs)
+        kwargs = {"arena_size": self._options["memory"]} if "memory" in self._options else {}
+        with _errors:
+            return emu.EmuDevice(**kwargs)
 
     @staticmethod
     def _describe(device: Any) -> DeviceProperties:
+        """HELLO's view of the engine's cudaDeviceProp-style fields, as CUdevice_attribute values."""
         props = device.device_properties()
-        if isinstance(props, DeviceProperties):
-            return props
-        get = props.get if isinstance(props, dict) else (lambda k, d=None: getattr(props, k, d))
-        attributes = get("attributes") or {}
-        return DeviceProperties(name=str(get("name", "cricket emulated device")),
-                                uuid=bytes(get("uuid", b"cricket-emu-dev0"))[:16].ljust(16, b"\0"),
-                                total_memory=int(get("total_memory", 0) or get("totalGlobalMem", 0)),
-                                attributes={int(k): int(v) for k, v in attributes.items()})
+        attributes: dict[int, int] = {}
+        for field_name, numbers in _ATTRIBUTES.items():
+            value = props.get(field_name)
+            if value is None:
+                continue
+            values = value if isinstance(value, (tuple, list)) else (value,)
+            for number, v in zip(numbers, values):
+                attributes[number] = int(v)
+        return DeviceProperties(name=str(props.get("name", "cricket emu")), uuid=_EMU_UUID,
+                                total_memory=int(props.get("totalGlobalMem", 0)), attributes=attributes)
 
     def devices(self) -> list[DeviceProperties]:
         return [self._properties]
