@@ -101,13 +101,21 @@ def _spin_seconds(conn, spin, iterations) -> float:
     return time.perf_counter() - t0
 
 
+def _iterations_for(conn, spin, seconds: float) -> int:
+    """How many loop iterations make the spin kernel run for about ``seconds`` here."""
+    _spin_seconds(conn, spin, 10)                 # compiles the kernel
+    n = 1000
+    while (t := _spin_seconds(conn, spin, n)) < 0.2:
+        n *= 4
+    return max(n, int(n * seconds / t))
+
+
 @pytest.mark.nvcc
 @pytest.mark.slow
 def test_long_kernel_of_one_client_does_not_stall_the_other(emu_server, fatbins):
     with connect(emu_server.address) as a, connect(emu_server.address) as b:
         spin = a.load_module(fatbins["misc"]).get_function("spin")
-        per_iteration = _spin_seconds(a, spin, 200) / 200
-        iterations = max(200, int(3.0 / per_iteration))      # about three seconds of kernel
+        iterations = _iterations_for(a, spin, 3.0)          # about three seconds of kernel
         out = a.alloc(4 * 256)
         worker = threading.Thread(target=spin.launch, args=(1, 256, [out, iterations]),
                                   kwargs={"sync": True})
@@ -134,7 +142,7 @@ def test_long_kernel_of_one_client_does_not_stall_the_other(emu_server, fatbins)
 def test_client_killed_in_the_middle_of_a_kernel_is_cleaned_up(emu_server, fatbins):
     with connect(emu_server.address) as observer:
         spin = observer.load_module(fatbins["misc"]).get_function("spin")
-        iterations = max(200, int(1.5 / (_spin_seconds(observer, spin, 200) / 200)))
+        iterations = _iterations_for(observer, spin, 1.5)
         spinner = _start_client(SPINNER, emu_server.address, str(fatbins["misc"]), str(iterations))
         time.sleep(0.3)                              # inside the synchronous launch now
         spinner.send_signal(signal.SIGKILL)
