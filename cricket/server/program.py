@@ -74,7 +74,7 @@ class CricketProgram(Skeleton):
         session = self._session()
         session.counters[fn.__name__] += 1
         try:
-            value = await asyncio.wrap_future(session.submit(fn, session, *args))
+            value = await asyncio.get_running_loop().run_in_executor(session.worker, fn, session, *args)
         except BackendError as exc:
             if exc.code != svc.NEED_IMAGE:
                 log.info("session %d: %s: %s", session.id, fn.__name__, exc)

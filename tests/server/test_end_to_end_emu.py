@@ -159,3 +159,18 @@ def test_memory_info_and_error_strings(gpu):
     free, total = gpu.mem_get_info()
     assert 0 < free <= total
     assert "ILLEGAL_ADDRESS" in gpu.error_string(700)
+
+
+def test_module_without_ptx_loads_and_its_launch_says_how_to_rebuild(gpu, tmp_path):
+    import subprocess
+    from pathlib import Path
+    cubin = tmp_path / "vadd.cubin"
+    src = Path(__file__).parent / "cuda" / "vadd.cu"
+    subprocess.run(["nvcc", "-cubin", "-arch=sm_75", "-o", str(cubin), str(src)], check=True)
+    vadd = gpu.load_module(cubin).get_function("vadd")
+    assert [(p.offset, p.size) for p in vadd.params] == [(0, 8), (8, 8), (16, 8), (24, 4)]
+    x = gpu.alloc(1024)
+    with pytest.raises(CudaError) as info:
+        vadd.launch(1, 256, [x, x, x, 256], sync=True)
+    assert info.value.code == curesult.NO_BINARY_FOR_GPU
+    assert "PTX" in info.value.message or "ptx" in info.value.message
