@@ -16,6 +16,12 @@ from libc.stdint cimport int32_t, uint32_t, int64_t, uint64_t, INT64_MIN, INT64_
 from libc.string cimport memcpy, memset
 from libc.math cimport isfinite, fabs
 
+from cpython.exc cimport PyErr_Occurred, PyErr_Clear
+
+cdef extern from "Python.h":
+    # no exception spec: the caller checks -1 + PyErr_Occurred (cheaper than a try block)
+    long long PyLong_AsLongLong(object) noexcept
+
 from cricket.xdr.errors import (XdrDiscriminantError, XdrError, XdrLengthError,
                                 XdrTruncatedError, XdrValueError)
 
@@ -59,13 +65,9 @@ cdef inline int64_t _as_int(object x, int64_t lo, int64_t hi, str what) except? 
     cdef int64_t v
     if not isinstance(x, int):
         raise XdrValueError(f"{what} needs an int, got {type(x).__name__}")
-    try:
-        v = x
-    except (OverflowError, TypeError):
-        if isinstance(x, int):
-            raise XdrValueError(f"{x} is out of range for XDR {what} [{lo}, {hi}]") from None
-        raise XdrValueError(f"{what} needs an int, got {type(x).__name__}") from None
-    if v < lo or v > hi:
+    v = PyLong_AsLongLong(x)
+    if v < lo or v > hi or (v == -1 and PyErr_Occurred() != NULL):
+        PyErr_Clear()
         raise XdrValueError(f"{x} is out of range for XDR {what} [{lo}, {hi}]")
     return v
 

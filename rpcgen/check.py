@@ -33,7 +33,8 @@ class Checker:
 
     # -- entry ---------------------------------------------------------------------------
     def run(self) -> model.Module:
-        defs = [d for d in self.spec.definitions if not isinstance(d, ast.PassThrough)]
+        defs = [d for d in self.spec.definitions
+                if not isinstance(d, ast.PassThrough) and not _self_typedef(d)]
         for d in self.spec.definitions:
             m = isinstance(d, ast.PassThrough) and _PASS_DEFINE.match(d.text)
             if m:
@@ -366,6 +367,12 @@ class Checker:
             args.append(model.Field(name, self.decl_type(a.type, f"{p.name}_arg{i}")))
         result = None if p.result.kind == ast.VOID else self.decl_type(p.result, f"{p.name}_res")
         return model.Procedure(p.name, number, args, result)
+
+
+def _self_typedef(d) -> bool:
+    """``typedef struct X X;``: C boilerplate that rpcgen accepts; nothing to define."""
+    return (isinstance(d, ast.TypedefDef) and d.decl.kind == ast.PLAIN
+            and isinstance(d.decl.type, ast.TypeName) and d.decl.type.name == d.decl.name)
 
 
 def check(spec: ast.Specification) -> model.Module:

@@ -28,6 +28,12 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int32_t, uint32_t, int64_t, uint64_t, INT64_MIN, INT64_MAX
 from libc.string cimport memcpy, memset
 from libc.math cimport isfinite, fabs
+from cpython.exc cimport PyErr_Occurred, PyErr_Clear
+
+cdef extern from "Python.h":
+    # declared without an exception spec: callers check -1 + PyErr_Occurred themselves,
+    # which costs nothing per item (a try block would save exception state each time)
+    long long PyLong_AsLongLong(object) noexcept
 
 from cricket.xdr.errors import (XdrDiscriminantError, XdrError, XdrLengthError,
                                 XdrTruncatedError, XdrValueError)
@@ -131,11 +137,9 @@ cdef inline int _w_int(W *w, object v, int64_t lo, int64_t hi, str what) except 
     cdef int64_t x
     if not isinstance(v, int):
         return _bad_int(v, lo, hi, what)
-    try:
-        x = v
-    except OverflowError:
-        return _bad_int(v, lo, hi, what)
-    if x < lo or x > hi:
+    x = PyLong_AsLongLong(v)
+    if x < lo or x > hi or (x == -1 and PyErr_Occurred() != NULL):
+        PyErr_Clear()
         return _bad_int(v, lo, hi, what)
     return _w_u32(w, <uint32_t>x)
 
@@ -144,9 +148,9 @@ cdef inline int _w_hyper(W *w, object v) except -1:
     cdef int64_t x
     if not isinstance(v, int):
         return _bad_int(v, INT64_MIN, INT64_MAX, "hyper")
-    try:
-        x = v
-    except OverflowError:
+    x = PyLong_AsLongLong(v)
+    if x == -1 and PyErr_Occurred() != NULL:
+        PyErr_Clear()
         return _bad_int(v, INT64_MIN, INT64_MAX, "hyper")
     return _w_u64(w, <uint64_t>x)
 
@@ -267,11 +271,9 @@ cdef int _w_int_list(W *w, object seq, Py_ssize_t maxlen, int64_t lo, int64_t hi
         item = <object>PyList_GET_ITEM(seq, i)
         if not isinstance(item, int):
             return _bad_int(item, lo, hi, what)
-        try:
-            x = item
-        except OverflowError:
-            return _bad_int(item, lo, hi, what)
-        if x < lo or x > hi:
+        x = PyLong_AsLongLong(item)
+        if x < lo or x > hi or (x == -1 and PyErr_Occurred() != NULL):
+            PyErr_Clear()
             return _bad_int(item, lo, hi, what)
         gx_put32(p, <uint32_t>x)
         p += 4
@@ -470,7 +472,7 @@ class CythonEmitter:
                 return [f"_w_int(w, {v}, {t.lo}, {t.hi}, {t.cname!r})"]
             return [_W_PRIM[t.kind].format(v=v)]
         if isinstance(t, model.Ref):
-            return [f"_e_{pyname(t.name)}(w, {v})"]
+            return [f"_e_{t.name}(w, {v})"]
         if isinstance(t, model.FixedOpaque):
             return [f"_w_bytes(w, {v}, {t.size}, NO_MAX, False)"]
         if isinstance(t, (model.VarOpaque, model.String)):
@@ -496,7 +498,7 @@ class CythonEmitter:
                 return f"_r_ranged(r, {t.lo}, {t.hi}, {t.kind == 'int'}, {t.cname!r})"
             return _R_PRIM[t.kind]
         if isinstance(t, model.Ref):
-            return f"_d_{pyname(t.name)}(r)"
+            return f"_d_{t.name}(r)"
         if isinstance(t, model.FixedOpaque):
             return f"_r_fopaque(r, {t.size})"
         if isinstance(t, model.VarOpaque):
@@ -509,7 +511,7 @@ class CythonEmitter:
         if isinstance(t, model.FixedArray):
             count = str(t.size)
         else:
-            count = f"_r_count(r, {_max(t.max)}, {self.mod.min_size(t.elem)})"
+            count = f"_r_count(r, {_max(t.max)}, {self.mod.count_guard(t)})"
         if ip is not None:
             return (f"_r_int_list(r, {count}, {ip.kind == 'int'}, {ip.lo}, {ip.hi}, "
                     f"{ip.cname!r})")
@@ -517,7 +519,7 @@ class CythonEmitter:
 
     # -- per type ------------------------------------------------------------------------
     def enum(self, e: model.Enum) -> list[str]:
-        n = pyname(e.name)
+        n = e.name
         return [f"cdef dict _members_{n} = {{}}", "", "",
                 f"cdef int _e_{n}(W *w, object v) except -1:",
                 INDENT + f"if v not in _members_{n}:",
@@ -532,7 +534,7 @@ class CythonEmitter:
                 INDENT + "return m"]
 
     def struct(self, s: model.Struct) -> list[str]:
-        n = pyname(s.name)
+        n = s.name
         out = [f"cdef object _cls_{n} = None", "", ""]
         if s.is_list:
             body, link = s.fields[:-1], s.fields[-1].pyname
@@ -567,7 +569,7 @@ class CythonEmitter:
         return out
 
     def union(self, u: model.Union) -> list[str]:
-        n = pyname(u.name)
+        n = u.name
         disc = u.discriminant.pyname
         slots = [f.pyname for f in u.arm_fields()]
         out = [f"cdef object _cls_{n} = None", "", "",
@@ -610,7 +612,7 @@ class CythonEmitter:
         return out
 
     def typedef(self, t: model.Typedef) -> list[str]:
-        n = pyname(t.name)
+        n = t.name
         out = [f"cdef int _e_{n}(W *w, object v) except -1:"]
         out += [INDENT + x for x in self.enc(t.type, "v")]
         out += [INDENT + "return 0", "", "", f"cdef object _d_{n}(R *r):",
@@ -618,7 +620,7 @@ class CythonEmitter:
         return out
 
     def entry_points(self, name: str) -> list[str]:
-        n = pyname(name)
+        n = name
         return [
             f"def pack_{n}(value) -> bytes:",
             INDENT + "cdef W w",
@@ -656,19 +658,19 @@ class CythonEmitter:
                INDENT + '"""Take the classes from the generated module and install this codec there."""']
         globs = []
         for t in self.mod.types.values():
-            n = pyname(t.name)
+            n = t.name
             if isinstance(t, (model.Struct, model.Union)):
                 globs.append(f"_cls_{n}")
         if globs:
             out.append(INDENT + "global " + ", ".join(globs))
         for t in self.mod.types.values():
-            n = pyname(t.name)
+            n = t.name
             if isinstance(t, model.Enum):
                 out.append(INDENT + f"_members_{n}.update(ns[{'_' + n + '_members'!r}])")
             elif isinstance(t, (model.Struct, model.Union)):
-                out.append(INDENT + f"_cls_{n} = ns[{n!r}]")
+                out.append(INDENT + f"_cls_{n} = ns[{pyname(n)!r}]")
         for t in self.mod.types.values():
-            n = pyname(t.name)
+            n = t.name
             out += [INDENT + f"ns['pack_{n}'] = pack_{n}", INDENT + f"ns['unpack_{n}'] = unpack_{n}",
                     INDENT + f"ns['_P_{n}'] = P_{n}", INDENT + f"ns['_U_{n}'] = U_{n}"]
         return out

@@ -84,7 +84,7 @@ class PythonEmitter:
                 val = f"_in_range({val}, {t.lo}, {t.hi}, {t.cname!r})"
             return [f"_p.{_PACK[t.kind]}({val})"]
         if isinstance(t, model.Ref):
-            return [f"_P_{pyname(t.name)}(_p, {val})"]
+            return [f"_P_{t.name}(_p, {val})"]
         if isinstance(t, model.FixedOpaque):
             return [f"_p.pack_fopaque({t.size}, {val})"]
         if isinstance(t, model.VarOpaque):
@@ -117,7 +117,7 @@ class PythonEmitter:
                 e = f"_in_range({e}, {t.lo}, {t.hi}, {t.cname!r})"
             return e
         if isinstance(t, model.Ref):
-            return f"_U_{pyname(t.name)}(_u)"
+            return f"_U_{t.name}(_u)"
         if isinstance(t, model.FixedOpaque):
             return f"_u.unpack_fopaque({t.size})"
         if isinstance(t, model.VarOpaque):
@@ -129,7 +129,7 @@ class PythonEmitter:
         elem = self.unpack_expr(t.elem)
         if isinstance(t, model.FixedArray):
             return f"[{elem} for _ in _range({t.size})]"
-        minsize = self.mod.min_size(t.elem)
+        minsize = self.mod.count_guard(t)
         return f"[{elem} for _ in _range(_u.unpack_array_length({t.max}, {minsize}))]"
 
     # -- definitions ---------------------------------------------------------------------
@@ -143,12 +143,12 @@ class PythonEmitter:
         n = pyname(e.name)
         out = [f"class {n}(_enum.IntEnum):", INDENT + f'"""enum {e.name}."""']
         out += [INDENT + f"{pyname(m)} = {v}" for m, v in e.members]
-        out += ["", "", f"_{n}_members = {n}._value2member_map_", ""]
+        out += ["", "", f"_{e.name}_members = {n}._value2member_map_", ""]
         out += [f"{pyname(m)} = {n}.{pyname(m)}" for m, _ in e.members]
         return out
 
     def enum_codec(self, e: model.Enum) -> list[str]:
-        n = pyname(e.name)
+        n = e.name
         return [
             f"def _P_{n}(_p, _v):",
             INDENT + f"if _v not in _{n}_members:",
@@ -179,7 +179,7 @@ class PythonEmitter:
         return out
 
     def struct_codec(self, s: model.Struct) -> list[str]:
-        n = pyname(s.name)
+        n, cls = s.name, pyname(s.name)
         if s.is_list:
             return self.list_codec(s)
         out = [f"def _P_{n}(_p, _v):"]
@@ -187,18 +187,18 @@ class PythonEmitter:
             out += [INDENT + x for x in self.pack_stmts(f.type, f"_v.{f.pyname}")]
         out += ["", "", f"def _U_{n}(_u):"]
         args = [f"{f.pyname}={self.unpack_expr(f.type)}" for f in s.fields]
-        one_line = INDENT + f"return {n}({', '.join(args)})"
+        one_line = INDENT + f"return {cls}({', '.join(args)})"
         if len(one_line) <= 100:
             out.append(one_line)
         else:
-            out.append(INDENT + f"return {n}(")
+            out.append(INDENT + f"return {cls}(")
             out += [INDENT * 2 + a + "," for a in args]
             out.append(INDENT + ")")
         return out
 
     def list_codec(self, s: model.Struct) -> list[str]:
         """A struct whose last field points to the next node: loops, never recursion."""
-        n = pyname(s.name)
+        n, cls = s.name, pyname(s.name)
         body, link = s.fields[:-1], s.fields[-1].pyname
         out = [f"def _P_{n}(_p, _v):",
                INDENT + f'"""Encode a linked list of {s.name} nodes iteratively."""',
@@ -213,14 +213,14 @@ class PythonEmitter:
                 "", "",
                 f"def _U_{n}(_u):",
                 INDENT + f'"""Decode a linked list of {s.name} nodes iteratively."""',
-                INDENT + f"_head = _o = _new({n})",
+                INDENT + f"_head = _o = _new({cls})",
                 INDENT + "while True:"]
         for f in body:
             out.append(INDENT * 2 + f"_o.{f.pyname} = {self.unpack_expr(f.type)}")
         out += [INDENT * 2 + "if not _u.unpack_bool():",
                 INDENT * 3 + f"_o.{link} = None",
                 INDENT * 3 + "return _head",
-                INDENT * 2 + f"_n = _new({n})",
+                INDENT * 2 + f"_n = _new({cls})",
                 INDENT * 2 + f"_o.{link} = _n",
                 INDENT * 2 + "_o = _n"]
         return out
@@ -261,7 +261,7 @@ class PythonEmitter:
         return out
 
     def union_codec(self, u: model.Union) -> list[str]:
-        n = pyname(u.name)
+        n, cls = u.name, pyname(u.name)
         disc = u.discriminant.pyname
         dt = u.discriminant.type
         out = [f"def _P_{n}(_p, _v):", INDENT + f"_d = _v.{disc}"]
@@ -289,24 +289,24 @@ class PythonEmitter:
             cond = f"_d == {a.values[0]}" if len(a.values) == 1 else f"_d in {tuple(a.values)!r}"
             out.append(INDENT + f"if {cond}:")
             arg = f", {a.field.pyname}={self.unpack_expr(a.field.type)}" if a.field else ""
-            out.append(INDENT * 2 + f"return {n}(_d{arg})")
+            out.append(INDENT * 2 + f"return {cls}(_d{arg})")
         if u.has_default:
             arg = f", {u.default.pyname}={self.unpack_expr(u.default.type)}" if u.default else ""
-            out.append(INDENT + f"return {n}(_d{arg})")
+            out.append(INDENT + f"return {cls}(_d{arg})")
         else:
             out.append(INDENT + f"raise _XdrDiscriminantError(f\"union {u.name}: "
                                 f"{u.discriminant.name}={{_d!r}} selects no arm\")")
         return out
 
     def typedef_codec(self, t: model.Typedef) -> list[str]:
-        n = pyname(t.name)
+        n = t.name
         out = [f"def _P_{n}(_p, _v):"]
         out += [INDENT + x for x in self.pack_stmts(t.type, "_v")]
         out += ["", "", f"def _U_{n}(_u):", INDENT + f"return {self.unpack_expr(t.type)}"]
         return out
 
     def public_codec(self, name: str, doc: str) -> list[str]:
-        n = pyname(name)
+        n = name
         return [f"def pack_{n}(value) -> bytes:",
                 INDENT + f'"""Encode {doc} as XDR."""',
                 INDENT + f"return _pack_with(_P_{n}, value)",
@@ -326,7 +326,7 @@ class PythonEmitter:
         return names
 
     def proc_helpers(self, v: model.Version, p: model.Procedure) -> list[str]:
-        base = f"_{pyname(v.name)}_{pyname(p.name)}"
+        base = f"_{v.name}_{p.name}"
         names = self.arg_names(p)
         out = [f"def {base}_pack_args(_p{''.join(', ' + x for x in names)}):"]
         body = []
@@ -351,7 +351,7 @@ class PythonEmitter:
         return f"{res} {p.name}({args}) = {p.number}"
 
     def client_class(self, prog: model.Program, v: model.Version, asynchronous: bool) -> list[str]:
-        cls = f"{pyname(v.name)}_{'AsyncClient' if asynchronous else 'Client'}"
+        cls = f"{v.name}_{'AsyncClient' if asynchronous else 'Client'}"
         kind = "asyncio" if asynchronous else "Synchronous"
         out = [f"class {cls}:",
                INDENT + f'"""{kind} client of program {prog.name} ({prog.number:#x}), '
@@ -364,7 +364,7 @@ class PythonEmitter:
                INDENT * 2 + "self._rpc = rpc"]
         d, aw = ("async def", "await ") if asynchronous else ("def", "")
         for p in v.procedures:
-            base = f"_{pyname(v.name)}_{pyname(p.name)}"
+            base = f"_{v.name}_{p.name}"
             names = self.arg_names(p)
             params = "".join(", " + x for x in names)
             call_args = "".join(", " + x for x in names)
@@ -378,7 +378,7 @@ class PythonEmitter:
                 out.append(INDENT * 2 + "return None")
             else:
                 out.append(INDENT * 2 + f"return {base}_unpack_result(_Unpacker(_r))")
-            out += ["", INDENT + f"{d} {pyname(p.name)}_batched(self{params}) -> None:",
+            out += ["", INDENT + f"{d} {p.name}_batched(self{params}) -> None:",
                     INDENT * 2 + f'"""{p.name} as a batched call: sent without waiting, no reply."""',
                     INDENT * 2 + "_p = _Packer()",
                     INDENT * 2 + f"{base}_pack_args(_p{call_args})",
@@ -387,7 +387,7 @@ class PythonEmitter:
         return out
 
     def server_class(self, prog: model.Program, v: model.Version) -> list[str]:
-        cls = f"{pyname(v.name)}_Server"
+        cls = f"{v.name}_Server"
         out = [f"class {cls}:",
                INDENT + f'"""Server skeleton of program {prog.name} ({prog.number:#x}), version '
                         f'{v.name} ({v.number}): override the procedure methods."""',
@@ -396,11 +396,11 @@ class PythonEmitter:
                INDENT + f"VERSION = {v.number}",
                INDENT + "procedures = {"]
         for p in v.procedures:
-            base = f"_{pyname(v.name)}_{pyname(p.name)}"
+            base = f"_{v.name}_{p.name}"
             dec = f"{base}_unpack_args" if p.args else "_no_args"
             enc = f"{base}_pack_result" if p.result is not None else "_no_result"
             names = tuple(a.name for a in p.args)
-            out.append(INDENT * 2 + f"{p.number}: _Procedure({p.number}, {p.name!r}, {dec}, {enc}, "
+            out.append(INDENT * 2 + f"{p.number}: _Procedure({p.number}, {pyname(p.name)!r}, {dec}, {enc}, "
                                     f"{names!r}),")
         out.append(INDENT + "}")
         for p in v.procedures:

@@ -224,6 +224,12 @@ class Module:
             t = d.type
         return t
 
+    def count_guard(self, t: "VarArray") -> int:
+        """Bytes per item to check an array count against: the element's minimum size, and
+        at least 1 for unbounded arrays (zero-size elements would make any count "fit")."""
+        n = self.min_size(t.elem)
+        return n if n or t.max is not None else 1
+
     def min_size(self, t: TypeExpr, _active: frozenset = frozenset()) -> int:
         """The fewest bytes any value of ``t`` encodes to (for pre-allocation checks)."""
         if isinstance(t, Prim):

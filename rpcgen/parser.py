@@ -17,16 +17,31 @@ class Parser:
         self.toks = tokens
         self.i = 0
         self.file = file
+        self.passthrough: list[ast.PassThrough] = []  # % lines met inside definitions
+
+    def _skip_passthrough(self) -> None:
+        while self.toks[self.i].kind == "passthrough":
+            t = self.toks[self.i]
+            self.passthrough.append(ast.PassThrough(t.loc, t.text))
+            self.i += 1
 
     # -- token helpers -------------------------------------------------------------------
     @property
     def tok(self) -> Token:
+        self._skip_passthrough()
         return self.toks[self.i]
 
     def peek(self, k: int = 1) -> Token:
-        return self.toks[min(self.i + k, len(self.toks) - 1)]
+        self._skip_passthrough()
+        j = self.i
+        for _ in range(k):
+            j = min(j + 1, len(self.toks) - 1)
+            while self.toks[j].kind == "passthrough":
+                j += 1
+        return self.toks[j]
 
     def next(self) -> Token:
+        self._skip_passthrough()
         t = self.toks[self.i]
         if t.kind != "eof":
             self.i += 1
@@ -61,11 +76,12 @@ class Parser:
     # -- top level -----------------------------------------------------------------------
     def specification(self) -> ast.Specification:
         defs: list[ast.Definition] = []
-        while not self.at("eof"):
-            if self.at("passthrough"):
-                t = self.next()
-                defs.append(ast.PassThrough(t.loc, t.text))
-                continue
+        while True:
+            self._skip_passthrough()
+            defs.extend(self.passthrough)
+            self.passthrough = []
+            if self.at("eof"):
+                break
             defs.append(self.definition())
         return ast.Specification(self.file, defs)
 

@@ -134,7 +134,7 @@ class XdrUnion:
     _xdr_default: object = NO_DEFAULT
 
     @property
-    def arm(self) -> str | None:
+    def xdr_arm(self) -> str | None:
         """The name of the active arm (None for a void arm)."""
         d = getattr(self, self._xdr_disc)
         if d in self._xdr_arms:
@@ -150,7 +150,7 @@ class XdrUnion:
         disc = self._xdr_disc
         if getattr(self, disc) != getattr(other, disc):
             return False
-        arm = self.arm
+        arm = self.xdr_arm
         return arm is None or getattr(self, arm) == getattr(other, arm)
 
     __hash__ = None
@@ -158,7 +158,7 @@ class XdrUnion:
     def __repr__(self) -> str:
         disc = self._xdr_disc
         try:
-            arm = self.arm
+            arm = self.xdr_arm
         except XdrValueError:
             arm = None
         body = f"{disc}={getattr(self, disc)!r}"
