@@ -29,7 +29,17 @@ def _generate() -> None:
         raise ImportError(f"rpcgen failed on {SOURCE} (exit status {rc})")
 
 
+def _check_compiled_codec() -> None:
+    """A compiled codec older than cricket.x would encode the old protocol: refuse it clearly."""
+    source_time = SOURCE.stat().st_mtime
+    for codec in HERE.glob("_cricket_xdr.*.so"):
+        if codec.stat().st_mtime < source_time:
+            raise ImportError(f"{codec.name} was built from an older cricket.x; rebuild it with "
+                              f"`make build` (or pip install again)")
+
+
 def _load() -> ModuleType:
+    _check_compiled_codec()
     stale = not GENERATED.exists() or GENERATED.stat().st_mtime < SOURCE.stat().st_mtime
     if stale:
         try:
