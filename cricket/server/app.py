@@ -29,6 +29,7 @@ class ServerConfig:
     admin_token: str = ""
     ready_file: str | None = None
     image_cache_bytes: int = 1 << 30
+    register: bool = False
 
 
 def load_backends(registry: BackendRegistry, options: list[str]) -> list[str]:
@@ -85,6 +86,8 @@ async def serve(config: ServerConfig) -> int:
     else:
         address = await server.listen((config.host, config.port))
         shown = f"{address[0]}:{address[1]}"
+        if config.register:
+            await server.register()     # RpcError with the reason when rpcbind refuses
     log.info("cricket server listening on %s with backends %s (default %s)", shown,
              ", ".join(registry.loaded()) or "none", registry.default)
     print(f"cricket server listening on {shown}", flush=True)

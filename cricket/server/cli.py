@@ -31,6 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="list the backends that can be loaded here, with the reason where one cannot")
     parser.add_argument("--ready-file", metavar="PATH",
                         help="write the listening address to PATH once the server accepts connections")
+    parser.add_argument("--register", action="store_true",
+                        help="register with the local rpcbind (TCP only), so `rpcinfo -p` lists the server")
     parser.add_argument("--image-cache-mb", type=int, default=1024,
                         help="memory for module images shared between sessions (default 1024 MiB)")
 
@@ -66,5 +68,8 @@ def main(args: argparse.Namespace) -> int:
         port=listen[1] if listen else DEFAULT_PORT,
         unix_path=args.unix, backends=list(args.backend), token=args.token,
         admin_token=args.admin_token, ready_file=args.ready_file,
-        image_cache_bytes=args.image_cache_mb << 20)
+        image_cache_bytes=args.image_cache_mb << 20, register=args.register)
+    if config.register and config.unix_path:
+        print("cricket server: --register works with TCP only (rpcbind maps TCP ports)", file=sys.stderr)
+        return 2
     return run_server(config)
