@@ -37,6 +37,11 @@ def _check(result: tuple, what: str) -> Any:
     return values[0] if len(values) == 1 else tuple(values)
 
 
+def _s(stream: Any) -> Any:
+    """The default stream (None) as the driver's 0."""
+    return 0 if stream is None else stream
+
+
 class CudaDevice(Device):
     """One GPU, through its primary context."""
 
@@ -157,13 +162,15 @@ class CudaDevice(Device):
 
     def launch(self, function: Any, grid, block, shared_mem: int, stream: Any, params: bytes) -> None:
         drv = self._enter()
+        # The driver copies the parameters during the call, so these locals may go afterwards.
         buf = ctypes.create_string_buffer(bytes(params), max(len(params), 1))
         size = ctypes.c_size_t(len(params))
-        extra = [drv.CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT, ctypes.addressof(buf),
-                 drv.CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT, ctypes.addressof(size),
-                 drv.CU_LAUNCH_PARAM_END_AS_INT]
-        _check(drv.cuLaunchKernel(function, *grid, *block, shared_mem, stream or 0, 0, extra),
-               "cuLaunchKernel")
+        extra = (ctypes.c_void_p * 5)(drv.CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT, ctypes.addressof(buf),
+                                      drv.CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT, ctypes.addressof(size),
+                                      drv.CU_LAUNCH_PARAM_END_AS_INT)
+        # cuda-python takes ``extra`` as the address of the void* array.
+        _check(drv.cuLaunchKernel(function, *grid, *block, shared_mem, _s(stream), None,
+                                  ctypes.addressof(extra)), "cuLaunchKernel")
 
     # streams and events
     def stream_create(self, flags: int) -> Any:
@@ -173,17 +180,17 @@ class CudaDevice(Device):
         _check(self._enter().cuStreamDestroy(stream), "cuStreamDestroy")
 
     def stream_synchronize(self, stream: Any) -> None:
-        _check(self._enter().cuStreamSynchronize(stream or 0), "cuStreamSynchronize")
+        _check(self._enter().cuStreamSynchronize(_s(stream)), "cuStreamSynchronize")
 
     def stream_query(self, stream: Any) -> bool:
-        err, = self._enter().cuStreamQuery(stream or 0)
+        err, = self._enter().cuStreamQuery(_s(stream))
         if int(err) == curesult.NOT_READY:
             return False
         _check((err,), "cuStreamQuery")
         return True
 
     def stream_wait_event(self, stream: Any, event: Any) -> None:
-        _check(self._enter().cuStreamWaitEvent(stream or 0, event, 0), "cuStreamWaitEvent")
+        _check(self._enter().cuStreamWaitEvent(_s(stream), event, 0), "cuStreamWaitEvent")
 
     def event_create(self, flags: int) -> Any:
         return _check(self._enter().cuEventCreate(flags), "cuEventCreate")
@@ -192,7 +199,7 @@ class CudaDevice(Device):
         _check(self._enter().cuEventDestroy(event), "cuEventDestroy")
 
     def event_record(self, event: Any, stream: Any) -> None:
-        _check(self._enter().cuEventRecord(event, stream or 0), "cuEventRecord")
+        _check(self._enter().cuEventRecord(event, _s(stream)), "cuEventRecord")
 
     def event_synchronize(self, event: Any) -> None:
         _check(self._enter().cuEventSynchronize(event), "cuEventSynchronize")
