@@ -27,6 +27,10 @@ class BackendLoadError(Exception):
     """A backend could not be loaded; the message says why and what to do."""
 
 
+class BackendAlreadyLoaded(BackendLoadError):
+    """A backend of this type is loaded already (one per type, no unloading)."""
+
+
 @dataclasses.dataclass
 class BackendStatus:
     """One line of ``--list-backends`` / CR_LIST_BACKENDS."""
@@ -94,7 +98,7 @@ class BackendRegistry:
         type_name = type_of(name, cls)
         with self._lock:
             if type_name in self._loaded:
-                raise BackendLoadError(
+                raise BackendAlreadyLoaded(
                     f"a backend of type {type_name!r} is already loaded "
                     f"({self._targets[type_name]}); one backend per type and no unloading: "
                     f"use the loaded one or restart the server")

@@ -16,7 +16,7 @@ from typing import Any
 from .. import __version__
 from ..backends import curesult
 from ..backends.base import BackendError, DeviceProperties, FunctionInfo, ImageKind
-from ..backends.registry import BackendLoadError, BackendRegistry, BackendStatus
+from ..backends.registry import BackendAlreadyLoaded, BackendLoadError, BackendRegistry, BackendStatus
 from .images import ImageCache
 from .session import DeviceObject, FunctionRecord, ModuleRecord, Session
 
@@ -354,10 +354,14 @@ class CricketService:
                                "and send it as the HELLO token")
         try:
             self.registry.load(type_name, spec)
+        except BackendAlreadyLoaded as exc:
+            log.warning("LOADBACKEND %s refused: %s", type_name, exc)
+            raise BackendError(curesult.NOT_PERMITTED, str(exc)) from None
         except BackendLoadError as exc:
-            log.error("LOADBACKEND %s: %s", type_name, exc)
-            raise BackendError(curesult.NOT_PERMITTED if "already loaded" in str(exc)
-                               else curesult.NOT_FOUND, str(exc)) from None
+            log.error("LOADBACKEND %s failed: %s", type_name, exc)
+            cause = exc.__cause__
+            code = cause.code if isinstance(cause, BackendError) else curesult.NOT_FOUND
+            raise BackendError(code, str(exc)) from None
 
     def list_backends(self, session: Session) -> list[BackendStatus]:
         return self.registry.status()
