@@ -22,6 +22,7 @@ from .session import Session
 log = logging.getLogger(__name__)
 
 _INT32_MAX = (1 << 31) - 1
+MAX_QUEUED = 1024      # asynchronous calls a session may have queued before the connection waits
 
 
 def _message(text: str) -> str:
@@ -74,7 +75,7 @@ class CricketProgram(Skeleton):
         session = self._session()
         session.counters[fn.__name__] += 1
         try:
-            value = await asyncio.get_running_loop().run_in_executor(session.worker, fn, session, *args)
+            value = await asyncio.wrap_future(session.submit(fn, session, *args))
         except BackendError as exc:
             if exc.code != svc.NEED_IMAGE:
                 log.info("session %d: %s: %s", session.id, fn.__name__, exc)
@@ -102,7 +103,15 @@ class CricketProgram(Skeleton):
                 log.exception("session %d: %s failed unexpectedly", session.id, fn.__name__)
                 session.keep_async_error(BackendError(curesult.UNKNOWN, f"{fn.__name__}: {exc}"))
 
-        session.submit(job)
+        future = session.submit(job)
+        if session.queued > MAX_QUEUED:
+            # Backpressure: while this call waits, the connection reads no further calls.
+            return self._wait_then_no_reply(future)
+        return NO_REPLY
+
+    @staticmethod
+    async def _wait_then_no_reply(future) -> Any:
+        await asyncio.wrap_future(future)
         return NO_REPLY
 
     # --- HELLO, devices, errors -------------------------------------------------------

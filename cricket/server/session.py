@@ -148,6 +148,9 @@ class Session:
         self.open_devices: dict[int, Device] = {}
         self.async_error: BackendError | None = None
         self.counters: Counter[str] = Counter()
+        self.queued = 0              # tasks submitted and not finished
+        self.max_queued = 0
+        self._queue_lock = threading.Lock()
         self.worker = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix=f"cricket-session-{self.id}")
 
@@ -155,7 +158,18 @@ class Session:
 
     def submit(self, fn: Callable[..., T], *args: Any) -> concurrent.futures.Future[T]:
         """Queue ``fn(*args)`` behind everything this session queued before."""
-        return self.worker.submit(fn, *args)
+        with self._queue_lock:
+            self.queued += 1
+            self.max_queued = max(self.max_queued, self.queued)
+
+        def run() -> T:
+            try:
+                return fn(*args)
+            finally:
+                with self._queue_lock:
+                    self.queued -= 1
+
+        return self.worker.submit(run)
 
     # --- asynchronous errors -----------------------------------------------
 
@@ -226,6 +240,7 @@ class Session:
     def stats(self) -> dict[str, int]:
         out = {"session": self.id, "allocations": len(self.allocations),
                "allocated_bytes": self.allocations.total_bytes, "modules": len(self.modules),
-               "functions": len(self.functions), "streams": len(self.streams), "events": len(self.events)}
+               "functions": len(self.functions), "streams": len(self.streams), "events": len(self.events),
+               "queued": self.queued, "max_queued": self.max_queued}
         out.update({f"calls.{k}": v for k, v in sorted(self.counters.items())})
         return out

@@ -174,3 +174,17 @@ def test_module_without_ptx_loads_and_its_launch_says_how_to_rebuild(gpu, tmp_pa
         vadd.launch(1, 256, [x, x, x, 256], sync=True)
     assert info.value.code == curesult.NO_BINARY_FOR_GPU
     assert "PTX" in info.value.message or "ptx" in info.value.message
+
+
+def test_a_flood_of_asynchronous_launches_is_throttled_and_all_run(gpu, fatbins):
+    from cricket.server.program import MAX_QUEUED
+    n = 32
+    one = gpu.to_device(np.ones(n, dtype=np.float32))
+    acc = gpu.to_device(np.zeros(n, dtype=np.float32))
+    vadd = gpu.load_module(fatbins["vadd"]).get_function("vadd")
+    launches = 3 * MAX_QUEUED
+    for _ in range(launches):
+        vadd(1, n, one, acc, acc, n)
+    np.testing.assert_array_equal(acc.to_host(np.float32), np.full(n, launches, dtype=np.float32))
+    stats = gpu.session_stats()
+    assert stats["queued"] <= 1 and stats["max_queued"] <= MAX_QUEUED + 2
