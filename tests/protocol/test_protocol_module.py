@@ -33,3 +33,14 @@ def test_async_procedures_have_no_reply():
                  "CR_STREAM_WAIT_EVENT_ASYNC", "CR_MEMCPY_DTOD_ASYNC"):
         assert hasattr(gen.CRICKET_V1_Client, f"{name}_batched")
     assert inspect.iscoroutinefunction(gen.CRICKET_V1_AsyncClient.CR_HELLO)
+
+
+def test_server_constants_match_cricket_x():
+    from cricket.server import service
+    assert service.PROTOCOL_VERSION == gen.CRICKET_PROTOCOL
+    assert service.NEED_IMAGE == gen.CRICKET_NEED_IMAGE
+    assert service.MAX_INLINE == gen.CRICKET_MAX_INLINE
+    assert [k.value for k in gen.cr_image_kind] == [0, 1, 2]
+    from cricket.backends.base import ImageKind
+    assert {k.name.removeprefix("CR_IMAGE_"): k.value for k in gen.cr_image_kind} == \
+        {k.name: k.value for k in ImageKind}
