@@ -104,9 +104,17 @@ async def serve(config: ServerConfig) -> int:
             pass
     await stop.wait()
     log.info("cricket server stopping")
+    sessions = list(service.sessions.values())
     await server.close()
-    for session in list(service.sessions.values()):
+    for session in sessions:
         service.close_session(session)
+    # Let the sessions free what they hold before the backends go (a running kernel may delay it).
+    waiting = [loop.run_in_executor(None, s.worker.shutdown, True) for s in sessions]
+    if waiting:
+        done, pending = await asyncio.wait(waiting, timeout=10)
+        if pending:
+            log.warning("%d session(s) still busy at shutdown; their resources go with the process",
+                        len(pending))
     registry.close()
     if config.unix_path:
         Path(config.unix_path).unlink(missing_ok=True)
