@@ -164,9 +164,7 @@ def main(argv: list[str] | None = None) -> int:
                            (["--quick"] if args.quick else []),
                            env=env, capture_output=True, text=True, check=True)
     pure = json.loads(child.stdout)
-    import array
-    ints = array.array("i", range(10000))
-    floor = _time(ints.tolist, args.quick)
+
     print("| what | ours: Cython (µs) | reference: xdrlib3 (µs) | ratio | goal | pure twin (µs) |")
     print("|---|---:|---:|---:|---|---:|")
     for what, ref_us in ref.items():
@@ -179,8 +177,6 @@ def main(argv: list[str] | None = None) -> int:
             goal = "no copy " + ("✓" if ours["_zero_copy_unpack"] else "✗")
         print(f"| {what} | {ours[what]:.2f} | {ref_us:.2f} | {ratio:.1f}× | {goal} | "
               f"{pure[what]:.2f} |")
-    print(f"\nFloor for int<10000> unpack: creating the 10,000 int objects alone "
-          f"(array('i').tolist()) takes {floor:.2f} µs here.")
     return 0
 
 

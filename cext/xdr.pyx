@@ -277,6 +277,31 @@ cdef class Packer:
             raise XdrLengthError(f"array of length {n} exceeds the declared maximum {maxlen}")
         self.pack_uint(n)
 
+    def pack_int_array(self, values, maxlen=None, bint unsigned=False, fixed=None) -> None:
+        """``int v<maxlen>`` (count first) or, with ``fixed``, ``int v[fixed]``, in one go."""
+        cdef Py_ssize_t i, n
+        cdef char *p
+        cdef int64_t v, lo = 0 if unsigned else -0x80000000
+        cdef int64_t hi = 0xFFFFFFFF if unsigned else 0x7FFFFFFF
+        if type(values) is not list:
+            values = list(values)
+        n = len(<list>values)
+        if fixed is not None:
+            if n != fixed:
+                raise XdrValueError(f"fixed array needs {fixed} items, got {n}")
+        elif maxlen is not None and n > maxlen:
+            raise XdrLengthError(f"array of length {n} exceeds the declared maximum {maxlen}")
+        p = self._grow(4 * n + 4)
+        if fixed is None:
+            cx_put32(p, <uint32_t>n)
+            p += 4
+        for i in range(n):
+            item = (<list>values)[i]
+            v = _as_int(item, lo, hi, "unsigned int" if unsigned else "int")
+            cx_put32(p, <uint32_t>v)
+            p += 4
+        self.length += 4 * n + (0 if fixed is not None else 4)
+
     def get_buffer(self) -> bytes:
         cdef bytes cur = PyBytes_FromStringAndSize(self.buf, self.length)
         if not self.chunks:
@@ -419,6 +444,21 @@ cdef class Unpacker:
         cdef Py_ssize_t n = self._length(maxlen, "string")
         cdef const unsigned char *p = self._take(n, "string body")
         return PyUnicode_DecodeUTF8(<const char *>p, n, "surrogateescape")
+
+    def unpack_int_array(self, maxlen=None, bint unsigned=False, fixed=None) -> list:
+        """Counterpart of ``Packer.pack_int_array``."""
+        cdef Py_ssize_t i, n
+        cdef const unsigned char *p
+        cdef list out
+        n = fixed if fixed is not None else self.unpack_array_length(maxlen, 4)
+        p = self._need(4 * n, "int array")
+        out = [None] * n
+        for i in range(n):
+            if unsigned:
+                out[i] = cx_get32(p + 4 * i)
+            else:
+                out[i] = <int32_t>cx_get32(p + 4 * i)
+        return out
 
     def unpack_array_length(self, maxlen, Py_ssize_t min_item_size=4) -> int:
         """Read an array count, checked against ``maxlen`` and the bytes left."""

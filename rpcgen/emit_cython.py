@@ -406,7 +406,99 @@ cdef object _r_int_list(R *r, Py_ssize_t n, bint signed, int64_t lo, int64_t hi,
     return out
 
 
+# -- struct fields through slot offsets ---------------------------------------------------
+cdef extern from *:
+    """
+    #include <structmember.h>
+    /* The offset of a __slots__ member descriptor, or -1 when it is anything else. */
+    static Py_ssize_t gx_slot_offset(PyObject *descr) {{
+        PyMemberDef *m;
+        if (descr == NULL || Py_TYPE(descr) != &PyMemberDescr_Type) return -1;
+        m = ((PyMemberDescrObject *)descr)->d_member;
+        if (m->type != T_OBJECT_EX || (m->flags & READONLY)) return -1;
+        return m->offset;
+    }}
+    static inline PyObject *gx_get_slot(PyObject *o, Py_ssize_t off) {{
+        return *(PyObject **)((char *)o + off);              /* borrowed, may be NULL */
+    }}
+    static inline void gx_set_slot(PyObject *o, Py_ssize_t off, PyObject *v) {{
+        PyObject **p = (PyObject **)((char *)o + off), *old = *p;
+        Py_INCREF(v);
+        *p = v;
+        Py_XDECREF(old);
+    }}
+    static inline PyObject *gx_alloc(PyObject *cls) {{
+        PyTypeObject *t = (PyTypeObject *)cls;
+        return t->tp_alloc(t, 0);
+    }}
+    """
+    Py_ssize_t gx_slot_offset(PyObject *descr)
+    PyObject *gx_get_slot(object o, Py_ssize_t off)
+    void gx_set_slot(object o, Py_ssize_t off, object v)
+    object gx_alloc(object cls)
+
+
+cdef int _bind_offsets(object cls, list names, Py_ssize_t *offsets) except -1:
+    """Find the slot offset of each field; if any is not a plain slot, use attributes."""
+    cdef Py_ssize_t i, off
+    cdef list found = []
+    for name in names:
+        descr = cls.__dict__.get(name)
+        off = gx_slot_offset(<PyObject *>descr) if descr is not None else -1
+        if off < 0 or type(cls).__new__ is not type.__new__ or cls.__new__ is not object.__new__:
+            found = None
+            break
+        found.append(off)
+    for i in range(len(names)):
+        offsets[i] = found[i] if found is not None else -1
+    return 0
+
+
+cdef inline object _get(object v, Py_ssize_t off, str name):
+    cdef PyObject *p
+    if off >= 0:
+        p = gx_get_slot(v, off)
+        if p != NULL:
+            return <object>p
+    return getattr(v, name)
+
+
+cdef inline int _put(object o, Py_ssize_t off, str name, object value) except -1:
+    if off >= 0:
+        gx_set_slot(o, off, value)
+    else:
+        setattr(o, name, value)
+    return 0
+
+
+cdef inline object _alloc(object cls, bint fast):
+    return gx_alloc(cls) if fast else _object_new(cls)
+
+
 # -- entry-point plumbing ----------------------------------------------------------------
+cdef int _r_open(R *r, Py_buffer *view, object data) except -1:
+    """Point ``r`` at ``data``; returns 1 when ``view`` must be released afterwards."""
+    if type(data) is bytes:  # immutable and kept alive by the caller: no buffer needed
+        r.buf = <const unsigned char *>PyBytes_AS_STRING(data)
+        r.pos = 0
+        r.end = PyBytes_GET_SIZE(data)
+        return 0
+    try:
+        PyObject_GetBuffer(data, view, PyBUF_SIMPLE)
+    except (TypeError, BufferError) as exc:
+        raise XdrValueError(f"XDR input must be a contiguous bytes-like object: {{exc}}") from None
+    r.buf = <const unsigned char *>view.buf
+    r.pos = 0
+    r.end = view.len
+    return 1
+
+
+cdef int _r_done(R *r) except -1:
+    if r.pos != r.end:
+        raise XdrError(f"{{r.end - r.pos}} bytes left over after decoding")
+    return 0
+
+
 cdef class _Cursor:
     """Holds the buffer of ``data`` for the duration of one decode."""
     cdef Py_buffer view
@@ -534,37 +626,56 @@ class CythonEmitter:
                 INDENT + "return m"]
 
     def struct(self, s: model.Struct) -> list[str]:
+        """Fields are read and written through their slot offsets when the value's type
+        is exactly the generated class (see ``_get``/``_put``), by attribute otherwise."""
         n = s.name
-        out = [f"cdef object _cls_{n} = None", "", ""]
+        k = len(s.fields)
+        out = [f"cdef object _cls_{n} = None",
+               f"cdef Py_ssize_t _off_{n}[{k}]  # slot offsets, -1: use attributes",
+               f"_off_{n}[:] = [-1] * {k}", "", ""]
+
+        def get(i: int, f: model.Field) -> str:
+            return f"_get(v, _off_{n}[{i}] if fast else -1, {f.pyname!r})"
+
+        def put(i: int, f: model.Field, value: str) -> str:
+            return f"_put(o, _off_{n}[{i}], {f.pyname!r}, {value})"
+
         if s.is_list:
-            body, link = s.fields[:-1], s.fields[-1].pyname
+            body, last = s.fields[:-1], s.fields[-1]
             out += [f"cdef int _e_{n}(W *w, object v) except -1:",
-                    INDENT + "while True:"]
-            for f in body:
-                out += [INDENT * 2 + x for x in self.enc(f.type, f"v.{f.pyname}")]
-            out += [INDENT * 2 + f"v = v.{link}",
+                    INDENT + "cdef bint fast",
+                    INDENT + "while True:",
+                    INDENT * 2 + f"fast = type(v) is _cls_{n}"]
+            for i, f in enumerate(body):
+                tmp = f"f{i}"
+                out.append(INDENT * 2 + f"{tmp} = {get(i, f)}")
+                out += [INDENT * 2 + x for x in self.enc(f.type, tmp)]
+            out += [INDENT * 2 + f"v = {get(k - 1, last)}",
                     INDENT * 2 + "if v is None:",
                     INDENT * 3 + "return _w_u32(w, 0)",
                     INDENT * 2 + "_w_u32(w, 1)", "", "",
                     f"cdef object _d_{n}(R *r):",
-                    INDENT + f"head = o = _object_new(_cls_{n})",
+                    INDENT + f"head = o = _alloc(_cls_{n}, _off_{n}[0] >= 0)",
                     INDENT + "while True:"]
-            for f in body:
-                out.append(INDENT * 2 + f"o.{f.pyname} = {self.dec(f.type)}")
+            for i, f in enumerate(body):
+                out.append(INDENT * 2 + put(i, f, self.dec(f.type)))
             out += [INDENT * 2 + "if not _r_bool(r):",
-                    INDENT * 3 + f"o.{link} = None",
+                    INDENT * 3 + put(k - 1, last, "None"),
                     INDENT * 3 + "return head",
-                    INDENT * 2 + f"nxt = _object_new(_cls_{n})",
-                    INDENT * 2 + f"o.{link} = nxt",
+                    INDENT * 2 + f"nxt = _alloc(_cls_{n}, _off_{n}[0] >= 0)",
+                    INDENT * 2 + put(k - 1, last, "nxt"),
                     INDENT * 2 + "o = nxt"]
             return out
-        out.append(f"cdef int _e_{n}(W *w, object v) except -1:")
-        for f in s.fields:
-            out += [INDENT + x for x in self.enc(f.type, f"v.{f.pyname}")]
+        out += [f"cdef int _e_{n}(W *w, object v) except -1:",
+                INDENT + f"cdef bint fast = type(v) is _cls_{n}"]
+        for i, f in enumerate(s.fields):
+            tmp = f"f{i}"
+            out.append(INDENT + f"{tmp} = {get(i, f)}")
+            out += [INDENT + x for x in self.enc(f.type, tmp)]
         out += [INDENT + "return 0", "", "", f"cdef object _d_{n}(R *r):",
-                INDENT + f"o = _object_new(_cls_{n})"]
-        for f in s.fields:
-            out.append(INDENT + f"o.{f.pyname} = {self.dec(f.type)}")
+                INDENT + f"o = _alloc(_cls_{n}, _off_{n}[0] >= 0)"]
+        for i, f in enumerate(s.fields):
+            out.append(INDENT + put(i, f, self.dec(f.type)))
         out.append(INDENT + "return o")
         return out
 
@@ -632,10 +743,16 @@ class CythonEmitter:
             INDENT * 2 + "_w_free(&w)",
             "", "",
             f"def unpack_{n}(data):",
-            INDENT + "cdef _Cursor c = _Cursor(data)",
-            INDENT + f"v = _d_{n}(&c.r)",
-            INDENT + "c.done()",
-            INDENT + "return v",
+            INDENT + "cdef R r",
+            INDENT + "cdef Py_buffer view",
+            INDENT + "cdef bint held = _r_open(&r, &view, data)",
+            INDENT + "try:",
+            INDENT * 2 + f"v = _d_{n}(&r)",
+            INDENT * 2 + "_r_done(&r)",
+            INDENT * 2 + "return v",
+            INDENT + "finally:",
+            INDENT * 2 + "if held:",
+            INDENT * 3 + "PyBuffer_Release(&view)",
             "", "",
             f"def P_{n}(packer, value) -> None:",
             INDENT + "cdef W w",
@@ -669,6 +786,9 @@ class CythonEmitter:
                 out.append(INDENT + f"_members_{n}.update(ns[{'_' + n + '_members'!r}])")
             elif isinstance(t, (model.Struct, model.Union)):
                 out.append(INDENT + f"_cls_{n} = ns[{pyname(n)!r}]")
+            if isinstance(t, model.Struct):
+                names = [f.pyname for f in t.fields]
+                out.append(INDENT + f"_bind_offsets(_cls_{n}, {names!r}, _off_{n})")
         for t in self.mod.types.values():
             n = t.name
             out += [INDENT + f"ns['pack_{n}'] = pack_{n}", INDENT + f"ns['unpack_{n}'] = unpack_{n}",

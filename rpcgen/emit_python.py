@@ -75,6 +75,13 @@ class PythonEmitter:
             return f"{self.type_doc(t.elem)}<{'' if t.max is None else t.max}>"
         return f"{self.type_doc(t.elem)} *"
 
+    def full_int(self, t: model.TypeExpr) -> model.Prim | None:
+        """``t`` when it is a 32-bit int or unsigned int of full range (bulk array codec)."""
+        t = self.mod.resolve(t)
+        if isinstance(t, model.Prim) and _FULL_RANGE.get(t.kind) == (t.lo, t.hi):
+            return t
+        return None
+
     # -- codec snippets ------------------------------------------------------------------
     def pack_stmts(self, t: model.TypeExpr, val: str) -> list[str]:
         """Statements that write ``val`` (a simple expression) of type ``t`` to ``_p``."""
@@ -95,6 +102,12 @@ class PythonEmitter:
             return [f"if {val} is None:", INDENT + "_p.pack_uint(0)", "else:",
                     INDENT + "_p.pack_uint(1)",
                     *[INDENT + s for s in self.pack_stmts(t.elem, val)]]
+        ip = self.full_int(t.elem)
+        if ip is not None:
+            uns = ", unsigned=True" if ip.kind == "uint" else ""
+            if isinstance(t, model.FixedArray):
+                return [f"_p.pack_int_array({val}{uns}, fixed={t.size})"]
+            return [f"_p.pack_int_array({val}, {t.max}{uns})"]
         arr, item = self.fresh("a"), self.fresh("x")
         out = [f"{arr} = {val}"]
         if isinstance(t, model.FixedArray):
@@ -126,6 +139,12 @@ class PythonEmitter:
             return f"_u.unpack_string({t.max})"
         if isinstance(t, model.Optional):
             return f"({self.unpack_expr(t.elem)} if _u.unpack_bool() else None)"
+        ip = self.full_int(t.elem)
+        if ip is not None:
+            uns = ", unsigned=True" if ip.kind == "uint" else ""
+            if isinstance(t, model.FixedArray):
+                return f"_u.unpack_int_array(fixed={t.size}{uns})"
+            return f"_u.unpack_int_array({t.max}{uns})"
         elem = self.unpack_expr(t.elem)
         if isinstance(t, model.FixedArray):
             return f"[{elem} for _ in _range({t.size})]"
@@ -260,6 +279,14 @@ class PythonEmitter:
         out += [INDENT * 2 + f"{me}.{x} = {x}" for x in slots]
         return out
 
+    def case_comment(self, u: model.Union, values: list[int]) -> str:
+        """``  # RED, GREEN`` for enum discriminants: the case labels as written."""
+        base = self.mod.resolve(u.discriminant.type)
+        if isinstance(base, model.Ref) and isinstance(self.mod.types.get(base.name), model.Enum):
+            names = dict((v, k) for k, v in reversed(self.mod.types[base.name].members))
+            return "  # " + ", ".join(names.get(v, str(v)) for v in values)
+        return ""
+
     def union_codec(self, u: model.Union) -> list[str]:
         n, cls = u.name, pyname(u.name)
         disc = u.discriminant.pyname
@@ -269,7 +296,7 @@ class PythonEmitter:
         kw = "if"
         for a in u.arms:
             cond = f"_d == {a.values[0]}" if len(a.values) == 1 else f"_d in {tuple(a.values)!r}"
-            out.append(INDENT + f"{kw} {cond}:")
+            out.append(INDENT + f"{kw} {cond}:{self.case_comment(u, a.values)}")
             body = self.pack_stmts(a.field.type, f"_v.{a.field.pyname}") if a.field else ["pass"]
             out += [INDENT * 2 + x for x in body]
             kw = "elif"
@@ -287,7 +314,7 @@ class PythonEmitter:
         out += ["", "", f"def _U_{n}(_u):", INDENT + f"_d = {self.unpack_expr(dt)}"]
         for a in u.arms:
             cond = f"_d == {a.values[0]}" if len(a.values) == 1 else f"_d in {tuple(a.values)!r}"
-            out.append(INDENT + f"if {cond}:")
+            out.append(INDENT + f"if {cond}:{self.case_comment(u, a.values)}")
             arg = f", {a.field.pyname}={self.unpack_expr(a.field.type)}" if a.field else ""
             out.append(INDENT * 2 + f"return {cls}(_d{arg})")
         if u.has_default:
@@ -382,8 +409,11 @@ class PythonEmitter:
                     INDENT * 2 + f'"""{p.name} as a batched call: sent without waiting, no reply."""',
                     INDENT * 2 + "_p = _Packer()",
                     INDENT * 2 + f"{base}_pack_args(_p{call_args})",
-                    INDENT * 2 + f"{aw}self._rpc.call_batched(self.PROGRAM, self.VERSION, "
-                                 f"{p.number}, _p.get_buffers())"]
+                    INDENT * 2 + f"{'_sent = ' if asynchronous else ''}self._rpc.call_batched("
+                                 f"self.PROGRAM, self.VERSION, {p.number}, _p.get_buffers())"]
+            if asynchronous:
+                out += [INDENT * 2 + "if _sent is not None:  # the runtime's call_batched may be async",
+                        INDENT * 3 + "await _sent"]
         return out
 
     def server_class(self, prog: model.Program, v: model.Version) -> list[str]:

@@ -14,6 +14,9 @@ Public API (everything a client, server or backend needs):
 * :class:`PtxModule` -- ``entry_names``, ``kernel(name)`` -> :class:`KernelLayout`.
 * :func:`find_device_code` -- everything in an executable, ``.so``, ``.o``,
   ``.fatbin`` or ``.cubin``.
+* :func:`loaded_fatbins` -- the registered fatbins of every object loaded in this
+  process, decoded from memory (for static-cudart applications, whose
+  ``__cudaRegisterFatBinary`` cannot be interposed).
 * :class:`FatbinError` and its subclasses, whose messages name the entry.
 
 Registration is lazy: constructing a :class:`Fatbin` reads 16 bytes (40 from a
@@ -32,12 +35,13 @@ from .format import Compression, EntryFlag, EntryHeader, EntryKind
 from .hostelf import DeviceCode, find_device_code
 from .layout import KernelLayout, KernelParam
 from .memory import ProcessMemory
+from .process import loaded_fatbins
 from .ptx import PtxModule
 
 __all__ = [
     "Fatbin", "FatbinEntry", "Wrapper", "iter_containers", "Cubin", "DeviceVariable",
     "arch_from_e_flags", "EIAttr", "NvInfoRecord", "PtxModule", "KernelLayout", "KernelParam",
-    "DeviceCode", "find_device_code", "ProcessMemory", "Compression", "EntryFlag", "EntryHeader",
+    "DeviceCode", "find_device_code", "loaded_fatbins", "ProcessMemory", "Compression", "EntryFlag", "EntryHeader",
     "EntryKind", "MAX_IMAGE_SIZE",
     "FatbinError", "FormatError", "TruncatedError", "DecompressionError", "CubinError", "PtxError",
     "MemoryAccessError", "NoImageError", "KernelNotFoundError",

@@ -10,6 +10,7 @@ decompression bomb costs at most the size it claims.
 from __future__ import annotations
 
 import zlib
+from typing import Callable
 
 import lz4.block
 import lz4.frame
@@ -38,31 +39,41 @@ class _Corrupt(Exception):
     """Raised by a decoder; :func:`decompress` adds the entry's name."""
 
 
-def decompress(data: bytes | memoryview, method: Compression, size: int, what: str) -> bytes:
+def decompress(data: bytes | memoryview, method: Compression, size: int,
+               what: str | Callable[[], str]) -> bytes:
     """Decompress ``data`` (exactly the compressed bytes) to exactly ``size`` bytes.
 
-    ``what`` names the entry in error messages. Raises :class:`DecompressionError`.
+    ``what`` names the entry in error messages (a callable is called only on error).
+    Raises :class:`DecompressionError`.
     """
+    try:
+        return _decompress(data, method, size)
+    except DecompressionError as exc:
+        name = what() if callable(what) else what
+        raise DecompressionError(f"{name}: {exc}") from exc.__cause__
+
+
+def _decompress(data: bytes | memoryview, method: Compression, size: int) -> bytes:
     if method is Compression.NONE:
         return bytes(data)
     if size <= 0:
-        raise DecompressionError(f"{what}: {method.value}-compressed but the header gives no "
+        raise DecompressionError(f"{method.value}-compressed but the header gives no "
                                  f"uncompressed size; the fatbin is corrupt")
     if size > MAX_IMAGE_SIZE:
-        raise DecompressionError(f"{what}: header claims {size} bytes uncompressed, more than the "
+        raise DecompressionError(f"header claims {size} bytes uncompressed, more than the "
                                  f"{MAX_IMAGE_SIZE}-byte limit; the fatbin is corrupt")
     if size > len(data) * _MAX_RATIO[method] + 1024:
-        raise DecompressionError(f"{what}: header claims {size} bytes from {len(data)} {method.value} "
+        raise DecompressionError(f"header claims {size} bytes from {len(data)} {method.value} "
                                  f"bytes, more than {method.value} can expand to; the fatbin is corrupt")
     try:
         out = _DECODERS[method](bytes(data), size)
     except _Corrupt as exc:
-        raise DecompressionError(f"{what}: {exc}; the fatbin is corrupt") from None
+        raise DecompressionError(f"{exc}; the fatbin is corrupt") from None
     except (zlib.error, lz4.block.LZ4BlockError, RuntimeError, ValueError, zstandard.ZstdError,
             MemoryError) as exc:
-        raise DecompressionError(f"{what}: {method.value} data is corrupt or truncated ({exc})") from exc
+        raise DecompressionError(f"{method.value} data is corrupt or truncated ({exc})") from exc
     if len(out) != size:
-        raise DecompressionError(f"{what}: {method.value} data decompressed to {len(out)} bytes but the "
+        raise DecompressionError(f"{method.value} data decompressed to {len(out)} bytes but the "
                                  f"header says {size}; the fatbin is corrupt or truncated")
     return out
 

@@ -208,7 +208,10 @@ class FatbinEntry:
 
     @functools.cached_property
     def payload(self) -> bytes:
-        """The image: decompressed; for PTX the text plus its NUL."""
+        """The image: decompressed; for PTX the text plus its NUL. LTO-IR is not decoded."""
+        if self.is_ltoir:
+            raise FatbinError(f"{self.describe()}: LTO-IR is obfuscated before compression and is not "
+                              f"decoded; use the stored bytes, or build with code=sm_XX/compute_XX")
         comp = self.compression
         if comp is Compression.NONE:
             data = bytes(self._stored)
@@ -217,13 +220,15 @@ class FatbinEntry:
             if n > len(self._stored):
                 raise FormatError(f"{self.describe()}: compressed size {n} exceeds the "
                                   f"{len(self._stored)} bytes stored")
-            data = decompress(self._stored[:n], comp, self.header.uncompressed_size, self.describe())
+            data = decompress(self._stored[:n], comp, self.header.uncompressed_size, self.describe)
         if self.is_ptx:
             end = data.find(b"\0")
             if end < 0:
                 raise PtxError(f"{self.describe()}: PTX text has no terminating NUL; the image is corrupt")
-            data = data[:end + 1]
-        log.debug("decoded %s: %d bytes", self.describe(), len(data))
+            if end != len(data) - 1:
+                data = data[:end + 1]
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("decoded %s: %d bytes", self.describe(), len(data))
         return data
 
     @functools.cached_property

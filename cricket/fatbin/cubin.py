@@ -42,7 +42,7 @@ _PARAM_CBANK = struct.Struct("<IHH")  # section symbol, param base, param size
 # pyelftools (and construct under it) raise many unrelated types on malformed
 # input (ELFError, struct.error, construct errors, IndexError, ...); all of them
 # mean "corrupt cubin" when they come out of a header or section-table read.
-_ELF_ERRORS = (ELFError, Exception)
+_ELF_ERRORS = (ELFError, Exception)  # noqa: B014 -- ELFError named for the reader
 
 
 class Symbol(NamedTuple):

@@ -114,7 +114,7 @@ def _host_elf(path: str, name: str, mapped: mmap.mmap, data: memoryview) -> Devi
         return code
     wrapper_index, wsec = sections[WRAPPER_SECTION]
     raw = section_bytes(wsec)
-    relocations = _relocations(elf, wrapper_index, e_type, section_bytes, path)
+    relocations: dict | None = None     # read only when a pointer field needs it (large in big .so)
     for i in range(len(raw) // WRAPPER_STRUCT.size):
         off = i * WRAPPER_STRUCT.size
         where = f"{name}:{WRAPPER_SECTION}[{i}]"
@@ -123,13 +123,15 @@ def _host_elf(path: str, name: str, mapped: mmap.mmap, data: memoryview) -> Devi
         wrapper = Wrapper(header, address if e_type != "ET_REL" else None, where)
         code.wrappers.append(wrapper)
         target = None
+        if relocations is None and (e_type == "ET_REL" or not header.data):
+            relocations = _relocations(elf, wrapper_index, e_type, section_bytes, path)
         if e_type == "ET_REL":
             reloc = relocations.get(off + 8)
             if reloc is not None:
                 sym_section, value = reloc
                 target = by_section.get((sym_section, value))
         else:
-            data_ptr = header.data or relocations.get(address + 8, 0)
+            data_ptr = header.data or relocations.get(address + 8, 0)  # type: ignore[union-attr]
             target = by_address.get(data_ptr)
         if target is None:
             log.warning("%s: wrapper data pointer leads to no container in %s", where,
@@ -152,9 +154,11 @@ def _relocations(elf, wrapper_index: int, e_type: str, section_bytes, path: str)
         for sec in sections:
             if sec["sh_type"] != "SHT_RELA" or sec["sh_info"] != wrapper_index:
                 continue
-            symtab = sections[sec["sh_link"]]
-            syms = section_bytes(symtab)
-            for r_offset, r_info, addend in _RELA.iter_unpack(section_bytes(sec)):
+            if not 0 < sec["sh_link"] < len(sections):
+                raise FormatError(f"{path}: {sec.name} links to section {sec['sh_link']}, which does "
+                                  f"not exist; the file is corrupt")
+            syms = section_bytes(sections[sec["sh_link"]])
+            for r_offset, r_info, addend in _rela(section_bytes(sec), path, sec.name):
                 sym = r_info >> 32
                 if (sym + 1) * _SYM.size > len(syms):
                     continue
@@ -164,10 +168,17 @@ def _relocations(elf, wrapper_index: int, e_type: str, section_bytes, path: str)
     for sec in sections:
         if sec["sh_type"] != "SHT_RELA" or sec.name not in (".rela.dyn",):
             continue
-        for r_offset, r_info, addend in _RELA.iter_unpack(section_bytes(sec)):
+        for r_offset, r_info, addend in _rela(section_bytes(sec), path, sec.name):
             if r_info & 0xFFFFFFFF == R_X86_64_RELATIVE:
                 out[r_offset] = addend
     return out
+
+
+def _rela(data: memoryview, path: str, name: str):
+    if len(data) % _RELA.size:
+        raise FormatError(f"{path}: {name} is {len(data)} bytes, not a multiple of {_RELA.size}; "
+                          f"the file is corrupt")
+    return _RELA.iter_unpack(data)
 
 
 def _mark_registered(code: DeviceCode, e_type: str) -> None:

@@ -1,11 +1,13 @@
 """The asyncio RPC client: one connection, any number of calls in flight, replies matched by xid.
 
-Batched calls (no reply expected) are queued and written together with the next normal call, or
-by :meth:`AsyncClient.flush`.
+Calls made during one event-loop iteration are written together. Batched calls (no reply
+expected) are queued and written together with the next normal call, or by
+:meth:`AsyncClient.flush`. Timeouts are kept in one heap with a single timer.
 """
 from __future__ import annotations
 
 import asyncio
+import heapq
 import itertools
 import logging
 import socket
@@ -13,7 +15,7 @@ from typing import Any
 
 from . import message
 from .auth import AuthNone, ClientAuth
-from .client import Buffers, _nbytes, first_xid
+from .client import Buffers, _nbytes, first_xid, verifier_check
 from .constants import DEFAULT_MAX_RECORD, RPC_VERSION, MsgType
 from .errors import ProtocolError, RecordTooLarge, RpcConnectionError, RpcError, RpcTimeout
 from .record import RecordReader, mark
@@ -52,7 +54,7 @@ class _ClientProtocol(asyncio.Protocol):
                 log.debug("dropping a reply to xid %#x that nobody waits for", xid)
                 continue
             try:
-                offset = message.decode_reply(record)
+                offset = message.decode_reply(record, self.client._check_verifier)
             except RpcError as exc:
                 fut.set_exception(exc)
             else:
@@ -74,11 +76,15 @@ class AsyncClient:
         self.timeout = timeout
         self.auth = auth or AuthNone()
         self._auth_bytes = self.auth.header_bytes()
+        self._check_verifier = verifier_check(self.auth)
         self._max_record_size = max_record_size
         self._xids = itertools.count(first_xid())
         self._pending: dict[int, asyncio.Future] = {}
-        self._batch: list[Any] = []
+        self._batch: list[Any] = []        # encoded calls not written yet
         self._batch_bytes = 0
+        self._flush_scheduled = False
+        self._deadlines: list[tuple[float, int]] = []     # heap of (deadline, xid)
+        self._sweeper: asyncio.TimerHandle | None = None
         self._error: RpcError | None = None
         self._transport: asyncio.Transport | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -108,14 +114,7 @@ class AsyncClient:
 
     async def call(self, prog: int, vers: int, proc: int, buffers: Buffers = ()) -> memoryview:
         """Call a procedure with encoded arguments; returns the encoded result."""
-        fut = self._send(prog, vers, proc, buffers, True)
-        if self.timeout is None:
-            return await fut
-        handle = self._loop.call_later(self.timeout, self._expire, fut)  # type: ignore[union-attr]
-        try:
-            return await fut
-        finally:
-            handle.cancel()
+        return await self._send(prog, vers, proc, buffers, True)
 
     def call_batched(self, prog: int, vers: int, proc: int, buffers: Buffers = ()) -> asyncio.Future:
         """Queue a call that expects no reply; it goes out with the next normal call.
@@ -133,8 +132,7 @@ class AsyncClient:
 
     async def flush(self) -> None:
         """Send queued batched calls now."""
-        if self._batch and self._error is None:
-            self._transport.writelines(self._take_batch())  # type: ignore[union-attr]
+        self._write_out()
 
     async def close(self) -> None:
         await self.flush()
@@ -156,41 +154,78 @@ class AsyncClient:
         xid = next(self._xids) & 0xFFFFFFFF
         head = message.CALL_HEAD.pack(xid, MsgType.CALL, RPC_VERSION, prog, vers, proc) \
             + self._auth_bytes
-        size = len(head)
-        for b in buffers:
-            size += _nbytes(b)
-        if not wants_reply:
+        if buffers:
+            size = len(head)
+            for b in buffers:
+                size += _nbytes(b)
             self._batch += (mark(size), head, *buffers)
-            self._batch_bytes += size + 4
-            if self._batch_bytes >= _BATCH_FLUSH:
-                self._transport.writelines(self._take_batch())  # type: ignore[union-attr]
-            return None
-        fut = self._loop.create_future()  # type: ignore[union-attr]
-        self._pending[xid] = fut
-        if self._batch:
-            self._batch += (mark(size), head, *buffers)
-            self._transport.writelines(self._take_batch())  # type: ignore[union-attr]
         else:
-            self._transport.writelines((mark(size), head, *buffers))  # type: ignore[union-attr]
+            size = len(head)
+            self._batch.append(mark(size) + head)
+        self._batch_bytes += size + 4
+        if not wants_reply:
+            if self._batch_bytes >= _BATCH_FLUSH:
+                self._write_out()
+            return None
+        loop = self._loop
+        fut = loop.create_future()  # type: ignore[union-attr]
+        self._pending[xid] = fut
+        if self.timeout is not None:
+            deadline = loop.time() + self.timeout  # type: ignore[union-attr]
+            heap = self._deadlines
+            if len(heap) > 2 * len(self._pending) + 1024:
+                # Entries of answered calls stay until popped; drop them before they pile up.
+                heap = self._deadlines = [e for e in heap if e[1] in self._pending]
+                heapq.heapify(heap)
+            heapq.heappush(heap, (deadline, xid))
+            if self._sweeper is None:
+                self._sweeper = loop.call_at(deadline, self._expire)  # type: ignore[union-attr]
+        # Calls made in the same loop iteration leave in one write (pipelining costs one
+        # system call per batch, not per call).
+        if self._batch_bytes >= _BATCH_FLUSH:
+            self._write_out()
+        elif not self._flush_scheduled:
+            self._flush_scheduled = True
+            loop.call_soon(self._write_out)  # type: ignore[union-attr]
         return fut
+
+    def _write_out(self) -> None:
+        self._flush_scheduled = False
+        if self._batch and self._error is None:
+            batch = self._take_batch()
+            self._transport.writelines(batch)  # type: ignore[union-attr]
 
     def _take_batch(self) -> list[Any]:
         batch, self._batch, self._batch_bytes = self._batch, [], 0
         return batch
 
-    def _expire(self, fut: asyncio.Future) -> None:
-        if not fut.done():
-            for xid, f in list(self._pending.items()):
-                if f is fut:
-                    del self._pending[xid]
-                    break
-            fut.set_exception(RpcTimeout(
-                f"no reply from the RPC server at {self.address} within {self.timeout} s; "
-                "raise the client's timeout if the call is expected to take longer"))
+    def _expire(self) -> None:
+        """Fail the calls whose deadline has passed; re-arm for the next one."""
+        self._sweeper = None
+        now = self._loop.time()  # type: ignore[union-attr]
+        heap = self._deadlines
+        pending = self._pending
+        while heap:
+            deadline, xid = heap[0]
+            if xid not in pending:
+                heapq.heappop(heap)
+                continue
+            if deadline > now:
+                self._sweeper = self._loop.call_at(deadline, self._expire)  # type: ignore[union-attr]
+                return
+            heapq.heappop(heap)
+            fut = pending.pop(xid)
+            if not fut.done():
+                fut.set_exception(RpcTimeout(
+                    f"no reply from the RPC server at {self.address} within {self.timeout} s; "
+                    "raise the client's timeout if the call is expected to take longer"))
 
     def _fail(self, error: RpcError) -> None:
         if self._error is None:
             self._error = error
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
         pending, self._pending = self._pending, {}
         for fut in pending.values():
             if not fut.done():

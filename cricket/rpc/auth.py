@@ -1,7 +1,7 @@
 """Authentication flavors: AUTH_NONE and AUTH_SYS, and the interfaces further flavors implement.
 
 Client side, a flavor is a :class:`ClientAuth`: it supplies the encoded credential and verifier put
-into every call. Server side, an :class:`Authenticator` checks the credential of a call and returns
+into every call, and may check the verifier of each reply. Server side, an :class:`Authenticator` checks the credential of a call and returns
 what the handler sees as ``current_call().credentials`` (``None`` for AUTH_NONE, an
 :class:`AuthSysParms` for AUTH_SYS); it rejects a call by raising :class:`~cricket.rpc.errors.AuthError`.
 """
@@ -86,6 +86,10 @@ class ClientAuth:
     def verifier(self) -> tuple[int, bytes]:
         """The verifier (flavor, body); AUTH_NONE for the flavors here."""
         return AuthFlavor.AUTH_NONE, b""
+
+    def check_verifier(self, flavor: int, body: bytes) -> None:
+        """Check the verifier of an accepted reply; raise ``AuthError(AUTH_INVALIDRESP)`` to
+        reject it. Flavors that need no check leave this alone (the client then skips it)."""
 
     def header_bytes(self) -> bytes:
         """cred and verf as they follow the call header on the wire."""

@@ -39,12 +39,16 @@ class _NoReply:
 NO_REPLY = _NoReply()
 """Return this from a handler (or its coroutine) to send no reply: the call was a batched one."""
 
-_current: ContextVar[CallContext] = ContextVar("cricket_rpc_call")
+# The server sets a plain tuple per call (cheap); current_call() builds the CallContext from it:
+# (connection, xid, prog, vers, proc, cred_flavor, cred_body, credentials).
+_current: ContextVar[tuple] = ContextVar("cricket_rpc_call")
 
 
 def current_call() -> CallContext:
     """The call the running handler serves; raises :class:`RpcError` outside a handler."""
     try:
-        return _current.get()
+        conn, xid, prog, vers, proc, cred_flavor, cred_body, credentials = _current.get()
     except LookupError:
         raise RpcError("current_call() was used outside of an RPC handler") from None
+    return CallContext(conn.id, conn.peer, xid, prog, vers, proc, cred_flavor, cred_body,
+                       credentials)

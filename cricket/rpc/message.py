@@ -6,6 +6,7 @@ Headers are fixed layouts of 32-bit words, so they are read and written with pre
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .constants import (MAX_AUTH_BYTES, RPC_VERSION, AcceptStat, AuthStat, MsgType, RejectStat,
@@ -63,8 +64,15 @@ def _read_auth(record: bytes, pos: int) -> tuple[int, bytes, int]:
     return flavor, bytes(record[pos:end]), end + (-n % 4)
 
 
+_NO_AUTH = b"\0" * 16                      # cred and verf both AUTH_NONE with empty bodies
+
+
 def decode_call(record: bytes) -> CallHeader:
     """Decode a call header, or raise :class:`MalformedCall` saying how to answer it."""
+    if record[24:40] == _NO_AUTH:
+        xid, mtype, rpcvers, prog, vers, proc = CALL_HEAD.unpack_from(record, 0)
+        if mtype == MsgType.CALL and rpcvers == RPC_VERSION:
+            return CallHeader(xid, prog, vers, proc, 0, b"", 0, b"", 40)
     if len(record) < 24:
         if len(record) >= 12 and _U32.unpack_from(record, 4)[0] == MsgType.CALL \
                 and _U32.unpack_from(record, 8)[0] != RPC_VERSION:
@@ -125,18 +133,25 @@ def reply_xid(record: bytes) -> int:
     return _U32.unpack_from(record, 0)[0]
 
 
-def decode_reply(record: bytes) -> int:
-    """Check a reply's status; return the offset of the results, or raise the matching error."""
-    if record[4:24] == _SUCCESS_NONE_TAIL:
+def decode_reply(record: bytes,
+                 check_verifier: Callable[[int, bytes], None] | None = None) -> int:
+    """Check a reply's status; return the offset of the results, or raise the matching error.
+
+    ``check_verifier(flavor, body)`` (a flavor's ``ClientAuth.check_verifier``) sees the verifier
+    of every accepted reply and raises ``AuthError`` to reject it.
+    """
+    if check_verifier is None and record[4:24] == _SUCCESS_NONE_TAIL:
         return 24
     try:
         xid, mtype, stat = struct.unpack_from(">3I", record, 0)
         if mtype != MsgType.REPLY:
             raise ProtocolError(f"message type {mtype} where a REPLY was expected (xid {xid:#x})")
         if stat == ReplyStat.MSG_ACCEPTED:
-            _vflavor, _vbody, pos = _read_auth(record, 12)
+            vflavor, vbody, pos = _read_auth(record, 12)
             astat, = _U32.unpack_from(record, pos)
             pos += 4
+            if check_verifier is not None:
+                check_verifier(vflavor, vbody)
             if astat == AcceptStat.SUCCESS:
                 return pos
             if astat == AcceptStat.PROG_MISMATCH:

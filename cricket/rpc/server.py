@@ -15,22 +15,27 @@ stalls other connections, and a session sees its calls in the order they were se
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import itertools
 import logging
+import os
+import struct
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
+from types import CoroutineType
 from typing import Any
 
 from cricket.xdr import Packer, Unpacker, XdrError
 
 from . import message
-from .auth import Authenticator, default_authenticators
-from .constants import DEFAULT_MAX_RECORD, MAX_FRAGMENT, AcceptStat, AuthStat
-from .context import NO_REPLY, CallContext, _current
+from .auth import Authenticator, NoneAuthenticator, default_authenticators
+from .constants import (DEFAULT_MAX_RECORD, MAX_FRAGMENT, RPC_VERSION, AcceptStat, AuthFlavor,
+                        AuthStat)
+from .context import NO_REPLY, _current
 from .errors import AuthError, RecordTooLarge, RpcError
-from .record import RecordReader, frame
+from .record import RecordReader, frame, mark
 from .transport import Address, is_unix, new_event_loop, parse_address
 
 log = logging.getLogger(__name__)
@@ -38,6 +43,13 @@ log = logging.getLogger(__name__)
 ConnectHook = Callable[[int, Any], Any]
 DisconnectHook = Callable[[int], Any]
 
+_CALL_HEAD = message.CALL_HEAD
+_SUCCESS_NONE = struct.Struct(">6I")      # xid, REPLY, MSG_ACCEPTED, AUTH_NONE, 0, SUCCESS
+_NO_AUTH = b"\0" * 16                     # AUTH_NONE credential and verifier
+_NULL_REPLY = struct.Struct(">7I")        # record mark + a SUCCESS reply with no results
+_NULL_MARK = 0x80000000 | 24
+_READ_SIZE = 256 * 1024
+_SMALL_REPLY = 16384       # replies up to this size are joined into one write
 _QUEUE_PAUSE = 4096        # queued records per connection before reading is paused
 _DECODE_ERRORS = (XdrError, ValueError, IndexError, TypeError, OverflowError, EOFError)
 
@@ -45,19 +57,23 @@ _DECODE_ERRORS = (XdrError, ValueError, IndexError, TypeError, OverflowError, EO
 class _Entry:
     """One procedure of one served version, resolved at registration."""
 
-    __slots__ = ("proc", "method", "number")
+    __slots__ = ("proc", "method", "number", "name", "decode_args", "encode_result")
 
     def __init__(self, proc: Any, method: Callable[..., Any] | None) -> None:
         self.proc = proc
         self.method = method
         self.number = proc.number
+        self.name = proc.name
+        self.decode_args = proc.decode_args
+        self.encode_result = proc.encode_result
 
 
 class Server:
     """Serves rpcgen skeleton instances over TCP and Unix sockets.
 
     ``on_connect(connection_id, peer)`` and ``on_disconnect(connection_id)`` are called for every
-    connection (they may be coroutine functions). ``ordered=False`` lets coroutine handlers of one
+    connection (they may be coroutine functions); ``on_disconnect`` waits until the connection's
+    running coroutine handlers have finished. ``ordered=False`` lets coroutine handlers of one
     connection run concurrently (replies then go out in completion order, matched by xid).
     """
 
@@ -75,6 +91,7 @@ class Server:
         self.on_disconnect = on_disconnect
         self.ordered = ordered
         self._programs: dict[tuple[int, int], dict[int, _Entry]] = {}
+        self._builtin_null: set[tuple[int, int]] = set()   # versions whose NULL the runtime answers
         self._versions: dict[int, list[int]] = {}
         self._servers: list[asyncio.AbstractServer] = []
         self._connections: dict[int, _Connection] = {}
@@ -96,6 +113,8 @@ class Server:
         for number, proc in skeleton.procedures.items():
             table[int(number)] = _Entry(proc, getattr(skeleton, proc.name, None))
         self._programs[(prog, vers)] = table
+        if 0 not in table or table[0].method is None:
+            self._builtin_null.add((prog, vers))
         self._versions.setdefault(prog, []).append(vers)
         self._versions[prog].sort()
         log.debug("serving program %d version %d (%d procedures)", prog, vers, len(table))
@@ -171,6 +190,10 @@ class Server:
         for srv in self._servers:
             await srv.wait_closed()
         self._servers.clear()
+        for addr in self.addresses:
+            if isinstance(addr, str):
+                with contextlib.suppress(OSError):
+                    os.unlink(addr)
         if self._registered:
             await self.unregister()
 
@@ -185,16 +208,20 @@ class Server:
 
     # --- dispatch -------------------------------------------------------------------------------
 
-    def _reply_for_unknown(self, call: message.CallHeader) -> bytes:
-        versions = self._versions.get(call.prog)
+    def _reply_for_unknown(self, xid: int, prog: int) -> bytes:
+        versions = self._versions.get(prog)
         if versions is None:
-            return message.encode_accepted(call.xid, AcceptStat.PROG_UNAVAIL)
-        return message.encode_accepted(call.xid, AcceptStat.PROG_MISMATCH,
+            return message.encode_accepted(xid, AcceptStat.PROG_UNAVAIL)
+        return message.encode_accepted(xid, AcceptStat.PROG_MISMATCH,
                                        low=versions[0], high=versions[-1])
 
 
-class _Connection(asyncio.Protocol):
-    """One client connection: record reassembly, in-order dispatch, replies."""
+class _Connection(asyncio.BufferedProtocol):
+    """One client connection: record reassembly, in-order dispatch, replies.
+
+    A buffered protocol: the event loop reads straight into a buffer of the connection (no bytes
+    object per read); the record reader copies each complete record out of it.
+    """
 
     def __init__(self, server: Server, connection_id: int) -> None:
         self.server = server
@@ -205,8 +232,13 @@ class _Connection(asyncio.Protocol):
         self.queue: deque[bytes] = deque()
         self.busy = False
         self.closed = False
+        self.inflight = 0            # coroutine handlers of this connection still running
         self._paused_queue = False
         self._paused_write = False
+        self._out: list[bytes] | None = None     # replies collected while a chunk is handled
+        self._rview = memoryview(bytearray(_READ_SIZE))
+        none = server.authenticators.get(AuthFlavor.AUTH_NONE)
+        self._none_auth = none if type(none) is NoneAuthenticator else None
 
     # --- asyncio.Protocol -----------------------------------------------------------------------
 
@@ -225,28 +257,55 @@ class _Connection(asyncio.Protocol):
             log.info("connection %d closed in the middle of a record; the partial call is dropped",
                      self.id)
         log.debug("connection %d closed (%s)", self.id, exc or "by peer")
-        self._hook(self.server.on_disconnect, self.id)
+        if not self.inflight:
+            self._hook(self.server.on_disconnect, self.id)
+        # else: on_disconnect runs when the last running handler of this connection finishes,
+        # so that a session is never freed under a handler that still uses it.
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._rview
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.data_received(self._rview[:nbytes])
+
+    def data_received(self, data: bytes | memoryview) -> None:
         try:
             records = self.reader.feed(data)
         except RecordTooLarge as exc:
             log.warning("connection %d from %s: %s; closing it", self.id, self.peer, exc)
-            self.transport.close()
-            self.closed = True
+            self._close()
+            return
+        if not records:
             return
         if self.busy:
             self.queue.extend(records)
             self._check_queue()
             return
-        for i, record in enumerate(records):
-            if self.closed:
-                return
-            self.handle(record)
-            if self.busy:
-                self.queue.extend(records[i + 1:])
-                self._check_queue()
-                return
+        if len(records) == 1:
+            self.handle(records[0])
+            return
+        # Replies to every record of this chunk leave in one write.
+        out = self._out = []
+        try:
+            for i, record in enumerate(records):
+                self.handle(record)
+                if self.closed:
+                    break
+                if self.busy:
+                    self.queue.extend(records[i + 1:])
+                    self._check_queue()
+                    break
+        finally:
+            self._out = None
+            if out and not self.transport.is_closing():
+                self.transport.write(out[0] if len(out) == 1 else b"".join(out))
+
+    def _close(self) -> None:
+        out, self._out = self._out, None
+        if out:
+            self.transport.write(b"".join(out))
+        self.transport.close()
+        self.closed = True
 
     def pause_writing(self) -> None:
         self._paused_write = True
@@ -260,98 +319,129 @@ class _Connection(asyncio.Protocol):
     # --- calls ----------------------------------------------------------------------------------
 
     def handle(self, record: bytes) -> None:
-        server = self.server
+        """Answer one call record (or close the connection when its header is unreadable)."""
+        if self._none_auth is not None and record[24:40] == _NO_AUTH:
+            # Fast path: AUTH_NONE credential and verifier, the common case.
+            xid, mtype, rpcvers, prog, vers, proc = _CALL_HEAD.unpack_from(record, 0)
+            if mtype == 0 and rpcvers == RPC_VERSION:
+                if proc == 0 and (prog, vers) in self.server._builtin_null:
+                    reply = _NULL_REPLY.pack(_NULL_MARK, xid, 1, 0, 0, 0, 0)
+                    if self._out is not None:
+                        self._out.append(reply)
+                    elif not self.closed:
+                        self.transport.write(reply)
+                    return
+                self.dispatch(record, xid, prog, vers, proc, 0, b"", self._none_auth, None, 40)
+                return
         try:
             call = message.decode_call(record)
         except message.MalformedCall as exc:
             if exc.reply is None:
                 log.warning("connection %d from %s: %s; closing it", self.id, self.peer, exc)
-                self.transport.close()
-                self.closed = True
+                self._close()
             else:
-                log.info("connection %d: rejected a call: %s", self.id, exc)
+                log.debug("connection %d: rejected a call: %s", self.id, exc)
                 self.send(exc.reply)
             return
-        authenticator = server.authenticators.get(call.cred_flavor)
+        authenticator = self.server.authenticators.get(call.cred_flavor)
         if authenticator is None:
-            log.info("connection %d: credential flavor %d is not accepted", self.id, call.cred_flavor)
+            log.debug("connection %d: credential flavor %d is not accepted", self.id, call.cred_flavor)
             self.send(message.encode_auth_error(call.xid, AuthStat.AUTH_REJECTEDCRED))
             return
         try:
             credentials = authenticator.authenticate(call.cred_body, call.verf_flavor, call.verf_body)
         except AuthError as exc:
-            log.info("connection %d: %s", self.id, exc)
+            log.debug("connection %d: %s", self.id, exc)
             self.send(message.encode_auth_error(call.xid, exc.stat))
             return
-        table = server._programs.get((call.prog, call.vers))
+        self.dispatch(record, call.xid, call.prog, call.vers, call.proc, call.cred_flavor,
+                      call.cred_body, authenticator, credentials, call.args_offset)
+
+    def dispatch(self, record: bytes, xid: int, prog: int, vers: int, proc: int, cred_flavor: int,
+                 cred_body: bytes, authenticator: Authenticator, credentials: Any,
+                 offset: int) -> None:
+        server = self.server
+        table = server._programs.get((prog, vers))
         if table is None:
-            self.send(server._reply_for_unknown(call))
+            self.send(server._reply_for_unknown(xid, prog))
             return
-        entry = table.get(call.proc)
+        entry = table.get(proc)
         if entry is None or entry.method is None:
-            if call.proc == 0:
-                self.send(message.encode_success(call.xid))
+            if proc == 0:
+                self.send(_SUCCESS_NONE.pack(xid, 1, 0, 0, 0, 0))
             else:
-                self.send(message.encode_accepted(call.xid, AcceptStat.PROC_UNAVAIL))
+                self.send(message.encode_accepted(xid, AcceptStat.PROC_UNAVAIL))
             return
         try:
-            args = entry.proc.decode_args(Unpacker(record, call.args_offset))
+            args = entry.decode_args(Unpacker(record, offset))
         except _DECODE_ERRORS as exc:
-            log.info("connection %d: garbage arguments for %s: %s", self.id, entry.proc.name, exc)
-            self.send(message.encode_accepted(call.xid, AcceptStat.GARBAGE_ARGS))
+            log.debug("connection %d: garbage arguments for %s: %s", self.id, entry.name, exc)
+            self.send(message.encode_accepted(xid, AcceptStat.GARBAGE_ARGS))
             return
-        ctx = CallContext(self.id, self.peer, call.xid, call.prog, call.vers, call.proc,
-                          call.cred_flavor, call.cred_body, credentials)
-        token = _current.set(ctx)
+        token = _current.set((self, xid, prog, vers, proc, cred_flavor, cred_body, credentials))
         try:
             result = entry.method(*args)
-            if inspect.isawaitable(result):
-                task = asyncio.ensure_future(self._finish(call, entry, authenticator, credentials,
+            if type(result) is CoroutineType or hasattr(type(result), "__await__"):
+                task = asyncio.ensure_future(self._finish(xid, entry, authenticator, credentials,
                                                           result))
                 server._tasks.add(task)
+                self.inflight += 1
                 task.add_done_callback(self._task_done)
                 if server.ordered:
                     self.busy = True
                 return
         except NotImplementedError:
-            self._unimplemented(call, entry)
+            self._unimplemented(xid, entry)
             return
         except AuthError as exc:
-            self.send(message.encode_auth_error(call.xid, exc.stat))
+            self.send(message.encode_auth_error(xid, exc.stat))
             return
         except Exception:
-            log.exception("connection %d: handler %s failed", self.id, entry.proc.name)
-            self.send(message.encode_accepted(call.xid, AcceptStat.SYSTEM_ERR))
+            log.exception("connection %d: handler %s failed", self.id, entry.name)
+            self.send(message.encode_accepted(xid, AcceptStat.SYSTEM_ERR))
             return
         finally:
             _current.reset(token)
-        self.reply(call, entry, authenticator, credentials, result)
+        self.reply(xid, entry, authenticator, credentials, result)
 
-    async def _finish(self, call: message.CallHeader, entry: _Entry, authenticator: Authenticator,
+    async def _finish(self, xid: int, entry: _Entry, authenticator: Authenticator,
                       credentials: Any, awaitable: Any) -> None:
         try:
             result = await awaitable
         except NotImplementedError:
-            self._unimplemented(call, entry)
+            self._unimplemented(xid, entry)
             return
         except asyncio.CancelledError:
             raise
         except AuthError as exc:
-            self.send(message.encode_auth_error(call.xid, exc.stat))
+            self.send(message.encode_auth_error(xid, exc.stat))
             return
         except Exception:
-            log.exception("connection %d: handler %s failed", self.id, entry.proc.name)
-            self.send(message.encode_accepted(call.xid, AcceptStat.SYSTEM_ERR))
+            log.exception("connection %d: handler %s failed", self.id, entry.name)
+            self.send(message.encode_accepted(xid, AcceptStat.SYSTEM_ERR))
             return
-        self.reply(call, entry, authenticator, credentials, result)
+        self.reply(xid, entry, authenticator, credentials, result)
 
     def _task_done(self, task: asyncio.Task) -> None:
         self.server._tasks.discard(task)
+        self.inflight -= 1
+        if self.closed:
+            if not self.inflight:
+                self._hook(self.server.on_disconnect, self.id)
+            return
         if not self.server.ordered:
             return
         self.busy = False
-        while self.queue and not self.busy and not self.closed:
-            self.handle(self.queue.popleft())
+        if not self.queue or self.closed:
+            return
+        out = self._out = []
+        try:
+            while self.queue and not self.busy and not self.closed:
+                self.handle(self.queue.popleft())
+        finally:
+            self._out = None
+            if out and not self.transport.is_closing():
+                self.transport.write(b"".join(out))
         self._check_queue()
 
     def _check_queue(self) -> None:
@@ -365,32 +455,56 @@ class _Connection(asyncio.Protocol):
             if not self._paused_write:
                 self.transport.resume_reading()
 
-    def _unimplemented(self, call: message.CallHeader, entry: _Entry) -> None:
-        if call.proc == 0:       # NULL answers for every served version, implemented or not
-            self.send(message.encode_success(call.xid))
+    def _unimplemented(self, xid: int, entry: _Entry) -> None:
+        if entry.number == 0:    # NULL answers for every served version, implemented or not
+            self.send(_SUCCESS_NONE.pack(xid, 1, 0, 0, 0, 0))
         else:
-            log.info("connection %d: procedure %s is not implemented", self.id, entry.proc.name)
-            self.send(message.encode_accepted(call.xid, AcceptStat.PROC_UNAVAIL))
+            log.debug("connection %d: procedure %s is not implemented", self.id, entry.name)
+            self.send(message.encode_accepted(xid, AcceptStat.PROC_UNAVAIL))
 
-    def reply(self, call: message.CallHeader, entry: _Entry, authenticator: Authenticator,
-              credentials: Any, result: Any) -> None:
+    def reply(self, xid: int, entry: _Entry, authenticator: Authenticator, credentials: Any,
+              result: Any) -> None:
         if result is NO_REPLY or self.closed:
             return
-        verf = authenticator.reply_verifier(credentials)
         packer = Packer()
         try:
-            entry.proc.encode_result(packer, result)
+            entry.encode_result(packer, result)
         except Exception:
-            log.exception("connection %d: result of %s could not be encoded", self.id,
-                          entry.proc.name)
-            self.send(message.encode_accepted(call.xid, AcceptStat.SYSTEM_ERR))
+            log.exception("connection %d: result of %s could not be encoded", self.id, entry.name)
+            self.send(message.encode_accepted(xid, AcceptStat.SYSTEM_ERR))
             return
-        head = message.encode_success(call.xid, verf)
+        if authenticator is self._none_auth:
+            head = _SUCCESS_NONE.pack(xid, 1, 0, 0, 0, 0)
+        else:
+            head = message.encode_success(xid, authenticator.reply_verifier(credentials))
+        size = len(head) + len(packer)
+        if size <= _SMALL_REPLY and size <= self.server.max_fragment:
+            piece = b"".join((mark(size), head, *packer.get_buffers()))
+            if self._out is not None:
+                self._out.append(piece)
+            else:
+                self.transport.write(piece)
+            return
+        self._flush_out()
         self.transport.writelines(frame([head, *packer.get_buffers()], self.server.max_fragment))
 
     def send(self, reply: bytes) -> None:
-        if not self.closed:
+        """Send a header-only reply (or a small complete one)."""
+        if self.closed:
+            return
+        if len(reply) > self.server.max_fragment:
+            self._flush_out()
             self.transport.writelines(frame([reply], self.server.max_fragment))
+        elif self._out is not None:
+            self._out.append(mark(len(reply)) + reply)
+        else:
+            self.transport.write(mark(len(reply)) + reply)
+
+    def _flush_out(self) -> None:
+        out = self._out
+        if out:
+            self.transport.write(b"".join(out))
+            out.clear()
 
     def _hook(self, hook: Callable[..., Any] | None, *args: Any) -> None:
         if hook is None:

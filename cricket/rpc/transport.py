@@ -59,7 +59,7 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
     try:
         import uvloop
     except ImportError:
-        log.info("uvloop is not installed; serving with the asyncio event loop")
+        log.warning("uvloop is not installed; serving with the asyncio event loop")
         return asyncio.new_event_loop()
     return uvloop.new_event_loop()
 

@@ -157,6 +157,25 @@ class Packer:
         _check_max(n, maxlen, "array")
         self.pack_uint(n)
 
+    def pack_int_array(self, values, maxlen: int | None = None, unsigned: bool = False,
+                       fixed: int | None = None) -> None:
+        """``int v<maxlen>`` (count first) or, with ``fixed``, ``int v[fixed]``, in one go."""
+        values = values if isinstance(values, (list, tuple)) else list(values)
+        n = len(values)
+        if fixed is not None:
+            if n != fixed:
+                raise XdrValueError(f"fixed array needs {fixed} items, got {n}")
+        else:
+            _check_max(n, maxlen, "array")
+        try:
+            data = struct.pack(f">{n}{'I' if unsigned else 'i'}", *values)
+        except struct.error as exc:
+            raise XdrValueError(f"cannot encode array of {'unsigned ' if unsigned else ''}int: "
+                                f"{exc}") from None
+        if fixed is None:
+            self._p.pack_uint(n)
+        self._raw(data)
+
     # -- output ----------------------------------------------------------------------------
     def get_buffer(self) -> bytes:
         cur = self._p.get_buffer()
@@ -283,6 +302,14 @@ class Unpacker:
     def unpack_string(self, maxlen: int | None = None) -> str:
         n = self._length(maxlen, "string")
         return str(self._take(n, f"string<{n}>"), "utf-8", "surrogateescape")
+
+    def unpack_int_array(self, maxlen: int | None = None, unsigned: bool = False,
+                         fixed: int | None = None) -> list:
+        """Counterpart of ``Packer.pack_int_array``."""
+        n = fixed if fixed is not None else self.unpack_array_length(maxlen, 4)
+        pos = self._need(4 * n, f"array of {n} ints")
+        self._u.set_position(pos + 4 * n)
+        return list(struct.unpack_from(f">{n}{'I' if unsigned else 'i'}", self._view, pos))
 
     def unpack_array_length(self, maxlen: int | None, min_item_size: int = 4) -> int:
         """Read an array count, checked against ``maxlen`` and the bytes left."""

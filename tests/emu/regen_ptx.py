@@ -21,6 +21,7 @@ VARIANTS = {
     "sm75G": ["-G", "-arch=sm_75"],
     "sm80": ["-arch=sm_80"],
     "sm75L": ["-lineinfo", "-arch=sm_75"],
+    "sm90": ["-arch=sm_90"],
 }
 
 # source -> variants built from it
@@ -38,6 +39,9 @@ BUILDS = {
     "faults": ["sm75L"],
     "sync": ["sm75", "sm75G", "sm80"],
     "shfl": ["sm75"],
+    "extras": ["sm75", "sm75G"],
+    "pipeline": ["sm75", "sm80"],
+    "cub": ["sm75", "sm90"],
 }
 RDC = ["rdc/rdc_a", "rdc/rdc_b"]
 

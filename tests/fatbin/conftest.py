@@ -36,6 +36,7 @@ VARIANTS: dict[str, tuple[list[str], list[str], str]] = {
     "cudart_shared": (["-cudart", "shared"], PARAMS, "app"),
     "lib": (["-shared", "-Xcompiler", "-fPIC"], ["params.cu"], "libparams.so"),
     "object": (["-c"], ["params.cu"], "params.o"),
+    "lto": (["-dc", "-gencode", "arch=compute_75,code=lto_75"], ["params.cu"], "lto.o"),
     # dlopen'ed by the wrapper-address tests, against the stand-in libcudart.so.13
     "lib_cs": (["-shared", "-Xcompiler", "-fPIC", "-cudart", "shared"], ["lib.cu"], "libk_cs.so"),
     "rdc_lib_cs": (["-rdc=true", "-shared", "-Xcompiler", "-fPIC", "-cudart", "shared"],

@@ -39,6 +39,9 @@ def main() -> int:
             f"--image3=kind=ptx,sm=90,file={t / 'sm90.ptx'}",
             f"--image3=kind=elf,sm=100,file={t / 'sm100.cubin'}",
             f"--image3=kind=ptx,sm=100,file={t / 'sm100.ptx'}")
+        # a host object file (.obj: *.o is git-ignored): wrapper resolved through .rela.nvFatBinSegment
+        run("nvcc", "-c", "-arch=sm_75", "-Xfatbin", "-compress-all", "-o", str(OUT / "params_sm75.obj"),
+            str(SOURCE))
     for p in sorted(OUT.iterdir()):
         print(f"{p.relative_to(HERE)}: {p.stat().st_size} bytes")
     return 0

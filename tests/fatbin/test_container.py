@@ -68,7 +68,7 @@ def test_nothing_is_decompressed_until_a_kernel_is_used(monkeypatch):
     real = container_module.decompress
 
     def counting(*a, **kw):
-        calls.append(a[3])
+        calls.append(a[3]() if callable(a[3]) else a[3])
         return real(*a, **kw)
 
     monkeypatch.setattr(container_module, "decompress", counting)

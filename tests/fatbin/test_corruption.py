@@ -171,3 +171,33 @@ def test_random_mutations_inside_an_uncompressed_cubin_give_clean_errors(data):
     for _ in range(data.draw(st.integers(1, 6))):
         cubin[data.draw(st.integers(0, len(cubin) - 1))] = data.draw(st.integers(0, 255))
     decode_or_fail_cleanly(container_bytes(entry_bytes(EntryKind.ELF, 75, bytes(cubin))))
+
+
+HOST_OBJECT = fixture("params_sm75.obj").read_bytes()
+
+
+def test_host_object_fixture_is_found_through_its_relocation(tmp_path):
+    path = tmp_path / "params.o"
+    path.write_bytes(HOST_OBJECT)
+    code = find_device_code(path)
+    assert code.file_kind == "relocatable"
+    (fb,) = code.fatbins
+    assert fb.wrapper is code.wrappers[0]
+    assert decode_everything(fb) == 16
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(HOST_OBJECT) - 1), st.integers(0, 255)), min_size=1,
+                max_size=6))
+def test_random_mutations_of_a_host_object_give_clean_errors(tmp_path_factory, changes):
+    data = bytearray(HOST_OBJECT)
+    for offset, value in changes:
+        data[offset] = value
+    path = tmp_path_factory.mktemp("mut") / "m.o"
+    path.write_bytes(bytes(data))
+    try:
+        code = find_device_code(path)
+        for fb in code.fatbins:
+            decode_everything(fb)
+    except FatbinError as exc:
+        assert str(exc)

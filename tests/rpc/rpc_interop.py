@@ -14,6 +14,17 @@ MAXNAME = 64
 MAXPOINTS = 10
 CIRCLE, RECT, DOT = 1, 2, 3
 
+# What interop/client_main.c prints against a correct server (its WHOAMI line depends on the auth).
+EXPECTED_C_OUTPUT = [
+    "NULL ok",
+    "ADD 42",
+    "SUMMARIZE 3 9 12 75 hello, world -2469135780246 2.500 1 dcba",
+    "SUMMARIZE 3 9 12 42 hello, world -2469135780246 2.500 0 dcba",
+    "SUMMARIZE 3 9 12 -1 hello, world -2469135780246 2.500 1 dcba",
+    "SQUARES 1 4 9 1600000000 0",
+    "COUNT 5",
+]
+
 
 def wrap32(v: int) -> int:
     return (v + 2**31) % 2**32 - 2**31

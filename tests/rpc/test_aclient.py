@@ -10,7 +10,7 @@ import pytest
 
 from cricket.rpc import (AsyncClient, AuthSys, ProgMismatch, RpcConnectionError, RpcTimeout,
                          Server, ServerThread, new_event_loop)
-from rpc_calc import CALC_PROG, CalcClient, CalcV1
+from rpc_calc import CALC_PROG, CalcV1
 
 INT2 = struct.Struct(">ii")
 
@@ -137,3 +137,33 @@ def test_unordered_server_lets_quick_calls_overtake():
                     tagged("add", rpc.call(CALC_PROG, 1, 1, [INT2.pack(1, 2)])))
                 return order
         assert arun(main()) == ["add", "sleep"]
+
+
+def test_answered_calls_do_not_pile_up_timeout_entries(calc_server):
+    async def main():
+        async with await AsyncClient.connect(calc_server.address, timeout=30) as rpc:
+            for _ in range(10):
+                await asyncio.gather(*(rpc.call(CALC_PROG, 1, 0) for _ in range(1000)))
+            return len(rpc._deadlines), len(rpc._pending)
+    entries, pending = arun(main())
+    assert pending == 0 and entries <= 2 * 1000 + 1024 + 1
+
+
+def test_disconnect_hook_waits_for_running_handlers():
+    events = []
+
+    class Slow(CalcV1):
+        async def SLEEP(self, ms):
+            await asyncio.sleep(ms / 1000)
+            events.append("handler done")
+            return 0
+
+    server = Server([Slow()], on_disconnect=lambda cid: events.append("disconnected"))
+    with ServerThread(server) as st:
+        async def main():
+            rpc = await AsyncClient.connect(st.address)
+            rpc.call_batched(CALC_PROG, 1, 6, [struct.pack(">i", 300)])
+            await rpc.close()                 # leaves while SLEEP is still running
+            await asyncio.sleep(0.6)
+        arun(main())
+    assert events == ["handler done", "disconnected"]

@@ -160,3 +160,55 @@ def test_connect_refused_is_a_connection_error():
     st.stop()
     with pytest.raises(RpcConnectionError, match="could not connect"):
         Client(addr)
+
+
+def test_unix_socket_file_is_removed_when_the_server_closes(tmp_path):
+    path = tmp_path / "gone.sock"
+    with ServerThread(Server([CalcV1()]), str(path)) as st, Client(st.address) as rpc:
+        assert CalcClient(rpc).ADD(1, 1) == 2
+        assert path.exists()
+    assert not path.exists()
+
+
+def test_pipelined_calls_from_many_threads_reach_the_right_thread(calc_server):
+    errors = []
+    with Client(calc_server.address) as rpc:
+        def work(k):
+            try:
+                pending = [(i, rpc.start(CALC_PROG, 2, 1, [k.to_bytes(4, "big"), i.to_bytes(4, "big")]))
+                           for i in range(300)]
+                for i, p in reversed(pending):
+                    assert int.from_bytes(p.result(), "big") == k + i + 1000
+            except Exception as exc:       # reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+    assert errors == []
+
+
+def test_server_thread_runs_on_uvloop_when_installed(calc_server):
+    uvloop = pytest.importorskip("uvloop")
+    assert isinstance(calc_server.loop, uvloop.Loop)
+
+
+def test_send_to_a_server_that_stopped_reading_times_out():
+    import socket as _socket
+    # A listener that accepts but never reads: the send buffers fill and the call must fail.
+    with _socket.create_server(("127.0.0.1", 0)) as lsock:
+        rpc = Client(lsock.getsockname(), timeout=0.5)
+        conn, _ = lsock.accept()
+        try:
+            t0 = time.monotonic()
+            with pytest.raises(RpcTimeout, match="stopped reading"):
+                for _ in range(1000):
+                    rpc.start(CALC_PROG, 1, 2, [b"\0\x10\0\0", b"\0" * 0x100000])   # 1 MiB ECHOs
+            assert time.monotonic() - t0 < 10
+            with pytest.raises(RpcTimeout):
+                rpc.call(CALC_PROG, 1, 0)        # the connection stays failed, with the reason
+        finally:
+            conn.close()
+            rpc.close()

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import ServerProcess
+from rpc_peers import ServerProcess
 from cricket.rpc.rpcbind import pmap_getport
 from rpc_interop import PROG
 

@@ -1,6 +1,8 @@
 """Fixtures: generated modules for tests/rpcgen/data/everything.x with each codec."""
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from cricket._select import pure_python_forced
@@ -17,6 +19,8 @@ def everything_pure(tmp_path_factory):
 def everything_cython(tmp_path_factory):
     if pure_python_forced():
         pytest.skip("CRICKET_PUREPYTHON=1: compiled codecs are not used")
+    if not (shutil.which("cc") or shutil.which("gcc")):
+        pytest.skip("no C compiler to build the generated Cython codec")
     mod = generate(DATA / "everything.x", tmp_path_factory.mktemp("gen"), "gen_cy", cython=True)
     assert mod._codec is not None, "the compiled codec was built but not loaded"
     return mod

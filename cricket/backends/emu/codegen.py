@@ -50,7 +50,7 @@ SUPPORTED_OPS = {
     "copysign", "testp", "setp", "set", "selp", "slct", "addc", "subc", "madc", "bra", "ret", "exit", "trap",
     "brkpt", "bar", "barrier", "membar", "fence", "atom", "red", "shfl", "vote", "match", "redux",
     "activemask", "call", "nanosleep", "prefetch", "prefetchu", "isspacep", "cp", "dp4a", "dp2a",
-    "pmevent", "discard", "createpolicy", "vprintf", "assertfail", "mapa", "getctarank",
+    "pmevent", "discard", "createpolicy", "vprintf", "assertfail", "mapa", "getctarank", "bmsk", "szext",
 }
 
 
@@ -69,6 +69,8 @@ class CompiledKernel:
         self.specials = specials
         self.sources = sources
         self.warp_blocks = [b.has_warp_ops for b in ir.blocks]
+        # instructions per block, terminator included (thread-instruction accounting)
+        self.block_sizes = [len(b.instrs) + (1 if getattr(b, "last", None) is not None else 0) for b in ir.blocks]
         self.reg_dtypes = {r: NP[STORAGE[t]] for r, t in ir.regs.items() if t in STORAGE}
 
     def source(self) -> str:
@@ -84,6 +86,7 @@ class KernelCompiler:
         self.ns.update(NP)
         self._const_names: dict = {}
         self._vars: dict[str, str] = {}
+        self._used_vars: set[str] = set()
         self.instrs: list[Instr] = []
         self.specials: set[str] = set()
 
@@ -91,9 +94,10 @@ class KernelCompiler:
         v = self._vars.get(reg)
         if v is None:
             v = "v_" + re.sub(r"\W", "_", reg)
-            while v in self._vars.values():
+            while v in self._used_vars:
                 v += "_"
             self._vars[reg] = v
+            self._used_vars.add(v)
         return v
 
     def const(self, value, np_name: str) -> str:
@@ -132,10 +136,42 @@ class KernelCompiler:
             target = b.target
         return target
 
+    def successors(self, b: Block) -> list[int]:
+        if b.kind in ("jump", "barrier"):
+            out = [self.resolve(b.target)]
+        elif b.kind == "cbr":
+            out = [self.resolve(b.target), self.resolve(b.fallthrough)]
+        else:
+            out = []
+        return [t for t in out if t >= 0]
+
+    def liveness(self, gens: list["BlockCodegen"]) -> list[set[str]]:
+        """Registers live at the end of each block (standard backward data flow)."""
+        n = len(gens)
+        use = [set(x for x in g.loaded if not x.startswith("%")) for g in gens]
+        defs = [g.written_set for g in gens]
+        succ = [self.successors(b) for b in self.ir.blocks]
+        live_in = [set() for _ in range(n)]
+        live_out = [set() for _ in range(n)]
+        changed = True
+        while changed:
+            changed = False
+            for k in range(n - 1, -1, -1):
+                out = set()
+                for t in succ[k]:
+                    out |= live_in[t]
+                inn = use[k] | (out - defs[k])
+                if out != live_out[k] or inn != live_in[k]:
+                    live_out[k], live_in[k] = out, inn
+                    changed = True
+        return live_out
+
     def compile(self) -> CompiledKernel:
-        sources = []
-        for b in self.ir.blocks:
-            sources.append(BlockCodegen(self, b).generate())
+        gens = [BlockCodegen(self, b) for b in self.ir.blocks]
+        for g in gens:
+            g.build()
+        live_out = self.liveness(gens)
+        sources = [g.finish(live_out[k]) for k, g in enumerate(gens)]
         code = "\n\n".join(sources)
         try:
             compiled = compile(code, f"<emu kernel {self.ir.name}>", "exec")
@@ -306,7 +342,7 @@ class BlockCodegen:
         self.emit(f"X.at = {idx}")
 
     # ---- generation --------------------------------------------------------------------------
-    def generate(self) -> str:
+    def build(self) -> None:
         b = self.block
         for ins in b.instrs:
             idx = len(self.kc.instrs)
@@ -330,7 +366,6 @@ class BlockCodegen:
                 raise not_supported(f"PTX instruction form `{ins.text()}` ({type(e).__name__}: {e})") from None
         self.guard = None
         # terminator
-        term_idx = len(self.kc.instrs)
         last = getattr(b, "last", None)
         if last is not None:
             self.kc.instrs.append(last)
@@ -347,6 +382,13 @@ class BlockCodegen:
                 term = f"return ({p}, {res(b.target)}, {res(b.fallthrough)})"
         else:
             term = self.barrier_term(b)
+        self.term = term
+
+    def finish(self, live_out: set[str]) -> str:
+        """The block's source, writing back only the registers later blocks read."""
+        b = self.block
+        term = self.term
+        written = [r for r in self.written if r in live_out]
         head = [f"def b{b.index}(X, L):", "    R = X.R"]
         for name in self.loaded:
             if name.startswith("%"):
@@ -357,21 +399,21 @@ class BlockCodegen:
                 head.append(f"    {self.kc.var(name)} = get(R, {name!r}, L, {z})")
         body = ["    " + line for line in self.lines]
         tail = []
-        if self.written or self.alias:
+        stale = sorted((self.alias - set(written)) & (set(self.loaded) | self.written_set))
+        if written or stale:
             tail.append("    if L is None:")
             inner = []
-            for name in self.written:
+            for name in written:
                 inner.append(f"R[{name!r}] = {self.kc.var(name)}")
                 inner.append(f"X.O.{'discard' if name in self.alias else 'add'}({name!r})")
-            for name in sorted(self.alias - self.written_set):
+            for name in stale:
                 inner.append(f"X.O.discard({name!r})")
             tail += ["        " + i for i in inner] or ["        pass"]
-            if self.written:
+            if written:
                 tail.append("    else:")
-                for name in self.written:
+                for name in written:
                     dt = self.reg_type(Reg(name))
                     tail.append(f"        put(X, {name!r}, L, {self.kc.var(name)}, {dt})")
-        del term_idx
         return "\n".join(head + body + tail + ["    " + term])
 
     def barrier_term(self, b: Block) -> str:
@@ -828,6 +870,17 @@ class BlockCodegen:
         d = self.src(ins.operands[4], "u32")
         ut = UNS[SIZE[t]]
         self.assign(ins.operands[0], f"rt.bfi({f}, {b}, {c}, {d}, {SIZE[t] * 8})", ut)
+
+    def op_bmsk(self, ins: Instr, idx: int) -> None:
+        a = self.src(ins.operands[1], "u32")
+        b = self.src(ins.operands[2], "u32")
+        self.assign(ins.operands[0], f"rt.bmsk({a}, {b}, {'clamp' in ins.mods})", "u32")
+
+    def op_szext(self, ins: Instr, idx: int) -> None:
+        t = COMPUTE[type_mods(ins.mods)[-1]]
+        a = self.src(ins.operands[1], t)
+        b = self.src(ins.operands[2], "u32")
+        self.assign(ins.operands[0], f"rt.szext({a}, {b}, {'clamp' in ins.mods}, {t[0] == 's'})", t)
 
     def op_prmt(self, ins: Instr, idx: int) -> None:
         mode = next((m for m in ins.mods if m in ("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")), "")

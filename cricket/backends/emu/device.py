@@ -6,6 +6,7 @@ import logging
 import struct
 import sys
 import threading
+import time
 from collections import OrderedDict
 from typing import Callable
 
@@ -188,11 +189,13 @@ class EmuDevice:
     ``printf_sink``: where device printf output goes (a callable taking str, or a file-like object;
     default stdout). ``max_lanes``: how many threads run as one vector (whole CTAs are batched up to this
     many lanes). With ``sticky_errors`` (as CUDA), a kernel fault makes every later call fail with the
-    same error until ``reset()``.
+    same error until ``reset()``. A launch that runs more than ``max_steps`` block steps per batch, or
+    longer than ``launch_timeout`` seconds, ends with CUDA_ERROR_LAUNCH_TIMEOUT (702).
     """
 
     def __init__(self, arena_size: int = DEFAULT_ARENA, max_lanes: int = DEFAULT_MAX_LANES, printf_sink=None,
-                 sticky_errors: bool = True, max_steps: int = DEFAULT_MAX_STEPS) -> None:
+                 sticky_errors: bool = True, max_steps: int = DEFAULT_MAX_STEPS,
+                 launch_timeout: float | None = None) -> None:
         if max_lanes < 1:
             raise EmuError(CUDA_ERROR_INVALID_VALUE, "max_lanes must be at least 1")
         self.arena = DeviceArena(arena_size)
@@ -200,9 +203,12 @@ class EmuDevice:
         self.sink = _sink_of(printf_sink)
         self.sticky_errors = sticky_errors
         self.max_steps = max_steps
+        self.launch_timeout = launch_timeout
         self.sticky: EmuError | None = None
         self._module_allocs: set[int] = set()
         self._lock = threading.RLock()
+        # counts of the last launch: thread_instructions, block_steps, batches, lanes_per_batch, seconds
+        self.last_launch: dict = {}
 
     # ---- errors ------------------------------------------------------------------------------
     def _check(self) -> None:
@@ -347,10 +353,15 @@ class EmuDevice:
             raise EmuError(CUDA_ERROR_INVALID_VALUE, f"{function.name} takes {ir.param_size} bytes of parameters, "
                                                      f"got {len(params)}")
         ck = function.compiled()
-        cfg = LaunchConfig(grid, block, shared_mem_bytes, params, self.max_lanes, self.sink, self.max_steps)
+        cfg = LaunchConfig(grid, block, shared_mem_bytes, params, self.max_lanes, self.sink, self.max_steps,
+                           self.launch_timeout)
         with self._lock:
             try:
-                run_kernel(ck, self.arena, function.module.global_addrs, cfg)
+                t0 = time.perf_counter()
+                stats = run_kernel(ck, self.arena, function.module.global_addrs, cfg)
+                stats["seconds"] = time.perf_counter() - t0
+                stats["kernel"] = function.name
+                self.last_launch = stats
             except EmuError as e:
                 if e.kernel is None:
                     e.locate(function.name, None, None)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import struct
+import time
 
 import numpy as np
 
@@ -27,14 +28,16 @@ _WIN_GLOBAL = GLOBAL_BASE >> WINDOW_SHIFT
 _WIN_SHARED = SHARED_WINDOW >> WINDOW_SHIFT
 _WIN_LOCAL = LOCAL_WINDOW >> WINDOW_SHIFT
 
+_SHIFT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
 LIVELOCK_REPEATS = 256          # runs of one block while others wait before they get a turn
 DEFAULT_MAX_STEPS = 50_000_000  # block executions per batch before the launch is declared hung
 
 
 class LaunchConfig:
-    __slots__ = ("grid", "block", "dynamic_shared", "params", "max_lanes", "sink", "max_steps")
+    __slots__ = ("grid", "block", "dynamic_shared", "params", "max_lanes", "sink", "max_steps", "deadline")
 
-    def __init__(self, grid, block, dynamic_shared, params, max_lanes, sink, max_steps=DEFAULT_MAX_STEPS):
+    def __init__(self, grid, block, dynamic_shared, params, max_lanes, sink, max_steps=DEFAULT_MAX_STEPS,
+                 timeout=None):
         self.grid = grid
         self.block = block
         self.dynamic_shared = dynamic_shared
@@ -42,10 +45,11 @@ class LaunchConfig:
         self.max_lanes = max_lanes
         self.sink = sink
         self.max_steps = max_steps
+        self.deadline = None if timeout is None else time.monotonic() + timeout
 
 
-def run_kernel(kernel: CompiledKernel, arena: DeviceArena, global_addrs: np.ndarray, cfg: LaunchConfig) -> None:
-    """Execute every CTA of the grid, batch after batch."""
+def run_kernel(kernel: CompiledKernel, arena: DeviceArena, global_addrs: np.ndarray, cfg: LaunchConfig) -> dict:
+    """Execute every CTA of the grid, batch after batch; returns execution counts."""
     gx, gy, gz = cfg.grid
     bx, by, bz = cfg.block
     T = bx * by * bz
@@ -64,11 +68,16 @@ def run_kernel(kernel: CompiledKernel, arena: DeviceArena, global_addrs: np.ndar
     per_batch = min(per_batch, ncta)
     pattern = _ThreadPattern(cfg.block, per_batch)
     params = np.frombuffer(bytes(cfg.params), dtype=np.uint8)
+    stats = {"thread_instructions": 0, "block_steps": 0, "batches": 0, "lanes_per_batch": per_batch * T}
     with np.errstate(all="ignore"):
         for c0 in range(0, ncta, per_batch):
             nc = min(per_batch, ncta - c0)
             X = Batch(kernel, arena, global_addrs, params, cfg, pattern, c0, nc, S, LS, shared_bytes)
             X.run()
+            stats["thread_instructions"] += X.thread_instrs
+            stats["block_steps"] += X.steps
+            stats["batches"] += 1
+    return stats
 
 
 class _ThreadPattern:
@@ -121,6 +130,7 @@ class Batch:
         self.shared = np.zeros(nc * S, dtype=np.uint8) if S else None
         self.local = np.zeros(N * LS, dtype=np.uint8) if LS else None
         self._sviews: dict = {}
+        self._cta_base: dict = {}
         self._lviews: dict = {}
         full = nc == pat.n // T
         self.cta_of = pat.cta if full else pat.cta[:N]
@@ -129,6 +139,8 @@ class Batch:
         self.nwarps = nc * pat.warps_per_cta
         self.warp_len = pat.warp_len if full else pat.warp_len[: self.nwarps]
         self.alive = np.ones(N, dtype=bool)
+        self.thread_instrs = 0
+        self.steps = 0
         self._setup_specials(pat, full, c0, nc)
 
     # ---- special registers -------------------------------------------------------------------
@@ -210,13 +222,16 @@ class Batch:
         k = self.kernel
         fns = k.fns
         N = self.N
-        front: dict = {0: None}
+        front: dict = {0: [None]}     # block -> list of lane index arrays (None: every lane)
         parked: list = []
         steps = 0
         max_steps = self.cfg.max_steps
+        deadline = self.cfg.deadline
         last = -1
         repeat = 0
         warp_blocks = k.warp_blocks
+        sizes = k.block_sizes
+        tin = 0
 
         def add(t, L):
             if t < 0:
@@ -225,17 +240,16 @@ class Batch:
                 else:
                     self.alive[L] = False
                 return
-            if t in front:
-                cur = front[t]
-                m = np.concatenate((cur, L))
-                m.sort()
-                front[t] = None if len(m) == N else m
+            parts = front.get(t)
+            if parts is None:
+                front[t] = [L]
             else:
-                front[t] = L
+                parts.append(L)
 
         while True:
             if not front:
                 if not parked:
+                    self.steps, self.thread_instrs = steps, tin
                     break
                 self._release(parked, add)
                 parked = []
@@ -251,20 +265,32 @@ class Batch:
             else:
                 repeat = 0
             last = b
-            L = front.pop(b)
+            parts = front.pop(b)
+            if len(parts) == 1:
+                L = parts[0]
+            elif sum(len(x) for x in parts) == N:
+                L = None                      # disjoint parts covering the batch: everyone is here
+            else:
+                L = np.concatenate(parts)
+                L.sort(kind="stable")         # merging sorted runs is linear
+
             steps += 1
-            if steps > max_steps:
+            tin += sizes[b] * (N if L is None else len(L))
+            if steps > max_steps or (deadline is not None and not steps & 1023 and time.monotonic() > deadline):
+                self.steps, self.thread_instrs = steps, tin
                 raise EmuError(CUDA_ERROR_LAUNCH_TIMEOUT,
-                               f"kernel ran {max_steps} block steps without finishing (an endless loop, or a "
-                               "spin-wait the emulator cannot resolve)", kernel=k.name)
+                               f"kernel ran {steps} block steps without finishing (an endless loop, or a "
+                               "spin-wait the emulator cannot resolve); the step or time limit of the emu "
+                               "device ended it", kernel=k.name)
             self.at = -1 - b
             try:
                 res = fns[b](self, L)
             except EmuError as e:
                 self._locate(e, b)
                 raise
-            except (IndexError, ValueError, TypeError, KeyError, AttributeError, OverflowError,
-                    ZeroDivisionError) as e:
+            except MemoryError:
+                raise
+            except Exception as e:  # an emulator bug must fail the launch, never the process
                 err = EmuError(CUDA_ERROR_LAUNCH_FAILED, f"internal emulator error ({type(e).__name__}: {e}); "
                                                          "please report this kernel's PTX")
                 self._locate(err, b)
@@ -394,26 +420,39 @@ class Batch:
         if self.shared is None:
             raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS, "shared-memory access in a kernel launched without shared memory")
         a = addr
+        shift = _SHIFT[es]
         if type(a) is ndarray:
             if a.size == 0:
                 return a.astype(np.intp)
+            if a.dtype.itemsize == 8:
+                a = a.view(np.int64)
             hi = int(a.max())
-            if es > 1 and (a & a.dtype.type(es - 1)).any():
+            if es > 1 and (a & (es - 1)).any():
                 raise EmuError(CUDA_ERROR_MISALIGNED_ADDRESS, f"misaligned {es}-byte shared-memory access")
+            if hi + size > self.shared_limit or (a.dtype.kind == "i" and int(a.min()) < 0):
+                raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS,
+                               f"shared-memory access at offset {hi:#x} beyond the block's {self.shared_limit} bytes")
+            rel = a >> shift
         else:
             hi = int(a)
             if es > 1 and hi % es:
                 raise EmuError(CUDA_ERROR_MISALIGNED_ADDRESS, f"misaligned {es}-byte shared-memory access at {hi:#x}")
-        if hi + size > self.shared_limit:
-            raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS,
-                           f"shared-memory access at offset {hi:#x} beyond the block's {self.shared_limit} bytes")
-        rel = (a // a.dtype.type(es)).astype(np.intp) if type(a) is ndarray else np.intp(hi // es)
+            if hi + size > self.shared_limit:
+                raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS,
+                               f"shared-memory access at offset {hi:#x} beyond the block's {self.shared_limit} bytes")
+            rel = hi >> shift
         if self.nc == 1:
             return rel
-        cta = self.cta_of if L is None else self.cta_of[L]
-        if sel is not None:
-            cta = cta[sel]
-        return cta * (self.S // es) + rel
+        if L is None and sel is None:
+            base = self._cta_base.get(es)
+            if base is None:
+                base = self._cta_base[es] = self.cta_of * (self.S >> shift)
+        else:
+            cta = self.cta_of if L is None else self.cta_of[L]
+            if sel is not None:
+                cta = cta[sel]
+            base = cta * (self.S >> shift)
+        return base + rel
 
     def _sview(self, dt):
         v = self._sviews.get(dt)
@@ -667,11 +706,9 @@ class Batch:
         touched[self.warp_of[L]] = True
         m = np.asarray(member).astype(np.uint64)
         if m.ndim:
-            full = np.zeros(self.N, dtype=np.uint64)
-            full[L] = m
-            m = np.bitwise_or.reduceat(full, np.arange(0, self.N, 1)) if False else full
+            # per-lane masks: a lane counts as named when any lane of its warp names it
             bits = np.zeros(self.nwarps, dtype=np.uint64)
-            np.bitwise_or.at(bits, self.warp_of[L], np.asarray(member).astype(np.uint64))
+            np.bitwise_or.at(bits, self.warp_of[L], m)
             m = bits[self.warp_of]
         inmask = ((m >> self.laneid.astype(np.uint64)) & np.uint64(1)) != 0
         bad = touched[self.warp_of] & self.alive & ~act & inmask

@@ -26,6 +26,7 @@ MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)
 DEFAULT_ARENA = 16 << 30
 
 _U64 = np.uint64
+_SHIFTS = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
 
 
 def _align(n: int, a: int) -> int:
@@ -43,7 +44,12 @@ class DeviceArena:
         if size <= 0 or size % mmap.PAGESIZE:
             raise EmuError(CUDA_ERROR_INVALID_VALUE, f"arena size {size} must be a positive multiple of the page size")
         self.size = size
-        self._map = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_NORESERVE)
+        try:
+            self._map = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_NORESERVE)
+        except OSError as e:
+            raise EmuError(CUDA_ERROR_OUT_OF_MEMORY,
+                           f"cannot reserve a {size >> 20} MiB device arena ({e}); choose a smaller arena_size "
+                           "(the host may not allow overcommitting memory)") from e
         self.u8 = np.frombuffer(self._map, dtype=np.uint8)
         self._views: dict[np.dtype, np.ndarray] = {}
         self._free: list[tuple[int, int]] = [(0, size)]     # (offset, size), sorted by offset
@@ -152,6 +158,8 @@ class DeviceArena:
         if isinstance(addr, np.ndarray):
             if addr.size == 0:
                 return addr.astype(np.intp)
+            if addr.dtype != np.uint64:
+                addr = addr.astype(np.uint64) if addr.dtype.itemsize < 8 else addr.view(np.uint64)
             if size > 1 and (addr & _U64(size - 1)).any():
                 bad = addr[(addr & _U64(size - 1)) != 0][0]
                 raise EmuError(CUDA_ERROR_MISALIGNED_ADDRESS,
@@ -161,7 +169,8 @@ class DeviceArena:
             a = self.allocation_of(lo)
             if a is None or hi + size > a[0] + a[1]:
                 self._check_each(addr, size)
-            return ((addr - _U64(GLOBAL_BASE)) // _U64(elem)).astype(np.intp)
+            # every address is inside the arena now, so the int64 view is exact
+            return (addr.view(np.int64) - GLOBAL_BASE) >> _SHIFTS[elem]
         a_int = int(addr)
         if size > 1 and a_int % size:
             raise EmuError(CUDA_ERROR_MISALIGNED_ADDRESS, f"misaligned {size}-byte access at address {a_int:#x}")

@@ -56,12 +56,13 @@ def mask_of(p, n):
 
 # ---- integer arithmetic -----------------------------------------------------------------------
 def mulhi(a, b, dt):
+    """High half of the full product of two ``dt`` integers."""
     dt = np.dtype(dt)
     if dt.itemsize <= 4:
         wide = s64 if dt.kind == "i" else u64
-        return ((np.asarray(a).astype(wide) * np.asarray(b).astype(wide)) >> 32).astype(dt)[()] \
-            if type(a) is not ndarray and type(b) is not ndarray else \
-            ((np.asarray(a).astype(wide) * np.asarray(b).astype(wide)) >> 32).astype(dt)
+        prod = np.asarray(a).astype(wide) * np.asarray(b).astype(wide)
+        out = (prod >> (8 * dt.itemsize)).astype(dt)
+        return out if out.ndim else out[()]
     # 64 x 64 -> high 64 via 32-bit limbs, unsigned, then the signed correction
     ua = np.asarray(a).view(u64) if np.asarray(a).dtype.itemsize == 8 else np.asarray(a).astype(u64)
     ub = np.asarray(b).view(u64) if np.asarray(b).dtype.itemsize == 8 else np.asarray(b).astype(u64)
@@ -224,6 +225,37 @@ def bfi(f, b, pos, ln, bits):
     return out if out.ndim else out[()]
 
 
+def bmsk(a, b, clamp):
+    """bmsk: a mask of ``b`` one-bits starting at bit ``a`` (operands clamped to 32, or taken mod 32)."""
+    a = np.asarray(a).astype(u64)
+    b = np.asarray(b).astype(u64)
+    if clamp:
+        a = np.minimum(a, u64(32))
+        b = np.minimum(b, u64(32))
+    else:
+        a = a & u64(31)
+        b = b & u64(31)
+    ones = (u64(1) << b) - u64(1)
+    out = ((ones << a) & u64(0xFFFFFFFF)).astype(u32)
+    return out if out.ndim else out[()]
+
+
+def szext(a, b, clamp, signed):
+    """szext: keep the low ``b`` bits of ``a``, sign- or zero-extended."""
+    n = np.asarray(b).astype(s64)
+    n = np.minimum(n, 32) if clamp else n & 31
+    ua = np.asarray(a).astype(u32).astype(u64)
+    keep = np.where(n >= 32, u64(0xFFFFFFFF), (u64(1) << n.astype(u64)) - u64(1))
+    v = ua & keep
+    if signed:
+        sign = np.where(n == 0, u64(0), (v >> np.maximum(n - 1, 0).astype(u64)) & u64(1))
+        v = np.where((sign == 1) & (n < 32), v | (~keep & u64(0xFFFFFFFF)), v)
+        out = v.astype(u32).view(s32)
+    else:
+        out = v.astype(u32)
+    return out if out.ndim else out[()]
+
+
 def prmt(a, b, c, mode):
     a = np.asarray(a).astype(u64)
     b = np.asarray(b).astype(u64)
@@ -340,15 +372,30 @@ def _round_odd_add(x, y):
 
 
 def fma32(a, b, c, rnd="rn"):
-    """Single-rounded f32 fused multiply-add: exact product in f64, sum rounded to odd, then to f32."""
+    """Single-rounded f32 fused multiply-add.
+
+    The product is exact in f64; the f64 sum is rounded once more to f32, which can only go wrong
+    (double rounding) when the f64 sum lands exactly on an f32 halfway point or in the subnormal
+    range: those lanes are redone with the sum rounded to odd, which makes the second rounding exact.
+    """
     a64 = np.asarray(a, f64)
     b64 = np.asarray(b, f64)
     c64 = np.asarray(c, f64)
     with np.errstate(all="ignore"):
         p = a64 * b64
-        s = _round_odd_add(p, c64)
-        s = np.where(np.isfinite(p) & np.isfinite(c64), s, p + c64)
-        out = round_f32(s, rnd)
+        s = p + c64
+        if rnd in ("rn", ""):
+            low = s.view(u64) & u64(0x1FFFFFFF)
+            need = (low == u64(0x10000000)) | ((np.abs(s) < 1.1754943508222875e-38) & (s != 0))
+            if need.any():
+                fixed = _round_odd_add(p, c64)
+                fixed = np.where(np.isfinite(p) & np.isfinite(c64), fixed, s)
+                s = np.where(need, fixed, s)
+            out = s.astype(f32)
+        else:
+            s = _round_odd_add(p, c64)
+            s = np.where(np.isfinite(p) & np.isfinite(c64), s, p + c64)
+            out = round_f32(s, rnd)
     return out if out.ndim else out[()]
 
 
@@ -500,7 +547,7 @@ def cvt(x, dst: str, src: str, rnd: str, sat: bool, ftz_: bool):
                     out = f32_to_bf16(xv.astype(f32))
                 elif dst == "f32":
                     if rnd in ("rz", "rm", "rp") and x.dtype.itemsize >= 4:
-                        out = round_f32(xv.astype(np.longdouble).astype(f64), rnd)
+                        out = round_f32(xv.astype(f64), rnd)   # exact for |x| < 2**53
                     else:
                         out = xv.astype(f32)
                 else:

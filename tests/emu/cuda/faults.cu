@@ -22,4 +22,4 @@ extern "C" __global__ void assert_kernel(const int *v)
     assert(v[threadIdx.x] >= 0);
 }
 
-extern "C" __global__ void null_deref(int *p) { p[threadIdx.x] = *(int *)0; }
+extern "C" __global__ void null_deref(int *p, const int *q) { p[threadIdx.x] = q[threadIdx.x]; }

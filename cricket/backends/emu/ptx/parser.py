@@ -78,6 +78,7 @@ class _Parser:
         self.scopes: list[dict[str, str]] = []
         self.scope_counter = 0
         self.loc: tuple[int, int] | None = None
+        self.reg_names: set[str] = set()
 
     # ---- token helpers -----------------------------------------------------------------------
     def peek(self, k: int = 0) -> tuple[str, str, int]:
@@ -365,9 +366,12 @@ class _Parser:
                         n = parse_int(self.next()[1])
                         self.expect(">")
                         for k in range(n):
-                            fn.regs[self.declare(f"{name[1:]}{k}")] = typ
+                            fn.regs[self.declare(f"{name.lstrip('%')}{k}")] = typ
                     else:
-                        fn.regs[self.declare(name.lstrip("%"))] = typ
+                        new = self.declare(name.lstrip("%"))
+                        fn.regs[new] = typ
+                        if not name.startswith("%"):
+                            self.reg_names.add(new)
                     if not self.accept(","):
                         break
                 self.expect(";")
@@ -473,6 +477,12 @@ class _Parser:
                 off += sign * parse_int(self.next()[1])
             if base is None and self.peek()[0] == "num":
                 off = parse_int(self.next()[1])
+            if self.peek()[1] == ",":        # texture/surface coordinates: [tex, {x, y}]
+                items = [base]
+                while self.accept(","):
+                    items.append(self.operand())
+                self.expect("]")
+                return Group(tuple(items))
             self.expect("]")
             if isinstance(base, Sym):
                 return Addr(Sym(base.name), base.offset + off)
@@ -513,10 +523,12 @@ class _Parser:
                     bare += self.next()[1]
                 return Special(bare)
             r = self.lookup(bare)
-            if r is None:
+            if r is None or r in self.reg_names:
                 raise self.error(f"undeclared register {s}")
             return Reg(r)
         name = self.lookup(s) or s
+        if name in self.reg_names:            # a register declared without '%'
+            return Reg(name)
         off = 0
         if self.peek()[1] == "+" and self.peek(1)[0] == "num" and self.peek(2)[1] != "]":
             self.next()

@@ -178,14 +178,22 @@ class Program:
         return _KernelBuilder(self, name).build()
 
 
+_FEATURE_HEADS = {k.split(".")[0] for k in UNSUPPORTED_FEATURES}
+_SUPPORTED: set[str] = set()
+
+
 def check_instr(s: Instr, where: str) -> None:
-    full = ".".join((s.op,) + s.mods)
-    for key, feature in UNSUPPORTED_FEATURES.items():
-        if full == key or full.startswith(key + "."):
-            raise not_supported(f"{feature} `{full}` (in {where})",
-                                "run this program on the cuda backend (a real GPU)")
-    from ..codegen import SUPPORTED_OPS
-    if s.op not in SUPPORTED_OPS:
+    if s.op in _FEATURE_HEADS:
+        full = ".".join((s.op,) + s.mods)
+        for key, feature in UNSUPPORTED_FEATURES.items():
+            if full == key or full.startswith(key + "."):
+                raise not_supported(f"{feature} `{full}` (in {where})",
+                                    "run this program on the cuda backend (a real GPU)")
+    if not _SUPPORTED:
+        from ..codegen import SUPPORTED_OPS
+        _SUPPORTED.update(SUPPORTED_OPS)
+    if s.op not in _SUPPORTED:
+        full = ".".join((s.op,) + s.mods)
         raise not_supported(f"PTX instruction `{full}` (in {where})",
                             "please report it with the PTX so the emulator can learn it")
 

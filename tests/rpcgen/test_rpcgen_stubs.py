@@ -179,3 +179,13 @@ def test_large_opaque_argument_reaches_the_transport_as_a_view(ev):
         mb=ev.maybe(False), num=ev.numbered(1, d=1.0), opt=None, from_=0)
     assert ev.EVERYTHING_V1_Client(Capture()).ECHO(e) == e
     assert any(isinstance(b, memoryview) and len(b) == 1 << 20 for b in captured["buffers"])
+
+
+def test_asyncio_stub_accepts_a_plain_call_batched(ev):
+    class Rpc(AsyncInProcessRpc):
+        def call_batched(self, prog, vers, proc, buffers):  # not a coroutine
+            self.batched.append((prog, vers, proc, b"".join(buffers)))
+
+    rpc = Rpc(make_server(ev))
+    asyncio.run(ev.EVERYTHING_V1_AsyncClient(rpc).LOG_batched("x"))
+    assert rpc.batched == [(0x20000099, 1, 5, b"\0\0\0\x01x\0\0\0")]

@@ -44,3 +44,12 @@ def test_defines_from_the_command_line(tmp_path):
     assert rpcgen(x, "--check").returncode == 1
     assert rpcgen(x, "--check", "-DWANT").returncode == 0
     assert rpcgen(x, "--check", "-DWANT", "--builtin-cpp").returncode == 0
+
+
+def test_rpcgen_never_imports_cricket(tmp_path):
+    code = ("import sys, rpcgen, rpcgen.cli, rpcgen.emit_python, rpcgen.emit_cython, rpcgen.build;"
+            f"rpcgen.cli.compile_file({str(DATA / 'everything.x')!r}, {str(tmp_path)!r}, cython=True);"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'cricket'))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"

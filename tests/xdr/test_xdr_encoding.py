@@ -142,3 +142,39 @@ def test_packer_grows_past_its_initial_buffer(xdr):
     data = p.get_buffer()
     assert len(data) == len(p) == 20000
     assert struct.unpack(">5000I", data) == tuple(range(5000))
+
+
+@settings(max_examples=40, deadline=None)
+@given(values=st.lists(INT32, max_size=50), uvalues=st.lists(UINT32, max_size=50))
+def test_int_arrays_in_one_call_match_item_by_item(xdr, values, uvalues):
+    one = xdr.Packer()
+    one.pack_int_array(values, 50)
+    one.pack_int_array(uvalues, unsigned=True)
+    one.pack_int_array(values[:3] + [0] * (3 - len(values[:3])), fixed=3)
+    ref = xdrlib3.Packer()
+    ref.pack_array(values, ref.pack_int)
+    ref.pack_array(uvalues, ref.pack_uint)
+    ref.pack_farray(3, values[:3] + [0] * (3 - len(values[:3])), ref.pack_int)
+    assert one.get_buffer() == ref.get_buffer()
+    u = xdr.Unpacker(one.get_buffer())
+    assert u.unpack_int_array(50) == values
+    assert u.unpack_int_array(unsigned=True) == uvalues
+    assert u.unpack_int_array(fixed=3) == values[:3] + [0] * (3 - len(values[:3]))
+    u.done()
+
+
+def test_int_array_checks(xdr):
+    from cricket.xdr.errors import XdrLengthError, XdrTruncatedError
+    p = xdr.Packer()
+    with pytest.raises(XdrLengthError):
+        p.pack_int_array([1, 2, 3], 2)
+    with pytest.raises(XdrValueError):
+        p.pack_int_array([1, 2**31])
+    with pytest.raises(XdrValueError):
+        p.pack_int_array([-1], unsigned=True)
+    with pytest.raises(XdrValueError):
+        p.pack_int_array([1], fixed=2)
+    with pytest.raises(XdrTruncatedError):
+        xdr.Unpacker(b"\x7f\xff\xff\xff\0\0\0\0").unpack_int_array()
+    with pytest.raises(XdrTruncatedError):
+        xdr.Unpacker(b"\0\0\0\0").unpack_int_array(fixed=2)

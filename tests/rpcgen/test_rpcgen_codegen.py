@@ -221,3 +221,52 @@ def test_python_names_that_clash_are_escaped(tmp_path):
     assert callable(m.V_Client.def_) and callable(m.V_Client.def_batched)
     assert m.V_Server.procedures[1].name == "def_"  # the attribute the runtime looks up
     assert hasattr(m.V_Server, "def_")
+
+
+def test_subclasses_and_duck_typed_values_encode_like_the_class(ev):
+    from types import SimpleNamespace
+
+    class Point3(ev.point):
+        __slots__ = ("z",)
+
+    expected = ev.pack_point(ev.point(x=3, y=-4))
+    p3 = Point3(x=3, y=-4)
+    p3.z = 9
+    assert ev.pack_point(p3) == expected
+    assert ev.pack_point(SimpleNamespace(x=3, y=-4)) == expected
+    with pytest.raises(AttributeError):
+        ev.pack_point(SimpleNamespace(x=3))
+    unset = ev.point.__new__(ev.point)  # slots never assigned
+    with pytest.raises(AttributeError):
+        ev.pack_point(unset)
+
+
+def test_garbage_input_raises_only_xdr_errors(ev):
+    """Random bytes and corrupted valid encodings: an XdrError or a value, nothing else."""
+    from hypothesis import given, settings, strategies as st
+
+    good = ev.pack_everything(sample(ev))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.one_of(st.binary(max_size=400),
+                     st.tuples(st.integers(0, len(good) - 1), st.binary(min_size=1, max_size=4))
+                     .map(lambda t: good[:t[0]] + t[1] + good[t[0] + len(t[1]):])))
+    def check(data):
+        try:
+            v = ev.unpack_everything(data)
+        except XdrError:
+            return
+        assert isinstance(v, ev.everything)
+
+    check()
+
+
+def test_quadruple_and_bool_arrays(tmp_path):
+    from rpcgen_testlib import generate
+    x = tmp_path / "quad.x"
+    x.write_text("struct q { quadruple v; bool flags<>; quadruple many[2]; };\n")
+    m = generate(x, tmp_path, "quadpkg")
+    v = m.q(v=bytes(range(16)), flags=[True, False], many=[b"\1" * 16, b"\2" * 16])
+    data = m.pack_q(v)
+    assert data[:16] == bytes(range(16)) and len(data) == 16 + 4 + 8 + 32
+    assert m.unpack_q(data) == v

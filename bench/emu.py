@@ -1,0 +1,134 @@
+"""Throughput of the emu backend: thread-instructions per second and the fixed cost of a launch.
+
+    python bench/emu.py [--lanes N] [--repeat K]
+
+Prints a Markdown table: each kernel's emulated throughput next to the time NumPy takes for the same
+computation on the same data (measured in this run), and the goal from the project's issue.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from cricket.backends.emu import EmuDevice, pack_params  # noqa: E402
+
+PTX = ROOT / "tests" / "emu" / "ptx"
+
+
+def best_of(fn, repeat):
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+class Bench:
+    def __init__(self, lanes: int, repeat: int) -> None:
+        self.dev = EmuDevice(max_lanes=lanes, printf_sink=lambda s: None)
+        self.repeat = repeat
+        self.rows = []
+        self.rng = np.random.default_rng(1)
+
+    def put(self, a):
+        p = self.dev.mem_alloc(a.nbytes)
+        self.dev.memcpy_htod(p, a)
+        return p
+
+    def mod(self, name):
+        return self.dev.load_module([(PTX / f"{name}.sm75.ptx").read_text()])
+
+    def kernel_row(self, what, mod, kernel, grid, block, args, ref_fn, goal_m, shared=0):
+        fn = mod.get_function(kernel)
+        params = pack_params(fn, *args)
+        self.dev.launch(fn, grid, block, shared, params)          # compile and warm up
+        stats = {}
+
+        def run():
+            self.dev.launch(fn, grid, block, shared, params)
+            stats.update(self.dev.last_launch)
+        t = best_of(run, self.repeat)
+        rate = stats["thread_instructions"] / t / 1e6
+        tref = best_of(ref_fn, max(3, self.repeat))
+        self.rows.append((what, f"{rate:,.0f} M thread-instr/s ({t * 1e3:.1f} ms)", f"{tref * 1e3:.2f} ms",
+                          f"{t / tref:,.0f}x slower", f">= {goal_m} M/s", "yes" if rate >= goal_m else "no"))
+
+    def run(self):
+        n = 1 << 20
+        a = self.rng.random(n, dtype=np.float32)
+        b = self.rng.random(n, dtype=np.float32)
+        basic = self.mod("basic")
+        pa, pb, pc = self.put(a), self.put(b), self.dev.mem_alloc(4 * n)
+        self.kernel_row("vector add, 1M floats", basic, "vecadd", (n // 256,), (256,), (pa, pb, pc, n),
+                        lambda: np.add(a, b), 300)
+
+        red = self.mod("reduce")
+        nb = n // 256
+        po = self.dev.mem_alloc(4 * nb)
+        self.kernel_row("shared-memory block reduction, 1M floats", red, "block_reduce", (nb,), (256,),
+                        (pa, po, n), lambda: a.reshape(-1, 256).sum(axis=1), 100, shared=1024)
+
+        m = 1 << 16
+        start = self.rng.integers(1, 100000, m, dtype=np.uint32)
+        ps, pst = self.put(start), self.dev.mem_alloc(4 * m)
+        div = self.mod("diverge")
+
+        def collatz_numpy():
+            x = start.astype(np.uint64)
+            s = np.zeros(m, np.uint32)
+            live = x != 1
+            while live.any():
+                odd = (x & 1) == 1
+                x = np.where(live, np.where(odd, 3 * x + 1, x >> 1), x)
+                s += live
+                live = (x != 1) & (s < 1000)
+            return s
+        self.kernel_row("divergent loop (Collatz), 64K threads", div, "collatz", (m // 256,), (256,), (ps, pst, m),
+                        collatz_numpy, 100)
+
+        k = 256
+        A = self.rng.random((k, k), dtype=np.float32)
+        B = self.rng.random((k, k), dtype=np.float32)
+        pA, pB, pC = self.put(A), self.put(B), self.dev.mem_alloc(4 * k * k)
+        mm = self.mod("matmul")
+        self.kernel_row("tiled matmul 256x256x256 (shared memory)", mm, "matmul_tiled", (k // 16, k // 16), (16, 16),
+                        (pA, pB, pC, k, k, k), lambda: A @ B, 100)
+
+        fn = basic.get_function("vecadd")
+        params = pack_params(fn, pa, pb, pc, 256)
+        self.dev.launch(fn, (1,), (256,), 0, params)
+        launches = 200
+        t = best_of(lambda: [self.dev.launch(fn, (1,), (256,), 0, params) for _ in range(launches)], 3) / launches
+        tref = best_of(lambda: np.add(a[:256], b[:256]), 20)
+        self.rows.append(("fixed cost of a small launch (vecadd, 256 threads)", f"{t * 1e3:.3f} ms",
+                          f"{tref * 1e3:.4f} ms", f"{t / tref:,.0f}x", "<= 0.5 ms", "yes" if t <= 0.5e-3 else "no"))
+
+    def table(self) -> str:
+        head = ("what", "ours", "reference (NumPy, same data)", "ratio", "goal", "met")
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(r) + " |" for r in self.rows]
+        return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lanes", type=int, default=65536, help="lanes per batch (EmuDevice max_lanes)")
+    ap.add_argument("--repeat", type=int, default=5, help="timed repetitions (best is reported)")
+    args = ap.parse_args(argv)
+    b = Bench(args.lanes, args.repeat)
+    b.run()
+    print(f"emu backend, {args.lanes} lanes per batch, NumPy {np.__version__}\n")
+    print(b.table())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
