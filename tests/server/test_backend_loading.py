@@ -69,3 +69,14 @@ def test_list_backends_shows_availability_and_reasons():
     from cricket.backends.cuda import CudaBackend
     if CudaBackend.unavailable_reason():
         assert " unavailable " in lines["cuda"]
+
+
+def test_without_backend_option_the_server_picks_cuda_if_usable_else_emu(start_server):
+    from cricket._gpu import gpu_unavailable_reason
+    server = start_server()
+    with connect(server.address) as conn:
+        if gpu_unavailable_reason() is None:
+            assert conn.backend == "cuda" and not conn.emulated
+        else:
+            assert conn.backend == "emu" and conn.emulated
+            assert "using emu" in server.output()
