@@ -80,3 +80,15 @@ def test_without_backend_option_the_server_picks_cuda_if_usable_else_emu(start_s
         else:
             assert conn.backend == "emu" and conn.emulated
             assert "using emu" in server.output()
+
+
+def test_clients_choose_among_several_loaded_backends(start_server):
+    server = start_server("--backend", "emu=memory=64M", "--backend", PLUGIN)
+    with connect(server.address) as default, connect(server.address, backend="hostmem") as plugin:
+        assert default.backend == "emu" and default.devices[0].total_memory == 64 << 20
+        assert plugin.backend == "hostmem"
+        assert default.to_device(b"emu").to_host() == b"emu"
+        assert plugin.to_device(b"plugin").to_host() == b"plugin"
+    with pytest.raises(CudaError) as info:
+        connect(server.address, backend="cuda")
+    assert info.value.code == curesult.NO_DEVICE and "not loaded" in info.value.message
