@@ -129,15 +129,20 @@ class EmuDevice(Device):
     @staticmethod
     def _ptx_sources(image: bytes, kind: ImageKind) -> tuple[list[str], tuple[int, ...]]:
         """The PTX texts of an image, and the SASS architectures it has (for the rebuild hint)."""
-        from ..fatbin import Cubin, Fatbin, FatbinError
+        from ..fatbin import Cubin, FatbinError, iter_containers
         try:
             if kind == ImageKind.PTX:
                 return [image.rstrip(b"\0").decode(errors="replace")], ()
             if kind == ImageKind.CUBIN:
                 return [], (Cubin(image).arch,)       # SASS only: nothing the emulator can run
-            fatbin = Fatbin.from_bytes(image)
-            archs = tuple(sorted({e.arch for e in fatbin.all_entries() if e.is_elf}))
-            return fatbin.ptx_sources(), archs
+            # Several containers back to back: an -rdc program's linked container followed by its
+            # translation units' containers, whose PTX the engine links itself.
+            sources: dict[str, None] = {}
+            archs: set[int] = set()
+            for fatbin in iter_containers(memoryview(image), "<module image>"):
+                sources.update(dict.fromkeys(fatbin.ptx_sources()))
+                archs.update(e.arch for e in fatbin.all_entries() if e.is_elf)
+            return list(sources), tuple(sorted(archs))
         except FatbinError as exc:
             raise BackendError(curesult.INVALID_IMAGE, f"the module image could not be read: {exc}") from None
 

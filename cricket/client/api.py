@@ -293,6 +293,32 @@ class Event:
         self.conn._check(self.conn._stub.CR_EVENT_DESTROY(self.handle), "cuEventDestroy")
 
 
+def _is_host_elf(image: bytes) -> bool:
+    """An ELF file that is not a cubin (e_machine EM_CUDA = 190)."""
+    return image[:4] == ELF_MAGIC and len(image) >= 20 and int.from_bytes(image[18:20], "little") != 190
+
+
+def _binary_images(path: str | os.PathLike) -> list[tuple[list[str], bytes]]:
+    """(kernel names, module image) of each fatbin a host binary registers; an ``-rdc`` fatbin's
+    image carries its translation units' containers after its own."""
+    from ..fatbin import find_device_code
+    code = find_device_code(path)
+    fatbins = code.registered() or code.fatbins
+    if not fatbins:
+        raise ValueError(f"{path} holds no CUDA device code")
+    out = []
+    for fb in fatbins:
+        parts = (fb, *fb.prelinked)
+        names = [n for part in parts for n in part.kernel_names()]
+        out.append((names, b"".join(_padded(bytes(part.image)) for part in parts)))
+    return out
+
+
+def _padded(container: bytes) -> bytes:
+    """Containers sit back to back on 8-byte boundaries."""
+    return container + b"\0" * (-len(container) % 8)
+
+
 def _as_bytes(data: Any) -> memoryview:
     if isinstance(data, np.ndarray):
         data = np.ascontiguousarray(data)
@@ -436,12 +462,19 @@ class Connection:
     # --- modules -----------------------------------------------------------------------
 
     def load_module(self, source: str | os.PathLike | bytes, kind: int | None = None) -> Module:
-        """Load a fatbin, cubin or PTX (a file or its bytes). The server is offered the image's hash
-        first; the bytes go over the wire only when it does not hold them yet."""
+        """Load a fatbin, cubin or PTX (a file or its bytes), or the one fatbin of a host executable
+        or library. The server is offered the image's hash first; the bytes go over the wire only
+        when it does not hold them yet."""
         if isinstance(source, (bytes, bytearray, memoryview)):
             image = bytes(source)
         else:
             image = Path(source).read_bytes()
+            if kind is None and _is_host_elf(image):
+                images = [img for names, img in _binary_images(source) if names]
+                if len(images) != 1:
+                    raise ValueError(f"{source} holds {len(images)} fatbins with kernels; use "
+                                     f"load_binary() for all of them")
+                image, kind = images[0], P.cr_image_kind.CR_IMAGE_FATBIN
         kind = image_kind(image) if kind is None else kind
         digest = hashlib.sha256(image).digest()
         res = self._stub.CR_MODULE_LOAD(P.cr_module_load_args(hash=digest, kind=kind, image=b""))
@@ -451,6 +484,12 @@ class Connection:
             res = self._stub.CR_MODULE_LOAD(P.cr_module_load_args(hash=digest, kind=kind, image=image))
         self._check(res, "cuModuleLoadData")
         return Module(self, res.handle, image, sent)
+
+    def load_binary(self, path: str | os.PathLike) -> list[Module]:
+        """Load every fatbin a host executable, library or object registers (as nvcc's start-up
+        code would), each with the containers of its ``-rdc`` translation units appended."""
+        return [self.load_module(image, P.cr_image_kind.CR_IMAGE_FATBIN)
+                for _, image in _binary_images(path)]
 
     # --- streams and events ---------------------------------------------------------------
 

@@ -24,22 +24,25 @@ def _generate() -> None:
     from rpcgen.cli import main as rpcgen_main
     log.info("generating %s from %s", GENERATED.name, SOURCE)
     with contextlib.redirect_stdout(io.StringIO()):
-        rc = rpcgen_main([str(SOURCE), "-o", str(HERE)])
+        rc = rpcgen_main([str(SOURCE), "-o", str(HERE), "--cython"])
     if rc:
         raise ImportError(f"rpcgen failed on {SOURCE} (exit status {rc})")
+    GENERATED.touch()   # rpcgen leaves an unchanged file alone; it is up to date with cricket.x now
 
 
 def _check_compiled_codec() -> None:
-    """A compiled codec older than cricket.x would encode the old protocol: refuse it clearly."""
-    source_time = SOURCE.stat().st_mtime
+    """A compiled codec older than the Cython source generated from cricket.x would encode an
+    old protocol: refuse it with a clear message."""
+    pyx = HERE / "_cricket_xdr.pyx"
+    if not pyx.exists():
+        return
     for codec in HERE.glob("_cricket_xdr.*.so"):
-        if codec.stat().st_mtime < source_time:
+        if codec.stat().st_mtime < pyx.stat().st_mtime:
             raise ImportError(f"{codec.name} was built from an older cricket.x; rebuild it with "
                               f"`make build` (or pip install again)")
 
 
 def _load() -> ModuleType:
-    _check_compiled_codec()
     stale = not GENERATED.exists() or GENERATED.stat().st_mtime < SOURCE.stat().st_mtime
     if stale:
         try:
@@ -51,6 +54,7 @@ def _load() -> ModuleType:
                                   f"({exc}); run `make build`") from exc
             log.warning("cricket.x is newer than its generated module, which could not be "
                         "regenerated (%s); using the old one", exc)
+    _check_compiled_codec()
     return importlib.import_module(f"{__name__}.cricket")
 
 

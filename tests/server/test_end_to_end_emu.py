@@ -188,3 +188,39 @@ def test_a_flood_of_asynchronous_launches_is_throttled_and_all_run(gpu, fatbins)
     np.testing.assert_array_equal(acc.to_host(np.float32), np.full(n, launches, dtype=np.float32))
     stats = gpu.session_stats()
     assert stats["queued"] <= 1 and stats["max_queued"] <= MAX_QUEUED + 2
+
+
+@pytest.fixture(scope="module")
+def host_programs(tmp_path_factory):
+    """Host executables nvcc builds: vadd with a main, and a separate-compilation (-rdc) program."""
+    import subprocess
+    from pathlib import Path
+    cuda = Path(__file__).parent / "cuda"
+    out = tmp_path_factory.mktemp("host-programs")
+    builds = {
+        "vadd": ["nvcc", "-arch=sm_75", "-o", str(out / "vadd"), str(cuda / "vadd.cu"),
+                 str(cuda / "host" / "host_main.cu")],
+        "rdc": ["nvcc", "-rdc=true", "-arch=sm_75", "-o", str(out / "rdc"),
+                str(cuda / "rdc" / "rdc_kernel.cu"), str(cuda / "rdc" / "rdc_lib.cu")],
+    }
+    for name, cmd in builds.items():
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+    return {name: out / name for name in builds}
+
+
+def test_kernel_loaded_from_a_host_executable(gpu, host_programs):
+    vadd = gpu.load_module(host_programs["vadd"]).get_function("vadd")
+    x = gpu.to_device(np.arange(300, dtype=np.float32))
+    y = gpu.alloc(1200)
+    vadd(2, 256, x, x, y, 300)
+    np.testing.assert_array_equal(y.to_host(np.float32), 2 * np.arange(300, dtype=np.float32))
+
+
+def test_separate_compilation_program_links_its_translation_units_on_the_server(gpu, host_programs):
+    modules = gpu.load_binary(host_programs["rdc"])
+    assert len(modules) == 1
+    kernel = modules[0].get_function("add_one_twice")
+    x = gpu.to_device(np.arange(100, dtype=np.float32))
+    kernel(1, 128, x, 100)
+    np.testing.assert_array_equal(x.to_host(np.float32), np.arange(100, dtype=np.float32) + 2)
