@@ -522,8 +522,10 @@ class ServerThread:
     programs). Use as a context manager; ``address`` is the bound address."""
 
     def __init__(self, server: Server, address: Address = ("127.0.0.1", 0), *,
-                 register: bool = False) -> None:
+                 register: bool = False,
+                 loop_factory: Callable[[], asyncio.AbstractEventLoop] = new_event_loop) -> None:
         self.server = server
+        self._loop_factory = loop_factory
         self._want = address
         self._register = register
         self.address: Address | None = None
@@ -541,7 +543,7 @@ class ServerThread:
         return self
 
     def _run(self) -> None:
-        loop = new_event_loop()
+        loop = self._loop_factory()
         self.loop = loop
         asyncio.set_event_loop(loop)
         try:
