@@ -224,3 +224,22 @@ def test_separate_compilation_program_links_its_translation_units_on_the_server(
     x = gpu.to_device(np.arange(100, dtype=np.float32))
     kernel(1, 128, x, 100)
     np.testing.assert_array_equal(x.to_host(np.float32), np.arange(100, dtype=np.float32) + 2)
+
+
+def test_bad_requests_get_the_cuda_error_and_the_session_goes_on(gpu):
+    with pytest.raises(CudaError) as info:
+        gpu.alloc(1 << 50)
+    assert info.value.code == curesult.OUT_OF_MEMORY
+    buf = gpu.alloc(16)
+    from cricket.protocol import gen
+    too_big = gen.cr_dtoh_args(src=buf.device_ptr, size=gen.CRICKET_MAX_INLINE + 1, stream=0)
+    res = gpu._stub.CR_MEMCPY_DTOH(too_big)                # more than one inline copy may carry
+    assert res.status == curesult.INVALID_VALUE and "split larger copies" in res.message
+    with pytest.raises(CudaError) as info:
+        gpu.set_device(3)
+    assert info.value.code == curesult.INVALID_DEVICE
+    with pytest.raises(CudaError) as info:
+        gpu.memset(buf, 0, 8, element_size=3)
+    assert info.value.code == curesult.INVALID_VALUE
+    buf.copy_from_host(b"fine")
+    assert buf.to_host()[:4] == b"fine"
