@@ -246,7 +246,8 @@ class CudaBackend(Backend):
                 ordinals = [int(s) for s in spec.split(",") if s.strip()]
             except ValueError:
                 raise BackendError(curesult.INVALID_VALUE,
-                                   f"cuda backend spec {spec!r}: give device ordinals, e.g. cuda=0,1") from None
+                                   f"cuda backend spec {spec!r}: give device ordinals, "
+                                   f"e.g. cuda=0,1") from None
             bad = [o for o in ordinals if not 0 <= o < count]
             if bad:
                 raise BackendError(curesult.INVALID_DEVICE,

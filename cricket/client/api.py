@@ -338,7 +338,8 @@ class Connection:
         self._lock = threading.Lock()
         token = os.environ.get("CRICKET_TOKEN", "") if token is None else token
         res = self._check(self._stub.CR_HELLO(P.cr_hello_args(
-            protocol=P.CRICKET_PROTOCOL, client=client_name or f"cricket-python {__version__} pid {os.getpid()}",
+            protocol=P.CRICKET_PROTOCOL,
+            client=client_name or f"cricket-python {__version__} pid {os.getpid()}",
             token=token, backend=backend)), "HELLO")
         ok = res.ok
         self.server = ok.server

@@ -147,9 +147,10 @@ class CricketService:
 
     def set_device(self, session: Session, index: int) -> None:
         self._ready(session)
-        if not 0 <= index < len(session.backend.devices()):
+        count = len(session.backend.devices())
+        if not 0 <= index < count:
             raise BackendError(curesult.INVALID_DEVICE,
-                               f"device {index} does not exist (the backend has {len(session.backend.devices())})")
+                               f"device {index} does not exist (the backend has {count})")
         session.device_index = index
 
     def ctx_synchronize(self, session: Session) -> None:
