@@ -388,6 +388,11 @@ class Connection:
         """Wait for all queued work; raises the first error of an earlier asynchronous call."""
         self._check(self._stub.CR_CTX_SYNCHRONIZE(), "cuCtxSynchronize")
 
+    def reset(self) -> None:
+        """Free everything this connection holds on the server and clear its errors
+        (cudaDeviceReset); buffers, modules, streams and events obtained before are invalid."""
+        self._check(self._stub.CR_DEVICE_RESET(), "cuDevicePrimaryCtxReset")
+
     def error_string(self, code: int) -> str:
         return self._stub.CR_ERROR_STRING(code)
 

@@ -135,6 +135,9 @@ class CricketProgram(Skeleton):
     def CR_CTX_SYNCHRONIZE(self):
         return self._call(P.cr_status_res, self.service.ctx_synchronize)
 
+    def CR_DEVICE_RESET(self):
+        return self._call(P.cr_status_res, self.service.device_reset)
+
     def CR_ERROR_STRING(self, status):
         return _message(svc.error_string(status))
 

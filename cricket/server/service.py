@@ -158,6 +158,15 @@ class CricketService:
         session.raise_async_error()
         session.device.synchronize()
 
+    def device_reset(self, session: Session) -> None:
+        """cudaDeviceReset for one session: free everything it holds and forget its errors; other
+        sessions are untouched. The session stays open and keeps its backend."""
+        self._ready(session)
+        freed = session.free_all()
+        session.async_error = None
+        log.info("session %d: device reset freed %s", session.id,
+                 ", ".join(f"{v} {k}" for k, v in freed.items()) or "nothing")
+
     # --- memory ---------------------------------------------------------------
 
     def mem_alloc(self, session: Session, size: int) -> int:

@@ -243,3 +243,23 @@ def test_bad_requests_get_the_cuda_error_and_the_session_goes_on(gpu):
     assert info.value.code == curesult.INVALID_VALUE
     buf.copy_from_host(b"fine")
     assert buf.to_host()[:4] == b"fine"
+
+
+def test_device_reset_frees_the_session_and_clears_a_kernel_fault(emu_server, fatbins):
+    with connect(emu_server.address) as gpu:
+        p = gpu.alloc(16)
+        gpu.create_stream()
+        write_at = gpu.load_module(fatbins["misc"]).get_function("write_at")
+        write_at(1, 1, p, 1 << 24, 7)
+        with pytest.raises(CudaError):
+            gpu.synchronize()
+        with pytest.raises(CudaError) as info:          # the fault sticks, as in CUDA
+            gpu.alloc(16)
+        assert info.value.code == curesult.ILLEGAL_ADDRESS
+        gpu.reset()
+        stats = gpu.session_stats()
+        assert stats["allocations"] == 0 and stats["modules"] == 0 and stats["streams"] == 0
+        assert gpu.to_device(b"after reset").to_host() == b"after reset"
+        with pytest.raises(CudaError) as info:
+            p.to_host()
+        assert info.value.code == curesult.INVALID_VALUE
