@@ -283,3 +283,21 @@ def test_asyncio_client_runs_kernels_with_many_calls_in_flight(emu_server, fatbi
             for i, r in enumerate(results):
                 np.testing.assert_array_equal(r, np.full(n, 2 * i, dtype=np.float32))
     asyncio.run(main())
+
+
+def test_asynchronous_memset_copy_and_stream_wait_then_module_unload(gpu, fatbins):
+    a, b = gpu.alloc(64), gpu.alloc(64)
+    s1, s2 = gpu.create_stream(), gpu.create_stream()
+    done = gpu.create_event()
+    a.memset(0x11, stream=s1, sync=False)
+    done.record(s1)
+    s2.wait_event(done)
+    gpu.memcpy_dtod(b, a, 64, stream=s2, sync=False)
+    assert b.to_host(stream=s2) == b"\x11" * 64
+    module = gpu.load_module(fatbins["vadd"])
+    vadd = module.get_function("vadd")
+    module.unload()
+    with pytest.raises(CudaError) as info:
+        vadd.launch(1, 1, [a, a, b, 1], sync=True)
+    assert info.value.code == curesult.INVALID_HANDLE
+    assert gpu.session_stats()["functions"] == 0
