@@ -55,9 +55,10 @@ CRICKET_DRV_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice d
     struct CUctx_st *ctx = &primary[dev];
     ctx->magic = CRICKET_DRV_CTX_MAGIC;
     ctx->device = dev;
-    ctx->retain_count++;
+    int count = ++ctx->retain_count;
     pthread_mutex_unlock(&ctx_lock);
     *pctx = ctx;
+    cricket_drv_log(CRICKET_DRV_DEBUG, "primary context of device %d retained (count %d)", dev, count);
     return CUDA_SUCCESS;
 }
 
@@ -67,11 +68,13 @@ CRICKET_DRV_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
     if (rc != CUDA_SUCCESS)
         return rc;
     pthread_mutex_lock(&ctx_lock);
-    if (primary[dev].retain_count > 0)
-        primary[dev].retain_count--;
+    int count = primary[dev].retain_count;
+    if (count > 0)
+        primary[dev].retain_count = --count;
     else
         rc = CUDA_ERROR_INVALID_CONTEXT;
     pthread_mutex_unlock(&ctx_lock);
+    cricket_drv_log(CRICKET_DRV_DEBUG, "primary context of device %d released (count %d)", dev, count);
     return rc;
 }
 
@@ -289,6 +292,7 @@ CUresult cricket_drv_cls_put(CUcontext ctx, void *key, void *value, void *destru
     if (e)
         *e = (struct cls_entry){ ctx, key, value, destructor };
     pthread_rwlock_unlock(&cls_lock);
+    cricket_drv_log(CRICKET_DRV_DEBUG, "context-local storage put (context %p, key %p)", (void *)ctx, key);
     return rc;
 }
 
