@@ -44,7 +44,7 @@ def test_cuda_bindings_driver_calls_answered_locally(driver_dir):
     assert [o[0] for o in out[:7]] == ["CUDA_SUCCESS"] * 7
     assert out[1][1] == "13000" and out[2][1] == "1"
     assert out[3][1].startswith("b'cricket emulated sm_75")
-    assert out[4][1] == "7" and out[6][1] == "0"
+    assert out[4][1] == "7" and out[6][1] == "<CUdevice 0>"
     # streams are forwarded later; the legacy-stream variant is the one asked for by default
     assert out[7][0] == "CUDA_ERROR_NOT_SUPPORTED"
     assert "cuStreamSynchronize is not implemented" in proc.stderr
