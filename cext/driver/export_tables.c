@@ -71,6 +71,7 @@ static CUresult cudart_interface_module_from_cubin_ext2(const void *fatbin_heade
 /* cudart 13.5: "load compilers" (PTX compiler, libnvvm); nothing to load here. */
 static CUresult cudart_interface_load_compilers(void)
 {
+    cricket_drv_log(CRICKET_DRV_DEBUG, "CUDART_INTERFACE[12] (load compilers): nothing to load");
     return CUDA_SUCCESS;
 }
 

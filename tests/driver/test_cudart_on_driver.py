@@ -16,6 +16,18 @@ CUDA_DIR = Path(__file__).resolve().parent / "cuda"
 CUDA_LIB = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "lib64"
 
 
+def pip_cudart_dir() -> Path | None:
+    """The lib folder of the pip `nvidia-cuda-runtime` wheel (cudart 13.5+), if installed."""
+    try:
+        import nvidia.cu13
+    except ImportError:
+        return None
+    for base in nvidia.cu13.__path__:
+        if (Path(base) / "lib" / "libcudart.so.13").exists():
+            return Path(base) / "lib"
+    return None
+
+
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory, driver_dir) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("cuda-programs")
@@ -29,9 +41,9 @@ def programs(tmp_path_factory, driver_dir) -> dict[str, Path]:
     return built
 
 
-def run(program: Path, driver_dir: Path, **env: str) -> subprocess.CompletedProcess:
+def run(program: Path, driver_dir: Path, cudart_dir: Path = CUDA_LIB, **env: str) -> subprocess.CompletedProcess:
     full = {k: v for k, v in os.environ.items() if not k.startswith("CRICKET_DRIVER_")}
-    full.update(LD_LIBRARY_PATH=f"{driver_dir}:{CUDA_LIB}", LD_BIND_NOW="1", **env)
+    full.update(LD_LIBRARY_PATH=f"{driver_dir}:{cudart_dir}", LD_BIND_NOW="1", **env)
     return subprocess.run([str(program)], capture_output=True, text=True, env=full, timeout=60)
 
 
@@ -74,6 +86,23 @@ def test_cudart_initialises_against_the_export_tables(programs, driver_dir, cuda
     # memory is forwarded to the server in a later step; until then the honest answer:
     assert got["cudaMalloc"] == "801 cudaErrorNotSupported"
     assert "cuMemAlloc_v2 is not implemented" in proc.stderr
+
+
+def test_pip_cudart_13_5_gets_its_new_table_and_slot(programs, driver_dir):
+    cudart_dir = pip_cudart_dir()
+    if cudart_dir is None:
+        pytest.skip("pip package nvidia-cuda-runtime>=13.5 not installed")
+    proc = run(programs["shared"], driver_dir, cudart_dir, CRICKET_LOG="DEBUG")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = lines(proc)
+    assert int(got["runtime_version"]) >= 13050
+    assert got["device0.name"] == "cricket emulated sm_75"
+    assert got["cudaDeviceGetStreamPriorityRange"] == "0 cudaSuccess"
+    assert "cuGetExportTable 21318c60" in proc.stderr        # refusing it crashes cudart 13.5
+    assert "CUDART_INTERFACE[12]" in proc.stderr
+    version = int(got["runtime_version"])
+    for call in range(3):
+        assert f"integrity check version {version + call}" in proc.stderr
 
 
 def test_corrupted_integrity_hash_fails_cudart_with_103(programs, driver_dir):
