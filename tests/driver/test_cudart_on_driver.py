@@ -35,6 +35,8 @@ def programs(tmp_path_factory, driver_dir) -> dict[str, Path]:
     for name, flags in (("static", []), ("shared", ["-cudart", "shared"])):
         built[name] = out / f"runtime_info_{name}"
         subprocess.run(["nvcc", *flags, "-o", str(built[name]), str(CUDA_DIR / "runtime_info.cu")], check=True)
+    built["threads"] = out / "threads_reset"
+    subprocess.run(["nvcc", "-o", str(built["threads"]), str(CUDA_DIR / "threads_reset.cu")], check=True)
     built["driver"] = out / "driver_info"
     subprocess.run(["nvcc", "-o", str(built["driver"]), str(CUDA_DIR / "driver_info.cu"),
                     f"-L{driver_dir}", "-l:libcuda.so.1"], check=True)
@@ -133,3 +135,14 @@ def test_driver_api_program_linked_with_lcuda(programs, driver_dir):
     proc = run(programs["driver"], driver_dir)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "version 13000 count 1 name cricket emulated sm_75 current_is_primary 1 ctx_device 0" in proc.stdout
+
+
+def test_threads_share_one_primary_context_and_reset_releases_it(programs, driver_dir):
+    proc = run(programs["threads"], driver_dir, CRICKET_LOG="DEBUG")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    got = lines(proc)
+    assert got == {"thread_failures": "0", "reset": "0", "after_reset": "0"}
+    log = proc.stderr
+    # one retain by CUDART_INTERFACE[2] at init, one when the context is first made current
+    assert "retained (count 2)" in log and "retained (count 3)" not in log
+    assert "released (count 1)" in log       # cudaDeviceReset gives back the second one
