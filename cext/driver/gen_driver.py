@@ -2,8 +2,8 @@
 
 Reads ``cuda.h`` (every function, under its ABI symbol name: the headers are preprocessed with
 ``__CUDA_API_VERSION_INTERNAL``, which is how NVIDIA's driver sees them) and ``cudaTypedefs.h``
-(one ``PFN_<name>_v<version>[_ptds|_ptsz]`` typedef per ABI version of each documented name), and
-writes to OUTDIR:
+(one ``PFN_<name>_v<version>[_ptds|_ptsz]`` typedef per ABI version of each documented name), the
+same pair for the profiler API, and the OpenGL/EGL/VDPAU interop headers, and writes to OUTDIR:
 
 - ``driver_stubs.c``: every declared function that no hand-written source defines (a line
   ``CRICKET_DRV_EXPORT CUresult NAME(``), with the header's prototype; it logs its name once and
@@ -14,6 +14,11 @@ writes to OUTDIR:
   and the file assigns every symbol to a variable of its ``PFN_..._v<version>`` type, so the
   compiler checks that each (name, version, flags) resolves to a function of that version's ABI;
 - ``error_strings.c``: the ``CUresult`` names and their one-line descriptions from ``cuda.h``.
+
+The interop headers need GL/EGL/VDPAU types that are not installed everywhere: their functions are
+learnt by preprocessing (with empty stand-ins from ``standin/`` where the system lacks a header)
+and defined without prototypes (they only return ``CUDA_ERROR_NOT_SUPPORTED``), so their table
+entries are not type-checked.
 
 Run: ``python cext/driver/gen_driver.py OUTDIR [--cuda-include DIR] [--cc CC]``.
 """
@@ -30,9 +35,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+STANDIN = HERE / "standin"
+# (functions header, typedefs header, compiled with full prototypes)
+HEADER_GROUPS = (
+    ("cuda.h", "cudaTypedefs.h", True),
+    ("cudaProfiler.h", "cudaProfilerTypedefs.h", True),
+    ("cudaGL.h", "cudaGLTypedefs.h", False),
+    ("cudaEGL.h", "cudaEGLTypedefs.h", False),
+    ("cudaVDPAU.h", "cudaVDPAUTypedefs.h", False),
+)
 HAND_WRITTEN = re.compile(r"^CRICKET_DRV_EXPORT\s+CUresult\s+(\w+)\s*\(", re.M)
-DECLARATION = re.compile(r"\bCUresult\s+(cu\w+)\s*\(([^;{}]*?)\)\s*;")
-PFN = re.compile(r"typedef\s+CUresult\s*\(\s*\*\s*PFN_(cu\w+?)_v(\d+)(_ptds|_ptsz)?\s*\)")
+# CUDAAPI is empty on Linux; it stays in the text of headers that do not include cuda.h (cudaVDPAU.h).
+DECLARATION = re.compile(r"\bCUresult\s+(?:CUDAAPI\s+)?(cu\w+)\s*\(([^;{}]*?)\)\s*;")
+PFN = re.compile(r"typedef\s+CUresult\s*\(\s*(?:CUDAAPI\s*)?\*\s*PFN_(cu\w+?)_v(\d+)(_ptds|_ptsz)?\s*\)")
 
 
 class GenerationError(Exception):
@@ -53,7 +68,8 @@ def preprocess(header: str, cuda_include: Path, cc: str) -> str:
     with tempfile.NamedTemporaryFile("w", suffix=".c") as src:
         src.write(f"#include <{header}>\n")
         src.flush()
-        cmd = [*shlex.split(cc), "-E", "-P", "-D__CUDA_API_VERSION_INTERNAL", f"-I{cuda_include}", src.name]
+        cmd = [*shlex.split(cc), "-E", "-P", "-D__CUDA_API_VERSION_INTERNAL", f"-I{cuda_include}",
+               f"-idirafter{STANDIN}", src.name]
         result = subprocess.run(cmd, capture_output=True, text=True)
     if result.returncode != 0:
         raise GenerationError(f"preprocessing {header} failed: {result.stderr.strip()}")
@@ -66,9 +82,28 @@ def declarations(text: str) -> dict[str, str]:
     for name, params in DECLARATION.findall(text):
         params = " ".join(params.split())
         if found.get(name, params) != params:
-            raise GenerationError(f"cuda.h declares {name} twice with different parameters")
+            raise GenerationError(f"a CUDA header declares {name} twice with different parameters")
         found[name] = params
     return found
+
+
+@dataclass(frozen=True)
+class Declaration:
+    params: str         # the header's parameter list
+    typed: bool         # compiled with its prototype (False: interop, defined without one)
+
+
+def all_declarations(cuda_include: Path, cc: str = "cc") -> tuple[dict[str, Declaration], str]:
+    """Every function of the header groups, and the concatenated preprocessed typedef headers."""
+    found: dict[str, Declaration] = {}
+    typedefs = []
+    for header, typedef_header, typed in HEADER_GROUPS:
+        for name, params in declarations(preprocess(header, cuda_include, cc)).items():
+            if name in found and found[name].params != params:
+                raise GenerationError(f"{header} declares {name} differently from an earlier header")
+            found.setdefault(name, Declaration(params, typed))
+        typedefs.append(preprocess(typedef_header, cuda_include, cc))
+    return found, "\n".join(typedefs)
 
 
 def _symbol_rank(symbol: str, base: str, suffix: str) -> int | None:
@@ -84,9 +119,9 @@ def _symbol_rank(symbol: str, base: str, suffix: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def proc_versions(typedefs: str, declared: dict[str, str]) -> list[Version]:
+def proc_versions(typedefs: str, declared) -> list[Version]:
     by_name: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
-    for name, version, suffix in PFN.findall(typedefs):
+    for name, version, suffix in set(PFN.findall(typedefs)):
         by_name[name][suffix].append(int(version))
     versions: list[Version] = []
     for name in sorted(by_name):
@@ -148,23 +183,31 @@ def _c_string(text: str) -> str:
 HEADER = "/* Generated by cext/driver/gen_driver.py from the CUDA headers; do not edit. */\n"
 
 
-def write_stubs(out: Path, declared: dict[str, str], implemented: set[str]) -> int:
-    lines = [HEADER, '#include "driver.h"', ""]
+def write_stubs(out: Path, declared: dict[str, Declaration], implemented: set[str]) -> int:
+    lines = [HEADER, '#include "driver.h"', "#include <cudaProfiler.h>", ""]
     count = 0
     for name in sorted(declared):
         if name in implemented:
             continue
         count += 1
-        lines += [f"CRICKET_DRV_EXPORT CUresult {name}({declared[name] or 'void'})", "{",
+        d = declared[name]
+        if d.typed:
+            lines.append(f"CRICKET_DRV_EXPORT CUresult {name}({d.params or 'void'})")
+        else:
+            lines += [f"/* {name}({d.params}) */", f"CRICKET_DRV_EXPORT CUresult {name}()"]
+        lines += ["{",
                   "    static atomic_int seen;",
                   f'    return cricket_drv_unimplemented("{name}", &seen);', "}", ""]
     (out / "driver_stubs.c").write_text("\n".join(lines))
     return count
 
 
-def write_proc_table(out: Path, versions: list[Version]) -> None:
-    lines = [HEADER, '#include "driver.h"', "#include <cudaTypedefs.h>", "",
-             "const struct cricket_drv_proc cricket_drv_procs[] = {"]
+def write_proc_table(out: Path, versions: list[Version], declared: dict[str, Declaration]) -> None:
+    lines = [HEADER, '#include "driver.h"', "#include <cudaTypedefs.h>", "#include <cudaProfilerTypedefs.h>", "",
+             "/* Interop functions (GL, EGL, VDPAU), declared without their types. */"]
+    untyped = sorted({s for v in versions for s in (v.symbol, v.per_thread) if s and not declared[s].typed})
+    lines += [f"CUresult {s}();" for s in untyped]
+    lines += ["", "const struct cricket_drv_proc cricket_drv_procs[] = {"]
     for v in versions:
         twin = f"(void *){v.per_thread}" if v.per_thread else "NULL"
         lines.append(f'    {{ "{v.name}", {v.version}, (void *){v.symbol}, {twin} }},')
@@ -174,6 +217,8 @@ def write_proc_table(out: Path, versions: list[Version]) -> None:
               " * the version it answers for. */",
               "__attribute__((unused)) static void check_abi_versions(void)", "{"]
     for i, v in enumerate(versions):
+        if not declared[v.symbol].typed:
+            continue
         lines.append(f"    {v.pfn} legacy{i} = {v.symbol}; (void)legacy{i};")
         if v.per_thread:
             lines.append(f"    {v.per_thread_pfn} per_thread{i} = {v.per_thread}; (void)per_thread{i};")
@@ -194,14 +239,14 @@ def generate(out: Path, cuda_include: Path, cc: str = "cc", sources: list[Path] 
     """Write the generated sources; returns counts for the build log."""
     out.mkdir(parents=True, exist_ok=True)
     sources = sources if sources is not None else sorted(HERE.glob("*.c"))
-    declared = declarations(preprocess("cuda.h", cuda_include, cc))
-    versions = proc_versions(preprocess("cudaTypedefs.h", cuda_include, cc), declared)
+    declared, typedefs = all_declarations(cuda_include, cc)
+    versions = proc_versions(typedefs, declared)
     implemented = hand_written(sources)
     unknown = implemented - set(declared)
     if unknown:
-        raise GenerationError(f"hand-written functions not declared by cuda.h: {sorted(unknown)}")
+        raise GenerationError(f"hand-written functions not declared by the CUDA headers: {sorted(unknown)}")
     stubs = write_stubs(out, declared, implemented)
-    write_proc_table(out, versions)
+    write_proc_table(out, versions, declared)
     errors = error_strings((cuda_include / "cuda.h").read_text())
     write_error_strings(out, errors)
     return {"symbols": len(declared), "implemented": len(implemented), "stubs": stubs,

@@ -31,6 +31,10 @@ CASES = [
     ("cuLaunchKernel", 7000, PTDS, "cuLaunchKernel_ptsz"),
     ("cuDeviceGetAttribute", 2000, PTDS, "cuDeviceGetAttribute"),      # no per-thread twin
     ("cuGetExportTable", 3000, 0, "cuGetExportTable"),
+    ("cuProfilerStart", 4000, 0, "cuProfilerStart"),
+    ("cuGLCtxCreate", 3020, 0, "cuGLCtxCreate_v2"),
+    ("cuGLMapBufferObject", 7000, PTDS, "cuGLMapBufferObject_v2_ptds"),
+    ("cuVDPAUCtxCreate", 3020, 0, "cuVDPAUCtxCreate_v2"),
 ]
 
 PROBE = """
