@@ -5,6 +5,7 @@ LD_LIBRARY_PATH, as `cricket run` will arrange."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -146,3 +147,21 @@ def test_threads_share_one_primary_context_and_reset_releases_it(programs, drive
     # one retain by CUDART_INTERFACE[2] at init, one when the context is first made current
     assert "retained (count 2)" in log and "retained (count 3)" not in log
     assert "released (count 1)" in log       # cudaDeviceReset gives back the second one
+
+
+def test_three_static_cudart_copies_share_one_driver_state(tmp_path, driver_dir):
+    for part in ("part_a", "part_b"):
+        subprocess.run(["nvcc", "-shared", "-Xcompiler", "-fPIC", f"-DPART_NAME={part}", "-o",
+                        str(tmp_path / f"lib{part}.so"), str(CUDA_DIR / "static_part.cu")], check=True)
+    main = tmp_path / "main"
+    subprocess.run(["nvcc", "-o", str(main), str(CUDA_DIR / "static_parts_main.cu"), f"-L{tmp_path}",
+                    "-lpart_a", "-lpart_b"], check=True)
+    proc = run(main, driver_dir, f"{CUDA_LIB}:{tmp_path}", CRICKET_LOG="DEBUG")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines() == ["part_a 0 1 -5", "part_b 0 1 -5", "main 0"]
+    log = proc.stderr
+    assert log.count("integrity check version 13002") == 3          # each copy checks the driver
+    puts = [line for line in log.splitlines() if "context-local storage put" in line]
+    contexts = {re.search(r"\(context (0x[0-9a-f]+),", line).group(1) for line in puts}
+    assert len(puts) == 3 and len(contexts) == 1                    # three keys, one primary context
+    assert "retained (count 6)" in log and "released (count 3)" in log
