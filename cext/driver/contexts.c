@@ -13,6 +13,7 @@
 
 static struct CUctx_st primary[CRICKET_DRV_MAX_DEVICES];
 static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t cls_lock = PTHREAD_RWLOCK_INITIALIZER;   /* guards the CLS map (below) */
 
 #define CTX_STACK_DEPTH 64
 static __thread CUcontext ctx_stack[CTX_STACK_DEPTH];
@@ -40,6 +41,24 @@ static CUresult check_device(CUdevice dev)
     if (rc != CUDA_SUCCESS)
         return rc;
     return dev >= 0 && dev < cricket_drv_snapshot()->device_count ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+/* A fork while another thread holds a lock would leave it held forever in the child. */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&ctx_lock);
+    pthread_rwlock_wrlock(&cls_lock);
+}
+
+static void fork_release(void)
+{
+    pthread_rwlock_unlock(&cls_lock);
+    pthread_mutex_unlock(&ctx_lock);
+}
+
+__attribute__((constructor)) static void install_fork_handlers(void)
+{
+    pthread_atfork(fork_prepare, fork_release, fork_release);
 }
 
 /* ------------------------------------------------------------------ primary contexts */
@@ -257,7 +276,6 @@ struct cls_entry {
 
 static struct cls_entry *cls_entries;
 static size_t cls_count, cls_capacity;
-static pthread_rwlock_t cls_lock = PTHREAD_RWLOCK_INITIALIZER;
 
 static struct cls_entry *cls_find(CUcontext ctx, void *key)
 {
