@@ -4,6 +4,7 @@ runner for probes that load the library in a separate Python process (loading a 
 SONAME is libcuda.so.1 into the test process would shadow a real driver for later tests)."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -19,8 +20,10 @@ DRIVER_SRC = ROOT / "cext" / "driver"
 CUDA_INCLUDE = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "include"
 HERE = Path(__file__).resolve().parent
 
-sys.path.insert(0, str(DRIVER_SRC))
-import build as driver_build  # noqa: E402
+# Loaded under its own name: other folders' tests may have a build.py of their own.
+_spec = importlib.util.spec_from_file_location("cricket_driver_build", DRIVER_SRC / "build.py")
+driver_build = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(driver_build)
 
 
 def _require_toolchain() -> None:
