@@ -165,3 +165,13 @@ def test_three_static_cudart_copies_share_one_driver_state(tmp_path, driver_dir)
     contexts = {re.search(r"\(context (0x[0-9a-f]+),", line).group(1) for line in puts}
     assert len(puts) == 3 and len(contexts) == 1                    # three keys, one primary context
     assert "retained (count 6)" in log and "released (count 3)" in log
+
+
+def test_ld_preload_of_the_library_file_is_found_by_soname(programs, driver_dir):
+    # cudart dlopens "libcuda.so.1"; a preloaded object with that SONAME answers it, whatever its file name
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CRICKET_DRIVER_")}
+    env.update(LD_PRELOAD=str(driver_dir / "libcricket-cuda.so"))
+    env.pop("LD_LIBRARY_PATH", None)
+    proc = subprocess.run([str(programs["static"])], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert lines(proc)["device0.name"] == "cricket emulated sm_75"
