@@ -5,7 +5,7 @@ PY      = $(VENV)/bin/python
 PYTEST_ARGS ?=
 # Test folders whose modules have a Cython implementation and a pure-Python twin:
 # they run a second time with CRICKET_PUREPYTHON=1.
-TWIN_TESTS = $(wildcard tests/xdr tests/rpcgen tests/rpc)
+TWIN_TESTS = $(wildcard tests/xdr tests/rpcgen tests/rpc tests/preload)
 
 .PHONY: all venv build test test-fast demo examples bench clean
 

@@ -3,12 +3,26 @@
 Every ``cext/NAME.pyx`` becomes the extension ``cricket._cext.NAME``; its
 pure-Python twin lives in the feature package that uses it and is chosen at
 import time (see ``cricket/_select.py``).
+
+Every .x file in ``X_FILES`` is compiled by our rpcgen at build time
+(``python -m rpcgen X -o <its dir> --cython``): ``<stem>.py`` and
+``_<stem>_xdr.pyx`` appear beside it, and the .pyx is built as the extension named
+after its package path (``cricket/protocol/_cricket_xdr.pyx`` →
+``cricket.protocol._cricket_xdr``).  Editing a .x and reinstalling regenerates both.
 """
+import subprocess
+import sys
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).parent
+
+#: The project's interface definitions, relative to this file.
+X_FILES: list[str] = [
+    "cricket/protocol/cricket.x",
+]
 
 
 def cext_extensions() -> list[Extension]:
@@ -16,8 +30,20 @@ def cext_extensions() -> list[Extension]:
             for p in sorted((HERE / "cext").glob("*.pyx"))]
 
 
+def rpcgen_extensions() -> list[Extension]:
+    """Run rpcgen on each of X_FILES and return the generated codecs as extensions."""
+    exts = []
+    for rel in X_FILES:
+        x = HERE / rel
+        subprocess.run([sys.executable, "-m", "rpcgen", str(x), "-o", str(x.parent), "--cython"],
+                       cwd=HERE, check=True, stdout=subprocess.DEVNULL)
+        pyx = (x.parent / f"_{x.stem}_xdr.pyx").relative_to(HERE)
+        exts.append(Extension(".".join(pyx.with_suffix("").parts), [str(pyx)]))
+    return exts
+
+
 def build_extensions() -> list:
-    exts = cext_extensions()
+    exts = cext_extensions() + rpcgen_extensions()
     if not exts:
         return []
     from Cython.Build import cythonize
@@ -25,4 +51,15 @@ def build_extensions() -> list:
                      compiler_directives={"boundscheck": False, "wraparound": False})
 
 
-setup(ext_modules=build_extensions())
+class BuildExtWithShims(build_ext):
+    """Also builds the native shims: the libcudart.so.13 shim (cext/preload/build.py) into cricket/_preload/."""
+
+    def run(self) -> None:
+        super().run()
+        root = HERE if self.inplace else Path(self.build_lib)
+        subprocess.run([sys.executable, str(HERE / "cext" / "preload" / "build.py"),
+                        str(root / "cricket" / "_preload"), "--optional",
+                        "--gen-dir", str(Path(self.build_temp) / "preload")], check=True)
+
+
+setup(ext_modules=build_extensions(), cmdclass={"build_ext": BuildExtWithShims})

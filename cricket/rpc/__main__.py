@@ -1,0 +1,71 @@
+"""``python -m cricket.rpc serve``: serve skeleton classes (``module:Class``) on an address.
+
+Example::
+
+    python -m cricket.rpc serve --listen 127.0.0.1:20099 --register mypkg.calc:CalcImpl
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import logging
+import signal
+import sys
+
+from cricket._log import configure
+
+from .constants import DEFAULT_MAX_RECORD
+from .server import Server
+from .transport import parse_address, run
+
+log = logging.getLogger("cricket.rpc")
+
+
+def _load(spec: str):
+    module, sep, name = spec.partition(":")
+    if not sep:
+        raise SystemExit(f"{spec!r}: give a skeleton implementation as module:Class")
+    obj = getattr(importlib.import_module(module), name)
+    return obj() if isinstance(obj, type) else obj
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m cricket.rpc")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="serve rpcgen skeleton implementations")
+    serve.add_argument("skeletons", nargs="+", metavar="module:Class")
+    serve.add_argument("--listen", action="append", default=[],
+                       help="host:port or a Unix socket path (repeatable; default 127.0.0.1:0)")
+    serve.add_argument("--register", action="store_true",
+                       help="register the programs with the rpcbind running on this host")
+    serve.add_argument("--max-record", type=int, default=DEFAULT_MAX_RECORD,
+                       help="largest record accepted, in bytes")
+    return parser
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    server = Server([_load(s) for s in args.skeletons], max_record_size=args.max_record)
+    bound = [await server.listen(parse_address(addr)) for addr in args.listen or ["127.0.0.1:0"]]
+    if args.register:
+        await server.register()
+    # One line per listener on stdout, once ready, so scripts can learn an ephemeral port.
+    for b in bound:
+        print(f"listening {b[0]}:{b[1]}" if isinstance(b, tuple) else f"listening {b}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await server.close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    configure("INFO")
+    args = build_parser().parse_args(argv)
+    return run(_serve(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

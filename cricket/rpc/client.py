@@ -1,0 +1,419 @@
+"""The blocking RPC client: plain sockets, safe to share between threads.
+
+Pipelining: :meth:`Client.start` sends a call and returns a :class:`PendingCall` at once; many can
+be in flight on one connection and their replies are matched by xid, whichever thread reads them
+(one thread at a time reads the socket and hands other threads' replies over).
+Batching: :meth:`Client.call_batched` queues a call that expects no reply; queued calls go out with
+the next normal call (in the same write) or on :meth:`Client.flush`.
+"""
+from __future__ import annotations
+
+import errno
+import itertools
+import logging
+import os
+import socket
+import struct
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from . import message
+from .auth import AuthNone, ClientAuth
+from .constants import DEFAULT_MAX_RECORD, LAST_FRAGMENT, MAX_FRAGMENT
+from .errors import ProtocolError, RecordTooLarge, RpcConnectionError, RpcError, RpcTimeout
+from .record import RecordReader
+from .transport import Address, connect_socket, parse_address
+
+log = logging.getLogger(__name__)
+
+Buffers = Sequence[bytes | bytearray | memoryview]
+_MARKED_HEAD = struct.Struct(">7I")     # record mark, xid, CALL, rpcvers 2, prog, vers, proc
+_TIMEVAL = struct.Struct("@ll")
+_SUCCESS_NONE_TAIL = b"\0\0\0\1" + b"\0" * 16
+_BATCH_FLUSH = 256 * 1024      # queued batched bytes that force a write
+_RECV_SIZE = 256 * 1024
+
+
+def _nbytes(b: Any) -> int:
+    return b.nbytes if isinstance(b, memoryview) else len(b)
+
+
+def verifier_check(auth: ClientAuth):
+    """``auth.check_verifier`` when the flavor overrides it, else None (nothing to check)."""
+    if type(auth).check_verifier is ClientAuth.check_verifier:
+        return None
+    return auth.check_verifier
+
+
+def first_xid() -> int:
+    """A starting xid that differs between processes and runs (RFC 5531 §9 asks for uniqueness)."""
+    return int.from_bytes(os.urandom(4), "big") & 0x7FFFFFFF
+
+
+class PendingCall:
+    """A call whose reply has not been collected yet (see :meth:`Client.start`)."""
+
+    __slots__ = ("client", "xid")
+
+    def __init__(self, client: Client, xid: int) -> None:
+        self.client = client
+        self.xid = xid
+
+    def result(self, timeout: float | None = -1.0) -> memoryview:
+        """Wait for the reply and return its result bytes (raises the reply's error)."""
+        return self.client._wait(self.xid, self.client.timeout if timeout == -1.0 else timeout)
+
+
+class Client:
+    """A connection to one RPC server; ``call`` returns the result bytes of the reply.
+
+    ``timeout`` (seconds, None = wait forever) bounds the wait for each reply.
+    """
+
+    def __init__(self, address: Address, *, timeout: float | None = 25.0,
+                 connect_timeout: float | None = 10.0, auth: ClientAuth | None = None,
+                 max_record_size: int = DEFAULT_MAX_RECORD) -> None:
+        self.address = parse_address(address)
+        self._timeout_s = timeout
+        self.auth = auth or AuthNone()
+        self._auth_bytes = self.auth.header_bytes()
+        self._check_verifier = verifier_check(self.auth)
+        self._head_size = 24 + len(self._auth_bytes)
+        self._bare_mark = LAST_FRAGMENT | self._head_size      # record mark of a call with no args
+        try:
+            self._sock = connect_socket(self.address, connect_timeout)
+        except OSError as exc:
+            raise RpcConnectionError(f"could not connect to the RPC server at {self.address}: "
+                                     f"{exc.strerror or exc}; is it running?") from exc
+        self._rcvtimeo: float | None = None
+        self._set_sndtimeo(timeout)
+        self._reader = RecordReader(max_record_size)
+        self._rbuf = memoryview(bytearray(_RECV_SIZE))
+        self._xids = itertools.count(first_xid())
+        self._send_lock = threading.Lock()
+        self._lock = threading.Lock()                 # guards the fields below
+        self._cond = threading.Condition(self._lock)  # threads waiting for a reply sleep here
+        self._reading = False                         # one thread reads the socket at a time
+        self._sleepers = 0
+        self._waiting: set[int] = set()
+        self._replies: dict[int, bytes] = {}
+        self._batch: list[Any] = []
+        self._batch_bytes = 0
+        self._error: RpcError | None = None
+
+    # --- public API -----------------------------------------------------------------------------
+
+    @property
+    def timeout(self) -> float | None:
+        """Seconds to wait for each reply (and for a blocked send), None to wait forever."""
+        return self._timeout_s
+
+    @timeout.setter
+    def timeout(self, value: float | None) -> None:
+        self._timeout_s = value
+        self._set_sndtimeo(value)
+
+    def call(self, prog: int, vers: int, proc: int, buffers: Buffers = ()) -> memoryview:
+        """Call a procedure with encoded arguments; returns the encoded result."""
+        if buffers or self._batch or self._error is not None:
+            xid, head = self._send(prog, vers, proc, buffers, True)
+        else:                                   # no arguments, nothing queued: send inline
+            xid = next(self._xids) & 0xFFFFFFFF
+            head = _MARKED_HEAD.pack(self._bare_mark, xid, 0, 2, prog, vers, proc) + self._auth_bytes
+            self._waiting.add(xid)
+            with self._send_lock:
+                try:
+                    self._sock.sendall(head)
+                except OSError as exc:
+                    self._waiting.discard(xid)
+                    raise self._send_failed(exc) from exc
+        lock = self._lock
+        with lock:
+            lead = not self._reading and xid not in self._replies
+            if lead:
+                self._reading = True
+        if not lead:
+            return self._wait(xid, self.timeout)
+        # This thread is the reader: read until its own reply arrives. The first read usually
+        # brings exactly that reply, so it is tried inline before the general loop.
+        try:
+            record = None
+            if self._rcvtimeo == self.timeout:
+                try:
+                    n = self._sock.recv_into(self._rbuf)
+                except OSError:
+                    n = -1
+                if n > 0:
+                    try:
+                        records = self._reader.feed(self._rbuf[:n])
+                    except RecordTooLarge as exc:
+                        raise self._fail(exc) from None
+                    if len(records) == 1 and records[0][:4] == head[4:8]:
+                        record = records[0]
+                    else:
+                        record = self._hand_over(records, xid)
+                elif n == 0:
+                    self._lost()
+            if record is None:
+                record = self._read_until(xid, head[4:8], self.timeout)
+        finally:
+            with lock:
+                self._reading = False
+                self._waiting.discard(xid)
+                if self._sleepers:
+                    self._cond.notify_all()
+        if self._check_verifier is None and record[4:24] == _SUCCESS_NONE_TAIL:
+            return memoryview(record)[24:]
+        return memoryview(record)[message.decode_reply(record, self._check_verifier):]
+
+    def start(self, prog: int, vers: int, proc: int, buffers: Buffers = ()) -> PendingCall:
+        """Send a call without waiting for its reply (pipelining)."""
+        return PendingCall(self, self._send(prog, vers, proc, buffers, True)[0])
+
+    def call_batched(self, prog: int, vers: int, proc: int, buffers: Buffers = ()) -> None:
+        """Queue a call that expects no reply; it goes out with the next normal call."""
+        self._send(prog, vers, proc, buffers, False)
+
+    def null(self, prog: int, vers: int) -> None:
+        """Call procedure 0 (NULL), the standard ping."""
+        self.call(prog, vers, 0)
+
+    def flush(self) -> None:
+        """Send queued batched calls now."""
+        with self._send_lock:
+            if self._batch:
+                self._write(self._take_batch())
+
+    def close(self) -> None:
+        try:
+            self.flush()
+        except RpcError:
+            pass
+        with self._lock:
+            if self._error is None:
+                self._error = RpcConnectionError("the client was closed")
+            self._cond.notify_all()
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._sock.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- sending --------------------------------------------------------------------------------
+
+    def _send(self, prog: int, vers: int, proc: int, buffers: Buffers,
+              wants_reply: bool) -> tuple[int, bytes]:
+        if self._error is not None:
+            raise self._error
+        xid = next(self._xids) & 0xFFFFFFFF
+        size = self._head_size
+        for b in buffers:
+            size += _nbytes(b)
+        if size > MAX_FRAGMENT:
+            raise RpcError(f"a call of {size} bytes does not fit one record fragment")
+        head = _MARKED_HEAD.pack(LAST_FRAGMENT | size, xid, 0, 2, prog, vers, proc) \
+            + self._auth_bytes
+        with self._send_lock:
+            if not wants_reply:
+                self._batch.append(head)
+                self._batch += buffers
+                self._batch_bytes += size + 4
+                if self._batch_bytes >= _BATCH_FLUSH:
+                    self._write(self._take_batch())
+                return xid, head
+            # Registered before the call leaves, so whichever thread reads the reply keeps it.
+            # (set.add is atomic; readers only test membership.)
+            self._waiting.add(xid)
+            if self._batch:
+                pieces = self._take_batch()
+                pieces.append(head)
+                pieces += buffers
+            elif buffers:
+                pieces = [head, *buffers]
+            else:
+                pieces = None
+            try:
+                if pieces is None:
+                    self._sock.sendall(head)
+                else:
+                    self._write(pieces)
+            except OSError as exc:
+                with self._lock:
+                    self._waiting.discard(xid)
+                raise self._send_failed(exc) from exc
+            except RpcError:
+                with self._lock:
+                    self._waiting.discard(xid)
+                raise
+        return xid, head
+
+    def _take_batch(self) -> list[Any]:
+        batch, self._batch, self._batch_bytes = self._batch, [], 0
+        return batch
+
+    def _write(self, pieces: list[Any]) -> None:
+        """Send ``pieces`` in as few system calls as possible (a gathering write)."""
+        sock = self._sock
+        try:
+            if len(pieces) > 64:
+                sock.sendall(b"".join(pieces))
+                return
+            sent = sock.sendmsg(pieces)
+            if sent != sum(_nbytes(p) for p in pieces):
+                sock.sendall(b"".join(pieces)[sent:])
+        except OSError as exc:
+            raise self._send_failed(exc) from exc
+
+    # --- receiving ------------------------------------------------------------------------------
+
+    def _wait(self, xid: int, timeout: float | None) -> memoryview:
+        """Wait for the reply to ``xid``: take it if another thread read it, else read."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        cond = self._cond
+        with cond:
+            while True:
+                record = self._replies.pop(xid, None)
+                if record is not None:
+                    self._waiting.discard(xid)
+                    return self._result(record)
+                if self._error is not None:
+                    self._waiting.discard(xid)
+                    raise self._error
+                if xid not in self._waiting:
+                    raise RpcError(f"no call with xid {xid:#x} is waiting for a reply")
+                if not self._reading:
+                    self._reading = True
+                    break
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    self._waiting.discard(xid)
+                    raise self._timeout(timeout)
+                self._sleepers += 1
+                try:
+                    cond.wait(remaining)
+                finally:
+                    self._sleepers -= 1
+        try:
+            remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+            record = self._read_until(xid, xid.to_bytes(4, "big"), remaining)
+        finally:
+            with cond:
+                self._reading = False
+                self._waiting.discard(xid)
+                if self._sleepers:
+                    cond.notify_all()
+        return self._result(record)
+
+    def _read_until(self, xid: int, xid_bytes: bytes, timeout: float | None) -> bytes:
+        """Read records (as the one reading thread) until the reply to ``xid`` arrives."""
+        sock = self._sock
+        rbuf = self._rbuf
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if self._rcvtimeo != timeout:
+            self._set_rcvtimeo(timeout)
+        while True:
+            try:
+                n = sock.recv_into(rbuf)
+            except (BlockingIOError, socket.timeout, InterruptedError):
+                n = -1
+            except OSError as exc:
+                if exc.errno != errno.EAGAIN:
+                    raise self._fail(RpcConnectionError(
+                        f"reading from the RPC server at {self.address} failed: "
+                        f"{exc.strerror or exc}")) from exc
+                n = -1
+            if n == 0:
+                self._lost()
+            if n > 0:
+                try:
+                    records = self._reader.feed(rbuf[:n])
+                except RecordTooLarge as exc:
+                    raise self._fail(exc) from None
+                if len(records) == 1 and records[0][:4] == xid_bytes:
+                    return records[0]           # the common case: just our reply
+                mine = self._hand_over(records, xid)
+                if mine is not None:
+                    return mine
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise self._timeout(timeout)
+                if remaining < self._rcvtimeo:   # type: ignore[operator]
+                    self._set_rcvtimeo(remaining)
+
+    def _lost(self) -> None:
+        raise self._fail(RpcConnectionError(
+            f"the RPC server at {self.address} closed the connection with "
+            f"{len(self._waiting)} call(s) waiting for a reply; the server has gone away "
+            "or dropped this client"))
+
+    def _hand_over(self, records: list[bytes], xid: int) -> bytes | None:
+        """Keep other threads' replies for them; return the one for ``xid`` if present."""
+        mine = None
+        for record in records:
+            try:
+                rxid = message.reply_xid(record)
+            except ProtocolError as exc:
+                raise self._fail(exc) from None
+            if rxid == xid:
+                mine = record
+                continue
+            with self._lock:
+                if rxid in self._waiting:
+                    self._replies[rxid] = record
+                    if self._sleepers:
+                        self._cond.notify_all()
+                else:
+                    log.debug("dropping a reply to xid %#x that nobody waits for", rxid)
+        return mine
+
+    @staticmethod
+    def _timeval(timeout: float | None) -> bytes:
+        if timeout is None:
+            return _TIMEVAL.pack(0, 0)
+        timeout = max(timeout, 0.001)
+        sec = int(timeout)
+        return _TIMEVAL.pack(sec, max(int((timeout - sec) * 1e6), 0))
+
+    def _set_rcvtimeo(self, timeout: float | None) -> None:
+        # A kernel receive timeout keeps a blocking recv to one system call (no poll first);
+        # it is changed only when the timeout changes, not per call.
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, self._timeval(timeout))
+        self._rcvtimeo = timeout
+
+    def _set_sndtimeo(self, timeout: float | None) -> None:
+        # A send that cannot proceed (the server stopped reading, e.g. because nobody collects
+        # its replies) fails after the timeout instead of blocking forever.
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, self._timeval(timeout))
+
+    def _send_failed(self, exc: OSError) -> RpcError:
+        if isinstance(exc, (BlockingIOError, socket.timeout)):
+            return self._fail(RpcTimeout(
+                f"could not send to the RPC server at {self.address} within {self.timeout} s: it "
+                "stopped reading (too many calls in flight whose replies nobody collects?); "
+                "the connection is closed"))
+        return self._fail(RpcConnectionError(
+            f"sending to the RPC server at {self.address} failed: {exc.strerror or exc}; "
+            "the server has probably gone away"))
+
+    def _result(self, record: bytes) -> memoryview:
+        return memoryview(record)[message.decode_reply(record, self._check_verifier):]
+
+    def _timeout(self, timeout: float | None) -> RpcTimeout:
+        return RpcTimeout(f"no reply from the RPC server at {self.address} within {timeout} s; "
+                          "raise the client's timeout if the call is expected to take longer")
+
+    def _fail(self, error: RpcError) -> RpcError:
+        with self._lock:
+            if self._error is None:
+                self._error = error
+            self._cond.notify_all()
+        return error

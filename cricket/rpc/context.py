@@ -1,0 +1,54 @@
+"""What a handler knows about the call it is running: :func:`current_call`, and :data:`NO_REPLY`."""
+from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import RpcError
+
+
+@dataclass(slots=True)
+class CallContext:
+    """The call being served. ``credentials`` is what the flavor's authenticator returned
+    (``None`` for AUTH_NONE, an :class:`~cricket.rpc.auth.AuthSysParms` for AUTH_SYS)."""
+
+    connection_id: int
+    peer: Any
+    xid: int
+    prog: int
+    vers: int
+    proc: int
+    cred_flavor: int
+    cred_body: bytes
+    credentials: Any
+
+
+class _NoReply:
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "NO_REPLY"
+
+
+NO_REPLY = _NoReply()
+"""Return this from a handler (or its coroutine) to send no reply: the call was a batched one."""
+
+# The server sets a plain tuple per call (cheap); current_call() builds the CallContext from it:
+# (connection, xid, prog, vers, proc, cred_flavor, cred_body, credentials).
+_current: ContextVar[tuple] = ContextVar("cricket_rpc_call")
+
+
+def current_call() -> CallContext:
+    """The call the running handler serves; raises :class:`RpcError` outside a handler."""
+    try:
+        conn, xid, prog, vers, proc, cred_flavor, cred_body, credentials = _current.get()
+    except LookupError:
+        raise RpcError("current_call() was used outside of an RPC handler") from None
+    return CallContext(conn.id, conn.peer, xid, prog, vers, proc, cred_flavor, cred_body,
+                       credentials)

@@ -1,0 +1,70 @@
+"""Addresses of RPC endpoints (TCP or Unix domain sockets) and the choice of event loop."""
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+from collections.abc import Coroutine
+from typing import Any, TypeVar, Union
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+TcpAddress = tuple[str, int]
+Address = Union[TcpAddress, str]
+"""``(host, port)`` for TCP, ``"host:port"``, or a Unix socket path (``"/path"`` or ``"unix:/path"``)."""
+
+
+def parse_address(address: Address) -> TcpAddress | str:
+    """Normalise an address: a ``(host, port)`` tuple for TCP, a path string for Unix sockets."""
+    if isinstance(address, tuple):
+        host, port = address
+        return str(host), int(port)
+    if not isinstance(address, str) or not address:
+        raise ValueError(f"not an RPC address: {address!r}; use (host, port), 'host:port' or a path")
+    if address.startswith("unix:"):
+        return address[5:]
+    if "/" in address:
+        return address
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"not an RPC address: {address!r}; use 'host:port' or a Unix socket path")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def is_unix(address: TcpAddress | str) -> bool:
+    return isinstance(address, str)
+
+
+def connect_socket(address: Address, timeout: float | None) -> socket.socket:
+    """A connected blocking stream socket (TCP with Nagle off, or Unix)."""
+    addr = parse_address(address)
+    if is_unix(addr):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(timeout)
+        try:
+            sock.connect(addr)
+        except BaseException:
+            sock.close()
+            raise
+    else:
+        sock = socket.create_connection(addr, timeout=timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.settimeout(None)
+    return sock
+
+
+def new_event_loop() -> asyncio.AbstractEventLoop:
+    """A uvloop loop when uvloop is installed, else asyncio's default loop."""
+    try:
+        import uvloop
+    except ImportError:
+        log.warning("uvloop is not installed; serving with the asyncio event loop")
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()
+
+
+def run(main: Coroutine[Any, Any, T]) -> T:
+    """Run ``main`` to completion on a fresh loop from :func:`new_event_loop`."""
+    with asyncio.Runner(loop_factory=new_event_loop) as runner:
+        return runner.run(main)

@@ -1,0 +1,41 @@
+"""Build a generated Cython codec in place (for tests, benchmarks and ad-hoc use).
+
+The project's own ``.x`` files are built by ``setup.py``; this helper is for a
+generated package outside the project: ``build_codec(root, "pkg._stem_xdr")`` compiles
+``root/pkg/_stem_xdr.pyx`` into ``root/pkg/_stem_xdr*.so`` with Cython and the C compiler.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+from rpcgen.errors import RpcgenError
+
+_SETUP = textwrap.dedent("""\
+    from setuptools import Extension, setup
+    from Cython.Build import cythonize
+    setup(script_args=["build_ext", "--inplace", "-q", "--build-temp", {tmp!r}],
+          ext_modules=cythonize([Extension({name!r}, [{src!r}])], language_level=3,
+                                build_dir={tmp!r}, quiet=True,
+                                compiler_directives={{"boundscheck": False, "wraparound": False}}))
+""")
+
+
+def build_codec(root: str, module_name: str, timeout: float = 600) -> str:
+    """Compile ``root/<module path>.pyx``; returns the path of the built extension."""
+    rel = module_name.replace(".", os.sep) + ".pyx"
+    tmp = os.path.join(root, "_build")
+    code = _SETUP.format(name=module_name, src=rel, tmp=tmp)
+    env = dict(os.environ, CFLAGS=os.environ.get("CFLAGS", "-O2"))
+    res = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
+                         timeout=timeout, env=env)
+    if res.returncode != 0:
+        raise RpcgenError(None, f"building {module_name} failed:\n{res.stdout}\n{res.stderr}")
+    d = os.path.join(root, os.path.dirname(rel))
+    stem = os.path.basename(rel)[:-4]
+    for f in os.listdir(d):
+        if f.startswith(stem + ".") and f.endswith((".so", ".pyd")):
+            return os.path.join(d, f)
+    raise RpcgenError(None, f"building {module_name} produced no extension in {d}")

@@ -1,0 +1,29 @@
+"""Helpers for the rpcgen tests: compile a .x into a throw-away package and import it."""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from rpcgen.build import build_codec
+from rpcgen.cli import compile_file
+
+DATA = Path(__file__).parent / "data"
+
+
+def generate(x_file: str | os.PathLike, root: Path, package: str, cython: bool = False,
+             **kw) -> ModuleType:
+    """Write ``root/package/<stem>.py`` (and build its codec when ``cython``) and import it."""
+    pkg_dir = root / package
+    pkg_dir.mkdir(parents=True, exist_ok=True)
+    (pkg_dir / "__init__.py").write_text("")
+    stem = Path(x_file).stem
+    compile_file(str(x_file), str(pkg_dir), cython=cython, **kw)
+    if cython:
+        build_codec(str(root), f"{package}._{stem}_xdr")
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    importlib.invalidate_caches()
+    return importlib.import_module(f"{package}.{stem}")
