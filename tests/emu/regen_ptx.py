@@ -34,7 +34,7 @@ BUILDS = {
     "mathfn": ["sm75"],
     "intops": ["sm75", "sm75G"],
     "params": ["sm75", "sm75G"],
-    "devfunc": ["sm75", "sm75G"],
+    "devfunc": ["sm75", "sm75G", "sm75L"],
     "printf": ["sm75", "sm75G"],
     "faults": ["sm75L"],
     "sync": ["sm75", "sm75G", "sm80"],

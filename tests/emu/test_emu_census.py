@@ -71,6 +71,9 @@ st.volatile.global.u32 [%rd1], %r1; st.global.v2.f64 [%rd1], {%fd1, %fd2}
 sub.f32 %f1, %f2, %f3; sub.s32 %r1, %r2, %r3; sub.s64 %rd1, %rd2, %rd3
 membar.gl; membar.cta; fence.acq_rel.gpu; nanosleep.u32 100; prefetch.global.L2 [%rd1]
 cp.async.ca.shared.global [%r1], [%rd1], 4; cp.async.commit_group; cp.async.wait_group 0; cp.async.wait_all
+add.f16x2 %r1, %r2, %r3; fma.rn.f16x2 %r1, %r2, %r3, %r4; mul.f16x2 %r1, %r2, %r3; neg.f16x2 %r1, %r2
+add.rn.bf16 %rs1, %rs2, %rs3; fma.rn.bf16x2 %r1, %r2, %r3, %r4; max.f16x2 %r1, %r2, %r3; cvt.rn.f16x2.f32 %r1, %f1, %f2
+bmsk.clamp.b32 %r1, %r2, %r3; szext.wrap.s32 %r1, %r2, %r3
 trap; brkpt; exit
 """
 

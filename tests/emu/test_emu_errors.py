@@ -4,7 +4,7 @@ import logging
 import numpy as np
 import pytest
 
-from cricket.backends.emu import EmuDevice, EmuError, pack_params
+from cricket.backends.emu import EmuError
 
 HEADER = ".version 9.0\n.target sm_75\n.address_size 64\n"
 
@@ -38,6 +38,11 @@ def test_fault_is_sticky_until_reset(make_runner):
     with pytest.raises(EmuError):
         r.dev.synchronize()
     r.dev.reset()
+    old = r.module("faults", "sm75L")
+    with pytest.raises(EmuError) as e:                        # modules do not survive a reset
+        r.dev.launch(old.get_function("write_past_end"), (1,), (32,), 0, bytes(16))
+    assert e.value.code == 400
+    r._mods.clear()
     p = r.zeros(32, np.int32)
     launch(r, "write_past_end", (1,), (32,), p, 32)          # usable again after reset
     assert np.array_equal(r.get(p, 32, np.int32), np.arange(32))
@@ -119,6 +124,21 @@ def test_texture_fetch_is_refused_at_load(make_runner):
     with pytest.raises(EmuError) as e:
         r.dev.load_module([text])
     assert e.value.code == 801 and "texture" in str(e.value)
+
+
+def test_unsupported_instruction_form_is_refused_at_load(make_runner):
+    r = make_runner()
+    text = HEADER + """
+.visible .entry k(.param .u64 p)
+{
+    .reg .b32 %r<3>;
+    prmt.b32.ecx %r1, %r2, %r2, %r2;
+    ret;
+}
+"""
+    with pytest.raises(EmuError) as e:
+        r.dev.load_module([text])
+    assert e.value.code == 801 and "prmt" in str(e.value)
 
 
 def test_recursion_is_refused_clearly(make_runner):

@@ -360,3 +360,29 @@ def test_bit_mask_generation(runner):
     assert list(out) == [0xFF, 0xFF0, 0xC0000000, 0, 0xFFFFFFFF]
     out = run_op(runner, "bmsk.wrap.b32 %d, %a, %b;", "b32", a=("u32", [36]), b=("u32", [36]))
     assert list(out) == [0xF0]
+
+
+def test_packed_half_arithmetic(runner, rng):
+    a = rng.uniform(-50, 50, 64).astype(np.float16)
+    b = rng.uniform(-4, 4, 64).astype(np.float16)
+    c = rng.uniform(-4, 4, 64).astype(np.float16)
+    pa, pb, pc = (x.view(np.uint32) for x in (a, b, c))      # pairs of halves in one register
+    add = run_op(runner, "add.f16x2 %d, %a, %b;", "b32", a=("b32", pa), b=("b32", pb))
+    assert np.array_equal(add.view(np.float16), (a + b).astype(np.float16))
+    fma = run_op(runner, "fma.rn.f16x2 %d, %a, %b, %c;", "b32", a=("b32", pa), b=("b32", pb), c=("b32", pc))
+    exact = a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)
+    assert np.array_equal(fma.view(np.float16), exact.astype(np.float16))
+    packed = run_op(runner, "cvt.rn.f16x2.f32 %d, %a, %b;", "b32", a=("f32", [1.5, -2.0]), b=("f32", [0.25, 65536.0]))
+    halves = packed.view(np.float16).reshape(2, 2)
+    assert list(halves[0]) == [0.25, 1.5] and halves[1][0] == np.inf and halves[1][1] == -2.0
+
+
+def test_bfloat16_arithmetic_rounds_to_nearest_even(runner):
+    def bf(x):
+        b = np.array(x, np.float32).view(np.uint32)
+        return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+    a = bf([1.0, 3.0, -2.5])
+    b = bf([2.0**-8, 1.0, 0.5])
+    out = run_op(runner, "add.rn.bf16 %d, %a, %b;", "b16", a=("b16", a), b=("b16", b))
+    back = (out.astype(np.uint32) << 16).view(np.float32)
+    assert list(back) == [1.0, 4.0, -2.0]     # 1 + 2**-8 is a tie: rounds to even (1.0)

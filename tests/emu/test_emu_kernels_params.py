@@ -49,7 +49,7 @@ def test_template_instantiations(two_batches, rng, variant, tname, dtype, factor
         np.testing.assert_allclose(out["o"], ref, rtol=1e-6 if dtype == np.float32 else 1e-15)
 
 
-@pytest.mark.parametrize("variant", ["sm75", "sm75G"])
+@pytest.mark.parametrize("variant", ["sm75", "sm75G", "sm75L"])
 def test_device_functions_inlined_noinline_and_debug_builds(two_batches, rng, variant):
     n = 500
     x = rng.uniform(-5, 5, n).astype(np.float32)

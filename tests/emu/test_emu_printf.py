@@ -1,7 +1,6 @@
 """Device printf (vprintf): formatting of every argument kind, lane order, and the chosen sink."""
 import io
 
-import numpy as np
 import pytest
 
 from cricket.backends.emu import EmuDevice, pack_params

@@ -15,7 +15,13 @@ The API (all calls synchronous; every failure is an ``EmuError`` carrying the CU
     fn = mod.get_function("name")                 # fn.param_layout: [(offset, size)], fn.param_size
     ptr, size = mod.get_global("symbol")          # __device__ / __constant__ variables
     dev.launch(fn, grid, block, shared_mem_bytes, param_bytes)   # params at their KPARAM offsets
-    dev.synchronize(); dev.device_properties() -> dict; dev.reset()
+    dev.synchronize(); dev.device_properties() -> dict; dev.reset(); dev.close()
+    dev.last_launch -> {"thread_instructions", "block_steps", "batches", "lanes_per_batch", "seconds"}
+
+``EmuDevice(arena_size=16 GiB, max_lanes=65536, printf_sink=None, sticky_errors=True, max_steps=50M,
+launch_timeout=None)``: the arena is reserved, not committed; ``max_lanes`` threads (whole CTAs)
+run as one vector; with ``sticky_errors`` a kernel fault poisons the device until ``reset()`` as in
+CUDA (a server that keeps sessions apart may prefer ``sticky_errors=False`` and track it per session).
 
 ``pack_params(fn, *values)`` builds ``param_bytes`` from Python values for callers without a cubin.
 

@@ -7,12 +7,14 @@ import struct
 import sys
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from typing import Callable
 
 import numpy as np
 
-from .codegen import NP, STORAGE, CompiledKernel, compile_kernel
+from .codegen import CompiledKernel, KernelCompiler, compile_kernel
+from .dtypes import NP, STORAGE
 from .errors import (CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NO_BINARY_FOR_GPU,
                      CUDA_ERROR_NOT_FOUND, STICKY_CODES, EmuError)
 from .executor import DEFAULT_MAX_STEPS, LaunchConfig, run_kernel
@@ -110,7 +112,12 @@ class EmuModule:
         if program is not None:
             self._place_variables()
             for name in program.entries:
-                self.functions[name] = EmuFunction(self, name, program.kernel(name))
+                ir = program.kernel(name)
+                with _CACHE_LOCK:
+                    known = (digest, name) in _COMPILED
+                if not known:
+                    KernelCompiler(ir).validate()     # unsupported forms fail here, at load
+                self.functions[name] = EmuFunction(self, name, ir)
 
     def no_binary_message(self) -> str:
         archs = f" for sm_{','.join(str(a) for a in self.sass_archs)}" if self.sass_archs else ""
@@ -206,6 +213,7 @@ class EmuDevice:
         self.launch_timeout = launch_timeout
         self.sticky: EmuError | None = None
         self._module_allocs: set[int] = set()
+        self._modules: weakref.WeakSet = weakref.WeakSet()
         self._lock = threading.RLock()
         # counts of the last launch: thread_instructions, block_steps, batches, lanes_per_batch, seconds
         self.last_launch: dict = {}
@@ -223,6 +231,9 @@ class EmuDevice:
             for ptr in list(self.arena._sizes):
                 self.arena.free(GLOBAL_BASE + ptr)
             self._module_allocs.clear()
+            for mod in list(self._modules):
+                mod.loaded = False                # as after a context reset: load modules again
+            self._modules.clear()
 
     def close(self) -> None:
         self.arena.close()
@@ -313,10 +324,12 @@ class EmuDevice:
                     _PROGRAMS.popitem(last=False)
         with self._lock:
             try:
-                return EmuModule(self, prog, digest)
+                mod = EmuModule(self, prog, digest)
             except EmuError as e:
                 log.error("module load failed: %s", e)
                 raise
+            self._modules.add(mod)
+            return mod
 
     # ---- launch ------------------------------------------------------------------------------
     def launch(self, function: EmuFunction, grid, block, shared_mem_bytes: int, param_bytes: bytes) -> None:

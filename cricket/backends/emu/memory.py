@@ -160,7 +160,7 @@ class DeviceArena:
                 return addr.astype(np.intp)
             if addr.dtype != np.uint64:
                 addr = addr.astype(np.uint64) if addr.dtype.itemsize < 8 else addr.view(np.uint64)
-            if size > 1 and (addr & _U64(size - 1)).any():
+            if size > 1 and int(np.bitwise_or.reduce(addr)) & (size - 1):
                 bad = addr[(addr & _U64(size - 1)) != 0][0]
                 raise EmuError(CUDA_ERROR_MISALIGNED_ADDRESS,
                                f"misaligned {size}-byte access at address {int(bad):#x}")

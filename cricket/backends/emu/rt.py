@@ -578,3 +578,67 @@ def sat_int_convert(x, ddt):
         return np.minimum(xx, u64(info.max)).astype(ddt)
     xx = x.astype(s64)
     return np.clip(xx, max(info.min, np.iinfo(s64).min), min(info.max, np.iinfo(s64).max)).astype(ddt)
+
+
+# ---- half precision ---------------------------------------------------------------------------
+def _unpack_half(x, t):
+    a = np.ascontiguousarray(np.atleast_1d(np.asarray(x)))
+    if t == "f16x2":
+        return a.astype(u32).view(f16).astype(f64)
+    if t == "bf16x2":
+        return bf16_to_f32(a.astype(u32).view(u16)).astype(f64)
+    return bf16_to_f32(a.astype(u16)).astype(f64)
+
+
+def _pack_half(v, t):
+    if t == "f16x2":
+        return v.astype(f16).view(u32)
+    if t == "bf16x2":
+        return f32_to_bf16(v.astype(f32)).view(u32)
+    return f32_to_bf16(v.astype(f32))
+
+
+def half_op(op, t, ftz_, sat, *args):
+    """f16x2 / bf16x2 / bf16 arithmetic: each half computed in f64 (exact for f16) and rounded once."""
+    scalar = all(type(x) is not ndarray for x in args)
+    n = max(np.size(x) for x in args)
+    vals = [_unpack_half(np.broadcast_to(np.asarray(x), (n,)) if np.ndim(x) == 0 and n > 1 else x, t)
+            for x in args]
+    with np.errstate(all="ignore"):
+        if op == "add":
+            r = vals[0] + vals[1]
+        elif op == "sub":
+            r = vals[0] - vals[1]
+        elif op == "mul":
+            r = vals[0] * vals[1]
+        elif op == "fma":
+            r = fma64(vals[0], vals[1], vals[2])
+        elif op == "neg":
+            r = -vals[0]
+        elif op == "abs":
+            r = np.abs(vals[0])
+        elif op in ("min", "max"):
+            r = (fmin if op == "min" else fmax)(vals[0], vals[1])
+        elif op in ("min_nan", "max_nan"):
+            r = (fmin if op == "min_nan" else fmax)(vals[0], vals[1], True)
+        else:
+            raise ValueError(op)
+        r = np.asarray(r, f64)
+        if sat:
+            r = sat01(r)
+        out = _pack_half(r, t)
+    return out[0] if scalar else out
+
+
+def pack_half2(a, b, t):
+    """cvt.rn.f16x2.f32 d, a, b: ``a`` rounded into the upper half, ``b`` into the lower."""
+    scalar = type(a) is not ndarray and type(b) is not ndarray
+    n = max(np.size(a), np.size(b))
+    aa = np.broadcast_to(np.asarray(a, f32), (n,))
+    bb = np.broadcast_to(np.asarray(b, f32), (n,))
+    if t == "f16x2":
+        hi, lo = aa.astype(f16).view(u16), bb.astype(f16).view(u16)
+    else:
+        hi, lo = f32_to_bf16(aa), f32_to_bf16(bb)
+    out = (hi.astype(u32) << u32(16)) | lo.astype(u32)
+    return out[0] if scalar else out

@@ -383,19 +383,12 @@ class _Parser:
                 fn.locals.append(decl)
                 continue
             if s == ".loc":
-                self.next()
+                # ".loc file line col [, function_name X, inlined_at f l c]" ends at the end of its line
+                line_no = self.next()[2]
                 f = parse_int(self.next()[1])
                 line = parse_int(self.next()[1])
-                if self.peek()[0] == "num":
+                while self.peek()[2] == line_no and self.peek()[0] != "eof":
                     self.next()
-                while self.peek()[1] == ",":
-                    # ", function_name X, inlined_at a b c"
-                    self.next()
-                    self.next()
-                    while self.peek()[0] in ("num", "id") and self.peek()[1] not in ("inlined_at", "function_name"):
-                        if self.peek(1)[1] == ":":
-                            break
-                        self.next()
                 self.loc = (f, line)
                 continue
             if s in (".pragma", ".maxnreg", ".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm"):

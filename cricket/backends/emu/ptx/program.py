@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass, field
 
 from ..errors import CUDA_ERROR_INVALID_PTX, CUDA_ERROR_NOT_FOUND, EmuError, not_supported
-from .ast import Addr, Function, Group, Imm, Instr, Label, Module, Not, Pair, Reg, Sink, Special, Sym, VarDecl, Vec
+from .ast import Addr, Function, Group, Instr, Label, Module, Not, Pair, Reg, Sym, VarDecl, Vec
 
 log = logging.getLogger(__name__)
 
@@ -190,7 +190,7 @@ def check_instr(s: Instr, where: str) -> None:
                 raise not_supported(f"{feature} `{full}` (in {where})",
                                     "run this program on the cuda backend (a real GPU)")
     if not _SUPPORTED:
-        from ..codegen import SUPPORTED_OPS
+        from ..semantics import SUPPORTED_OPS
         _SUPPORTED.update(SUPPORTED_OPS)
     if s.op not in _SUPPORTED:
         full = ".".join((s.op,) + s.mods)

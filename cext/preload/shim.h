@@ -1,0 +1,64 @@
+/* Internal interface of the cricket libcudart.so.13 shim (see shim.c for the lifecycle rules). */
+#ifndef CRICKET_SHIM_H
+#define CRICKET_SHIM_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <cuda_runtime_api.h>
+#include "cudart13_prototypes.h"   /* generated: header prototypes of the __cuda* entry points */
+
+#define CRICKET_EXPORT __attribute__((visibility("default")))
+#define CRICKET_LIKELY(x) __builtin_expect(!!(x), 1)
+
+/* The Cython module the shim imports and the prefix of its `cdef api` functions. */
+#define CRICKET_CLIENT_MODULE "cricket._cext.cudart_api"
+
+typedef atomic_int cricket_once_flag;
+
+enum cricket_log_level { CRICKET_DEBUG = 10, CRICKET_INFO = 20, CRICKET_WARNING = 30, CRICKET_ERROR = 40 };
+void cricket_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Logs "NAME is not implemented" the first time `seen` is passed for it. */
+void cricket_unimplemented(const char *name, cricket_once_flag *seen);
+
+/* Shim states: the client is usable only in READY; DEAD is final (Python finalised or exiting). */
+enum cricket_state { CRICKET_UNINIT = 0, CRICKET_READY = 1, CRICKET_FAILED = 2, CRICKET_DEAD = 3 };
+extern atomic_int cricket_state;
+extern __thread int cricket_thread_ready;
+
+/* Slow path of cricket_enter: start the client (first call) and adopt this thread. */
+int cricket_enter_slow(void);
+
+/* 0 when the client may be called from this thread now, else the state that forbids it. */
+static inline int cricket_enter(void)
+{
+    if (CRICKET_LIKELY(atomic_load_explicit(&cricket_state, memory_order_acquire) == CRICKET_READY
+                       && cricket_thread_ready))
+        return 0;
+    return cricket_enter_slow();
+}
+
+/* The error a cudaError_t function returns when cricket_enter() refused. */
+cudaError_t cricket_unavailable_error(int state);
+
+/* Function pointers taken from the `cdef api` functions of CRICKET_CLIENT_MODULE. */
+struct cricket_client_api {
+    int (*attach)(void (*mark_dead)(void), int embedded);
+    const char *(*get_error_string)(int error);
+    const char *(*get_error_name)(int error);
+    int (*runtime_get_version)(int *version);
+    void **(*register_fat_binary)(void *fat_cubin);
+    void (*register_fat_binary_end)(void **handle);
+    void (*unregister_fat_binary)(void **handle);
+    void (*register_function)(void **handle, const char *host_fun, char *device_fun,
+                              const char *device_name, int thread_limit, void *tid, void *bid,
+                              void *block_dim, void *grid_dim, int *warp_size);
+    void (*register_var)(void **handle, char *host_var, char *device_address, const char *device_name,
+                         int ext, size_t size, int constant, int global);
+    void (*register_managed_var)(void **handle, void **host_var_ptr_address, char *device_address,
+                                 const char *device_name, int ext, size_t size, int constant, int global);
+    char (*init_module)(void **handle);
+};
+extern struct cricket_client_api cricket_api;
+
+#endif

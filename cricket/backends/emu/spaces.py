@@ -1,0 +1,300 @@
+"""Kernel memory accesses of a running batch: global, shared (per CTA), local (per lane), generic."""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_MISALIGNED_ADDRESS, CUDA_ERROR_NOT_SUPPORTED, EmuError
+from .memory import GLOBAL_BASE, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SHIFT
+
+ndarray = np.ndarray
+_U64 = np.uint64
+_WIN_GLOBAL = GLOBAL_BASE >> WINDOW_SHIFT
+_WIN_SHARED = SHARED_WINDOW >> WINDOW_SHIFT
+_WIN_LOCAL = LOCAL_WINDOW >> WINDOW_SHIFT
+_SHIFT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
+
+
+class MemorySpaces:
+    """Mixin of ``Batch``: loads and stores by state space, with bounds and alignment checks."""
+
+    # ---- memory: helpers ---------------------------------------------------------------------
+    @staticmethod
+    def _apply_mask(addr, mask):
+        """Lanes that perform a guarded access: (addresses, selector or None)."""
+        if mask is True or mask is None:
+            return addr, None
+        if type(mask) is not ndarray:
+            return (addr, None) if mask else (None, False)
+        if mask.all():
+            return addr, None
+        return (addr[mask] if type(addr) is ndarray else addr), mask
+
+    @staticmethod
+    def _expand(vals, sel, dt, n):
+        if sel is None:
+            return vals
+        if sel is False:
+            z = np.zeros(n, dt) if n else dt(0)
+            return [z for _ in vals]
+        out = []
+        for v in vals:
+            full = np.zeros(len(sel), dt)
+            full[sel] = v
+            out.append(full)
+        return out
+
+    def _lane_count(self, L):
+        return self.N if L is None else len(L)
+
+    # ---- global ------------------------------------------------------------------------------
+    def ld_global(self, addr, dt, n, L, mask=True):
+        addr, sel = self._apply_mask(addr, mask)
+        if sel is False:
+            return self._expand([0] * n, False, dt, self._lane_count(L))
+        es = np.dtype(dt).itemsize
+        idx = self.mem.check(addr, es * n, es)
+        view = self.mem.view(dt)
+        if n == 1:
+            vals = [view[idx]]
+        else:
+            vals = [view[idx + k] for k in range(n)]
+        return self._expand(vals, sel, dt, 0)
+
+    def st_global(self, addr, dt, vals, L, mask=True):
+        addr, sel = self._apply_mask(addr, mask)
+        if sel is False:
+            return
+        es = np.dtype(dt).itemsize
+        idx = self.mem.check(addr, es * len(vals), es)
+        view = self.mem.view(dt)
+        for k, v in enumerate(vals):
+            if type(v) is ndarray:
+                if sel is not None:
+                    v = v[sel]
+                if type(idx) is not ndarray and v.ndim:
+                    v = v[-1]   # many lanes store to one address: the last one wins
+            view[idx + k if k else idx] = v
+
+    # ---- shared ------------------------------------------------------------------------------
+    def _shared_index(self, addr, size, es, L, sel):
+        if self.shared is None:
+            raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS, "shared-memory access in a kernel launched without shared memory")
+        a = addr
+        shift = _SHIFT[es]
+        if type(a) is ndarray:
+            if a.size == 0:
+                return a.astype(np.intp)
+            if a.dtype.itemsize == 8:
+                a = a.view(np.int64)
+            hi = int(a.max())
+            if es > 1 and int(np.bitwise_or.reduce(a)) & (es - 1):
+                raise EmuError(CUDA_ERROR_MISALIGNED_ADDRESS, f"misaligned {es}-byte shared-memory access")
+            if hi + size > self.shared_limit or (a.dtype.kind == "i" and int(a.min()) < 0):
+                raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS,
+                               f"shared-memory access at offset {hi:#x} beyond the block's {self.shared_limit} bytes")
+            rel = a >> shift
+        else:
+            hi = int(a)
+            if es > 1 and hi % es:
+                raise EmuError(CUDA_ERROR_MISALIGNED_ADDRESS, f"misaligned {es}-byte shared-memory access at {hi:#x}")
+            if hi + size > self.shared_limit:
+                raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS,
+                               f"shared-memory access at offset {hi:#x} beyond the block's {self.shared_limit} bytes")
+            rel = hi >> shift
+        if self.nc == 1:
+            return rel
+        if L is None and sel is None:
+            base = self._cta_base.get(es)
+            if base is None:
+                base = self._cta_base[es] = self.cta_of * (self.S >> shift)
+        else:
+            cta = self.cta_of if L is None else self.cta_of[L]
+            if sel is not None:
+                cta = cta[sel]
+            base = cta * (self.S >> shift)
+        return base + rel
+
+    def _sview(self, dt):
+        v = self._sviews.get(dt)
+        if v is None:
+            v = self._sviews[dt] = self.shared.view(dt)
+        return v
+
+    def ld_shared(self, addr, dt, n, L, mask=True):
+        addr, sel = self._apply_mask(addr, mask)
+        if sel is False:
+            return self._expand([0] * n, False, dt, self._lane_count(L))
+        es = np.dtype(dt).itemsize
+        idx = self._shared_index(addr, es * n, es, L, sel)
+        view = self._sview(dt)
+        vals = [view[idx]] if n == 1 else [view[idx + k] for k in range(n)]
+        return self._expand(vals, sel, dt, 0)
+
+    def st_shared(self, addr, dt, vals, L, mask=True):
+        addr, sel = self._apply_mask(addr, mask)
+        if sel is False:
+            return
+        es = np.dtype(dt).itemsize
+        idx = self._shared_index(addr, es * len(vals), es, L, sel)
+        view = self._sview(dt)
+        for k, v in enumerate(vals):
+            if type(v) is ndarray:
+                if sel is not None:
+                    v = v[sel]
+                if type(idx) is not ndarray and v.ndim:
+                    v = v[-1]   # many lanes store to one address: the last one wins
+            view[idx + k if k else idx] = v
+
+    # ---- local -------------------------------------------------------------------------------
+    def _local_index(self, addr, size, es, L, sel):
+        if self.local is None:
+            raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS, "local-memory access in a kernel without local memory")
+        a = addr
+        if type(a) is ndarray:
+            hi = int(a.max()) if a.size else 0
+            if es > 1 and int(np.bitwise_or.reduce(a)) & (es - 1):
+                raise EmuError(CUDA_ERROR_MISALIGNED_ADDRESS, f"misaligned {es}-byte local-memory access")
+        else:
+            hi = int(a)
+            if es > 1 and hi % es:
+                raise EmuError(CUDA_ERROR_MISALIGNED_ADDRESS, f"misaligned {es}-byte local-memory access at {hi:#x}")
+        if hi + size > self.LS:
+            raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS,
+                           f"local-memory access at offset {hi:#x} beyond the thread's {self.LS} bytes")
+        lanes = np.arange(self.N, dtype=np.intp) if L is None else L
+        if sel is not None:
+            lanes = lanes[sel]
+        rel = (a // es).astype(np.intp) if type(a) is ndarray else hi // es
+        return lanes * (self.LS // es) + rel
+
+    def _lview(self, dt):
+        v = self._lviews.get(dt)
+        if v is None:
+            v = self._lviews[dt] = self.local.view(dt)
+        return v
+
+    def ld_local(self, addr, dt, n, L, mask=True):
+        addr, sel = self._apply_mask(addr, mask)
+        if sel is False:
+            return self._expand([0] * n, False, dt, self._lane_count(L))
+        es = np.dtype(dt).itemsize
+        idx = self._local_index(addr, es * n, es, L, sel)
+        view = self._lview(dt)
+        vals = [view[idx]] if n == 1 else [view[idx + k] for k in range(n)]
+        return self._expand(vals, sel, dt, 0)
+
+    def st_local(self, addr, dt, vals, L, mask=True):
+        addr, sel = self._apply_mask(addr, mask)
+        if sel is False:
+            return
+        es = np.dtype(dt).itemsize
+        idx = self._local_index(addr, es * len(vals), es, L, sel)
+        view = self._lview(dt)
+        for k, v in enumerate(vals):
+            if type(v) is ndarray:
+                if sel is not None:
+                    v = v[sel]
+                if type(idx) is not ndarray and v.ndim:
+                    v = v[-1]   # many lanes store to one address: the last one wins
+            view[idx + k if k else idx] = v
+
+    # ---- kernel parameters through a register ------------------------------------------------
+    def ld_kparam_dyn(self, addr, dt, n, L, mask=True):
+        es = np.dtype(dt).itemsize
+        if type(addr) is ndarray:
+            if addr.size == 0 or addr.min() != addr.max():
+                raise EmuError(CUDA_ERROR_NOT_SUPPORTED, "per-thread addresses into the kernel parameter space")
+            addr = addr[0]
+        return [self.par(int(addr) + k * es, dt) for k in range(n)]
+
+    # ---- generic -----------------------------------------------------------------------------
+    def _windows(self, addr):
+        if type(addr) is ndarray:
+            w = addr.astype(np.uint64) >> _U64(WINDOW_SHIFT)
+            lo, hi = int(w.min()), int(w.max()) if w.size else (_WIN_GLOBAL, _WIN_GLOBAL)
+            if lo == hi:
+                return lo, None
+            return None, w
+        return int(addr) >> WINDOW_SHIFT, None
+
+    def _bad_generic(self, addr):
+        a = addr if type(addr) is not ndarray else addr[0]
+        return EmuError(CUDA_ERROR_ILLEGAL_ADDRESS, f"generic address {int(a):#x} is in no memory window "
+                                                    "(a null or corrupted pointer)")
+
+    def ld_generic(self, addr, dt, n, L, mask=True):
+        addr = addr.view(np.uint64) if type(addr) is ndarray and addr.dtype != np.uint64 else addr
+        win, w = self._windows(addr)
+        if win is not None:
+            return self._ld_window(win, addr, dt, n, L, mask)
+        out = [np.zeros(len(addr), dt) for _ in range(n)]
+        for wv in np.unique(w):
+            m = w == wv
+            if type(mask) is ndarray:
+                m = m & mask
+            elif not mask:
+                continue
+            vals = self._ld_window(int(wv), addr, dt, n, L, m)
+            for k in range(n):
+                out[k][m] = vals[k][m] if type(vals[k]) is ndarray else vals[k]
+        return out
+
+    def _ld_window(self, win, addr, dt, n, L, mask):
+        if win == _WIN_GLOBAL:
+            return self.ld_global(addr, dt, n, L, mask)
+        if win == _WIN_SHARED:
+            return self.ld_shared(addr - _U64(SHARED_WINDOW), dt, n, L, mask)
+        if win == _WIN_LOCAL:
+            return self.ld_local(addr - _U64(LOCAL_WINDOW), dt, n, L, mask)
+        a, sel = self._apply_mask(addr, mask)
+        if sel is False:
+            return self._expand([0] * n, False, dt, self._lane_count(L))
+        raise self._bad_generic(a)
+
+    def st_generic(self, addr, dt, vals, L, mask=True):
+        addr = addr.view(np.uint64) if type(addr) is ndarray and addr.dtype != np.uint64 else addr
+        win, w = self._windows(addr)
+        if win is not None:
+            return self._st_window(win, addr, dt, vals, L, mask)
+        for wv in np.unique(w):
+            m = w == wv
+            if type(mask) is ndarray:
+                m = m & mask
+            elif not mask:
+                continue
+            self._st_window(int(wv), addr, dt, vals, L, m)
+
+    def _st_window(self, win, addr, dt, vals, L, mask):
+        if win == _WIN_GLOBAL:
+            return self.st_global(addr, dt, vals, L, mask)
+        if win == _WIN_SHARED:
+            return self.st_shared(addr - _U64(SHARED_WINDOW), dt, vals, L, mask)
+        if win == _WIN_LOCAL:
+            return self.st_local(addr - _U64(LOCAL_WINDOW), dt, vals, L, mask)
+        a, sel = self._apply_mask(addr, mask)
+        if sel is False:
+            return
+        raise self._bad_generic(a)
+
+    def isspace(self, addr, space):
+        w = (np.asarray(addr).astype(np.uint64) >> _U64(WINDOW_SHIFT)).astype(np.int64)
+        want = {"global": _WIN_GLOBAL, "const": _WIN_GLOBAL, "shared": _WIN_SHARED, "local": _WIN_LOCAL}.get(space)
+        if want is None:
+            r = np.zeros_like(w, dtype=bool)
+        else:
+            r = w == want
+        return r if r.ndim else r[()]
+
+    def cp_async(self, daddr, saddr, size, srcsize, L, mask):
+        n = self._lane_count(L)
+        for k in range(size):
+            if isinstance(srcsize, (int, np.integer)) and k >= int(srcsize):
+                v = np.uint8(0)
+            else:
+                v = self.ld_global(saddr + _U64(k), np.uint8, 1, L, mask)[0]
+                if not isinstance(srcsize, (int, np.integer)):
+                    v = np.where(k < srcsize, v, np.uint8(0))
+            self.st_shared(daddr + daddr.dtype.type(k) if type(daddr) is ndarray else daddr + type(daddr)(k),
+                           np.uint8, (v,), L, mask)
+        del n
+
