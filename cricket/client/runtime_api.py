@@ -256,3 +256,8 @@ def init_module(handle: int) -> bool:
         log.error("cannot initialise the module of fatbin %#x: %s", handle, "; ".join(entry.refused))
         return False
     return True
+
+
+# The client runtime registers the rest of the forwarded functions (and replaces the registration
+# bookkeeping above with versions that also index kernels and variables by host address).
+from cricket.client import runtime_calls  # noqa: E402,F401
