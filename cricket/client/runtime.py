@@ -53,6 +53,7 @@ H2H, H2D, D2H, D2D, DEFAULT = range(5)
 STREAM_LEGACY, STREAM_PER_THREAD = 1, 2
 
 WINDOW_SHIFT = 40                      # device address windows are reserved 1 TiB at a time
+CHUNK_SHIFT = 21                       # ... or 2 MiB at a time where host mappings share the window
 PAGE = 4096
 MAX_INLINE = 4194304                   # CRICKET_MAX_INLINE
 
@@ -142,6 +143,7 @@ class Runtime:
         self.allocations: dict[int, int] = {}      # device ptr -> size
         self._alloc_starts: list[int] = []         # sorted, for containing-allocation lookups
         self.windows: set[int] = set()             # reserved device windows (address >> 40)
+        self.chunks: set[int] = set()              # reserved 2 MiB chunks (address >> 21)
         self.host_allocs: dict[int, int] = {}      # pinned host memory: address -> size
         self.host_registered: dict[int, int] = {}
         self.streams: dict[int, int] = {}          # application handle -> server handle
@@ -346,11 +348,16 @@ class Runtime:
                 log.debug("reserved device window %#x-%#x", window << WINDOW_SHIFT,
                           (window + 1) << WINDOW_SHIFT)
                 return
-            start = ptr & ~(PAGE - 1)
-            end = (ptr + max(size, 1) + PAGE - 1) & ~(PAGE - 1)
-            if not self._map_none(start, end - start):
-                log.warning("device memory at %#x (%d bytes) overlaps host memory of this process; "
-                            "pointer classification (cudaMemcpyDefault) may be wrong", ptr, size)
+            # Host mappings lie in this window: reserve the 2 MiB chunks the allocation touches.
+            for chunk in range(ptr >> CHUNK_SHIFT, ((ptr + max(size, 1) - 1) >> CHUNK_SHIFT) + 1):
+                if chunk in self.chunks:
+                    continue
+                if self._map_none(chunk << CHUNK_SHIFT, 1 << CHUNK_SHIFT):
+                    self.chunks.add(chunk)
+                else:
+                    log.warning("device memory at %#x (%d bytes) overlaps host memory of this "
+                                "process; pointer classification (cudaMemcpyDefault) may be wrong",
+                                ptr, size)
 
     def _map_none(self, addr: int, length: int) -> bool:
         prot_none, flags = 0, 0x02 | 0x20 | 0x4000 | 0x100000   # PRIVATE|ANONYMOUS|NORESERVE|FIXED_NOREPLACE
@@ -362,7 +369,7 @@ class Runtime:
         return False
 
     def is_device(self, ptr: int) -> bool:
-        if (ptr >> WINDOW_SHIFT) in self.windows:
+        if (ptr >> WINDOW_SHIFT) in self.windows or (ptr >> CHUNK_SHIFT) in self.chunks:
             return True
         i = bisect_right(self._alloc_starts, ptr) - 1
         return i >= 0 and ptr < self._alloc_starts[i] + self.allocations.get(self._alloc_starts[i], 0)
