@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import sysconfig
+import threading
 import time
 from pathlib import Path
 
@@ -79,18 +80,53 @@ def program_environment(server: str, backend: str = "", stats: bool = False,
     return env
 
 
+class _Relay(threading.Thread):
+    """Copies the local server's output (kernel printf lines, its log) to our stdout as it grows."""
+
+    def __init__(self, local: object) -> None:
+        super().__init__(name="cricket-server-output", daemon=True)
+        self.local = local
+        self.done = threading.Event()
+        self.sent = 0
+
+    def run(self) -> None:
+        while not self.done.wait(0.05):
+            self.flush()
+
+    def flush(self) -> None:
+        text = self.local.output()
+        if len(text) > self.sent:
+            new = text[self.sent:]
+            if self.sent == 0 and new.startswith("cricket server listening"):
+                if "\n" not in new:
+                    return
+                self.sent = text.index("\n") + 1
+                new = text[self.sent:]
+            sys.stdout.write(new)
+            sys.stdout.flush()
+            self.sent = len(text)
+
+    def stop(self) -> None:
+        self.done.set()
+        self.join()
+        self.flush()
+
+
 def run(command: list[str], server: str | None = None, backend: str = "", stats: bool = False) -> int:
     """Run ``command`` through cricket and return its exit status."""
     if command and command[0] == "--":
         command = command[1:]
     if not command:
         raise RunError("no command given: cricket run [--server ADDR] -- CMD ARGS...")
-    local = None
+    local = relay = None
     started = time.monotonic()
     if not server:
         from cricket.client.local_server import LocalServer
-        local = LocalServer([backend] if backend else None)
+        # unbuffered: kernel printf lines reach the terminal while the program runs
+        local = LocalServer([backend] if backend else None, env={"PYTHONUNBUFFERED": "1"})
         server = local.address
+        relay = _Relay(local)
+        relay.start()
     try:
         env = program_environment(server, backend, stats)
         if stats:
@@ -112,6 +148,7 @@ def run(command: list[str], server: str | None = None, backend: str = "", stats:
         return 128 - status if status < 0 else status
     finally:
         if local is not None:
+            relay.stop()
             local.stop()
 
 
