@@ -136,6 +136,7 @@ class Runtime:
         self._conn: Any = None
         self._pid = os.getpid()
         self._broken: str | None = None
+        self.launch_limits: dict[int, tuple] = {}  # device -> limits checked at every launch
         self.thread = _ThreadState()
         self.kernels: dict[int, KernelRecord] = {}
         self.vars: dict[int, VarRecord] = {}
@@ -165,8 +166,9 @@ class Runtime:
     @property
     def conn(self) -> Any:
         """The server connection; opened at the first use, and again in a forked child."""
-        if self._conn is not None and self._pid == os.getpid():
-            return self._conn
+        conn = self._conn
+        if conn is not None:
+            return conn
         with self._lock:
             if self._pid != os.getpid():
                 self._after_fork()
@@ -190,6 +192,12 @@ class Runtime:
         log.info("connected to %s (%s backend, %d device(s))", self._conn.server, self._conn.backend,
                  len(self._conn.devices))
 
+    def forked(self) -> None:
+        """In a forked child (os.register_at_fork, which the shim's fork handlers also run): the
+        next call opens a session of its own."""
+        if self._pid != os.getpid():
+            self._conn = None
+
     def _after_fork(self) -> None:
         # The child shares the parent's socket: leave it to the parent and start a session of its
         # own. Device memory, modules, streams and events belong to the parent's session (CUDA
@@ -199,6 +207,7 @@ class Runtime:
         self._conn = None
         self._broken = None
         self.modules.clear()
+        self.launch_limits.clear()
         self.allocations.clear()
         self._alloc_starts.clear()
         self.streams.clear()
@@ -255,7 +264,7 @@ class Runtime:
         k = self.kernels.get(host_fun)
         if k is None:
             raise RuntimeError_(ERR_INVALID_FUNCTION, f"{host_fun:#x} is not a registered kernel")
-        if not k.function or self._pid != os.getpid():
+        if not k.function:
             self._resolve_kernel(k)
         return k
 
@@ -475,6 +484,18 @@ class Runtime:
         if error is not None:
             raise error
 
+    def limits(self, device: int) -> tuple:
+        """(max threads per block, max block dims, max grid dims, max dynamic shared bytes)."""
+        lim = self.launch_limits.get(device)
+        if lim is None:
+            a = self.device_attribute
+            lim = self.launch_limits[device] = (
+                a(device, A_MAX_THREADS_PER_BLOCK) or 1024,
+                tuple(a(device, A_MAX_BLOCK_X + i) or 1024 for i in range(3)),
+                tuple(a(device, A_MAX_GRID_X + i) or 0x7FFFFFFF for i in range(3)),
+                a(device, A_SHARED_OPTIN) or a(device, A_SHARED_PER_BLOCK) or 49152)
+        return lim
+
     def device_attribute(self, device: int, attribute: int) -> int:
         devices = self.devices
         if not 0 <= device < len(devices):
@@ -496,6 +517,7 @@ def _read_container(ptr: int) -> bytes:
 
 
 RUNTIME = Runtime()
+os.register_at_fork(after_in_child=RUNTIME.forked)
 
 
 def _report_stats() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 
 from cricket.client import runtime_api
+from cricket.protocol import gen as P
 from cricket.client.cuda_errors import CUDART_VERSION
 from cricket.client.runtime import (
     A_BLOCKS_PER_SM, A_MAX_BLOCK_X, A_MAX_GRID_X, A_MAX_THREADS_PER_BLOCK, A_REGS_PER_SM,
@@ -503,7 +504,6 @@ runtime_api.register("cudaStreamQuery", stream_query, replace=True)
 
 @implements("cudaStreamWaitEvent")
 def stream_wait_event(stream: int, event: int, flags: int) -> int:
-    from cricket.protocol import gen as P
     rt.conn._stub.CR_STREAM_WAIT_EVENT_ASYNC_batched(
         P.cr_stream_wait_args(stream=rt.stream(stream), event=rt.event(event)))
     return SUCCESS
@@ -523,7 +523,6 @@ def event_create(event: int, flags: int) -> int:
 
 @implements("cudaEventRecord")
 def event_record(event: int, stream: int) -> int:
-    from cricket.protocol import gen as P
     rt.conn._stub.CR_EVENT_RECORD_ASYNC_batched(
         P.cr_event_record_args(event=rt.event(event), stream=rt.stream(stream)))
     return SUCCESS
@@ -554,7 +553,6 @@ runtime_api.register("cudaEventQuery", event_query, replace=True)
 def event_elapsed_time(ms: int, start: int, end: int) -> int:
     if not ms:
         return ERR_INVALID_VALUE
-    from cricket.protocol import gen as P
     conn = rt.conn
     res = conn._check(conn._stub.CR_EVENT_ELAPSED_TIME(
         P.cr_elapsed_args(start=rt.event(start), end=rt.event(end))), "cuEventElapsedTime")
@@ -606,24 +604,21 @@ def get_kernel(kernel: int, host_fun: int) -> int:
 
 
 def _check_config(grid: tuple, block: tuple, shared: int) -> None:
-    dev = rt.thread.device
-    attr = rt.device_attribute
-    threads = block[0] * block[1] * block[2]
-    if (threads == 0 or grid[0] * grid[1] * grid[2] == 0
-            or threads > (attr(dev, A_MAX_THREADS_PER_BLOCK) or 1024)
-            or any(b > (attr(dev, A_MAX_BLOCK_X + i) or 1024) for i, b in enumerate(block))
-            or any(g > (attr(dev, A_MAX_GRID_X + i) or 0x7FFFFFFF) for i, g in enumerate(grid))):
+    max_threads, max_block, max_grid, max_shared = rt.limits(rt.thread.device)
+    bx, by, bz = block
+    gx, gy, gz = grid
+    if (not 0 < bx * by * bz <= max_threads or not gx * gy * gz
+            or bx > max_block[0] or by > max_block[1] or bz > max_block[2]
+            or gx > max_grid[0] or gy > max_grid[1] or gz > max_grid[2]):
         raise RuntimeError_(ERR_INVALID_CONFIG, f"invalid launch configuration: grid {grid}, block {block}")
-    limit = attr(dev, A_SHARED_OPTIN) or attr(dev, A_SHARED_PER_BLOCK)
-    if limit and shared > limit:
+    if shared > max_shared:
         raise RuntimeError_(ERR_INVALID_VALUE, f"{shared} bytes of dynamic shared memory exceed the "
-                            f"device's {limit}")
+                            f"device's {max_shared}")
 
 
 @implements("cudaLaunchKernel")
 def launch_kernel(func: int, gxy: int, gz: int, bxy: int, bz: int, args: int, shared: int,
                   stream: int) -> int:
-    from cricket.protocol import gen as P
     k = rt.kernel(func)
     grid, block = _dim(gxy, gz), _dim(bxy, bz)
     _check_config(grid, block, shared)

@@ -53,3 +53,12 @@ def test_error_paths_report_the_cuda_errors(examples, server):
     res = cricket_run([str(examples["error_paths"])], server=server.address)
     assert "out-of-bounds kernel reported as cudaErrorIllegalAddress" in res.stdout, res.stdout + res.stderr
     assert res.returncode == 0
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("name", ["vector_add", "struct_by_value", "streams_events"])
+def test_example_passes_with_the_pure_python_twins(name, examples, server):
+    # CRICKET_PUREPYTHON=1: hostmem (argument packing, out-parameters, copies) runs through ctypes
+    res = cricket_run([str(examples[name])], server=server.address, env={"CRICKET_PUREPYTHON": "1"})
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "PASS" in res.stdout
