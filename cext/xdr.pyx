@@ -325,6 +325,7 @@ cdef class Unpacker:
     cdef Py_ssize_t pos
     cdef Py_ssize_t end
     cdef object obj
+    cdef object mv
 
     def __cinit__(self, data, Py_ssize_t offset=0):
         self.have_view = False
@@ -356,9 +357,11 @@ cdef class Unpacker:
 
     @property
     def buffer(self) -> memoryview:
-        """The whole input as a flat memoryview of bytes."""
-        mv = memoryview(self.obj)
-        return mv if (mv.ndim == 1 and mv.itemsize == 1) else mv.cast("B")
+        """The whole input as a flat memoryview of bytes (made once, on first use)."""
+        if self.mv is None:
+            mv = memoryview(self.obj)
+            self.mv = mv if (mv.ndim == 1 and mv.itemsize == 1) else mv.cast("B")
+        return self.mv
 
     def remaining(self) -> int:
         return self.end - self.pos

@@ -682,19 +682,36 @@ class CythonEmitter:
     def union(self, u: model.Union) -> list[str]:
         n = u.name
         disc = u.discriminant.pyname
-        slots = [f.pyname for f in u.arm_fields()]
-        out = [f"cdef object _cls_{n} = None", "", "",
-               f"cdef int _e_{n}(W *w, object v) except -1:", INDENT + f"d = v.{disc}"]
+        slots = [disc] + [f.pyname for f in u.arm_fields()]
+        k = len(slots)
+
+        def get(name: str) -> str:
+            return f"_get(v, _off_{n}[{slots.index(name)}] if fast else -1, {name!r})"
+
+        def put(name: str, value: str) -> str:
+            return f"_put(o, _off_{n}[{slots.index(name)}], {name!r}, {value})"
+
+        out = [f"cdef object _cls_{n} = None",
+               f"cdef Py_ssize_t _off_{n}[{k}]  # slot offsets, -1: use attributes",
+               f"_off_{n}[:] = [-1] * {k}", "", "",
+               f"cdef int _e_{n}(W *w, object v) except -1:",
+               INDENT + f"cdef bint fast = type(v) is _cls_{n}",
+               INDENT + f"d = {get(disc)}"]
         out += [INDENT + x for x in self.enc(u.discriminant.type, "d")]
+
+        def arm_enc(f: model.Field | None) -> list[str]:
+            if f is None:
+                return ["pass"]
+            return [f"a = {get(f.pyname)}", *self.enc(f.type, "a")]
+
         kw = "if"
         for a in u.arms:
             cond = f"d == {a.values[0]}" if len(a.values) == 1 else f"d in {tuple(a.values)!r}"
             out.append(INDENT + f"{kw} {cond}:")
-            body = self.enc(a.field.type, f"v.{a.field.pyname}") if a.field else ["pass"]
-            out += [INDENT * 2 + x for x in body]
+            out += [INDENT * 2 + x for x in arm_enc(a.field)]
             kw = "elif"
         if u.has_default:
-            body = self.enc(u.default.type, f"v.{u.default.pyname}") if u.default else ["pass"]
+            body = arm_enc(u.default)
         else:
             body = [f"raise XdrValueError(f\"union {u.name}: no arm for "
                     f"{u.discriminant.name}={{d!r}}\")"]
@@ -704,18 +721,19 @@ class CythonEmitter:
         else:
             out += [INDENT + x for x in body]
         out += [INDENT + "return 0", "", "", f"cdef object _d_{n}(R *r):",
-                INDENT + f"o = _object_new(_cls_{n})",
-                INDENT + f"d = o.{disc} = {self.dec(u.discriminant.type)}"]
-        out += [INDENT + f"o.{s} = None" for s in slots]
+                INDENT + f"o = _alloc(_cls_{n}, _off_{n}[0] >= 0)",
+                INDENT + f"d = {self.dec(u.discriminant.type)}",
+                INDENT + put(disc, "d")]
+        out += [INDENT + put(x, "None") for x in slots[1:]]
         for a in u.arms:
             cond = f"d == {a.values[0]}" if len(a.values) == 1 else f"d in {tuple(a.values)!r}"
             out.append(INDENT + f"if {cond}:")
             if a.field:
-                out.append(INDENT * 2 + f"o.{a.field.pyname} = {self.dec(a.field.type)}")
+                out.append(INDENT * 2 + put(a.field.pyname, self.dec(a.field.type)))
             out.append(INDENT * 2 + "return o")
         if u.has_default:
             if u.default:
-                out.append(INDENT + f"o.{u.default.pyname} = {self.dec(u.default.type)}")
+                out.append(INDENT + put(u.default.pyname, self.dec(u.default.type)))
             out.append(INDENT + "return o")
         else:
             out.append(INDENT + f"raise XdrDiscriminantError(f\"union {u.name}: "
@@ -788,6 +806,9 @@ class CythonEmitter:
                 out.append(INDENT + f"_cls_{n} = ns[{pyname(n)!r}]")
             if isinstance(t, model.Struct):
                 names = [f.pyname for f in t.fields]
+                out.append(INDENT + f"_bind_offsets(_cls_{n}, {names!r}, _off_{n})")
+            elif isinstance(t, model.Union):
+                names = [t.discriminant.pyname] + [f.pyname for f in t.arm_fields()]
                 out.append(INDENT + f"_bind_offsets(_cls_{n}, {names!r}, _off_{n})")
         for t in self.mod.types.values():
             n = t.name

@@ -82,6 +82,26 @@ class PythonEmitter:
             return t
         return None
 
+    def py_type(self, t: model.TypeExpr, _seen: frozenset = frozenset()) -> str:
+        """The Python type of values of ``t``, for annotations."""
+        if isinstance(t, model.Prim):
+            return {"float": "float", "double": "float", "bool": "bool",
+                    "quadruple": "bytes"}.get(t.kind, "int")
+        if isinstance(t, (model.FixedOpaque, model.VarOpaque)):
+            return "bytes"
+        if isinstance(t, model.String):
+            return "str"
+        if isinstance(t, (model.FixedArray, model.VarArray)):
+            return f"list[{self.py_type(t.elem, _seen)}]"
+        if isinstance(t, model.Optional):
+            return f"{self.py_type(t.elem, _seen)} | None"
+        d = self.mod.types[t.name]
+        if isinstance(d, model.Typedef):
+            if t.name in _seen:
+                return "object"
+            return self.py_type(d.type, _seen | {t.name})
+        return pyname(t.name)
+
     # -- codec snippets ------------------------------------------------------------------
     def pack_stmts(self, t: model.TypeExpr, val: str) -> list[str]:
         """Statements that write ``val`` (a simple expression) of type ``t`` to ``_p``."""
@@ -193,7 +213,12 @@ class PythonEmitter:
                INDENT + f"__slots__ = ({', '.join(repr(x) for x in names)},)"]
         if s.is_list:
             out.append(INDENT + f"_xdr_link = {names[-1]!r}")
-        out += ["", INDENT + f"def __init__({me}, *, {', '.join(names)}) -> None:"]
+        params = ", ".join(f"{f.pyname}: {self.py_type(f.type)}" for f in s.fields)
+        sig = INDENT + f"def __init__({me}, *, {params}) -> None:"
+        if len(sig) > 100:
+            sig = (INDENT + f"def __init__({me}, *,\n" + ",\n".join(
+                INDENT * 3 + f"{f.pyname}: {self.py_type(f.type)}" for f in s.fields) + ") -> None:")
+        out += ["", sig]
         out += [INDENT * 2 + f"{me}.{x} = {x}" for x in names]
         return out
 
@@ -273,9 +298,15 @@ class PythonEmitter:
                INDENT + f"_xdr_arms = {arm_map!r}",
                INDENT + f"_xdr_default = {default}",
                ""]
-        kw = "".join(f", {f.pyname}=None" for f in arms)
+        kw = "".join(f", {f.pyname}: {self.py_type(f.type)} | None = None" for f in arms)
         star = ", *" if arms else ""
-        out.append(INDENT + f"def __init__({me}, {disc}{star}{kw}) -> None:")
+        dtype = self.py_type(u.discriminant.type)
+        sig = INDENT + f"def __init__({me}, {disc}: {dtype}{star}{kw}) -> None:"
+        if len(sig) > 100:
+            sig = (INDENT + f"def __init__({me}, {disc}: {dtype}{star},\n" + ",\n".join(
+                INDENT * 3 + f"{f.pyname}: {self.py_type(f.type)} | None = None" for f in arms)
+                + ") -> None:")
+        out.append(sig)
         out += [INDENT * 2 + f"{me}.{x} = {x}" for x in slots]
         return out
 
@@ -334,11 +365,12 @@ class PythonEmitter:
 
     def public_codec(self, name: str, doc: str) -> list[str]:
         n = name
-        return [f"def pack_{n}(value) -> bytes:",
+        typ = self.py_type(model.Ref(name))
+        return [f"def pack_{n}(value: {typ}) -> bytes:",
                 INDENT + f'"""Encode {doc} as XDR."""',
                 INDENT + f"return _pack_with(_P_{n}, value)",
                 "", "",
-                f"def unpack_{n}(data):",
+                f"def unpack_{n}(data) -> {typ}:",
                 INDENT + f'"""Decode {doc} from XDR (all of ``data``)."""',
                 INDENT + f"return _unpack_with(_U_{n}, data)"]
 
@@ -430,8 +462,10 @@ class PythonEmitter:
             dec = f"{base}_unpack_args" if p.args else "_no_args"
             enc = f"{base}_pack_result" if p.result is not None else "_no_result"
             names = tuple(a.name for a in p.args)
-            out.append(INDENT * 2 + f"{p.number}: _Procedure({p.number}, {pyname(p.name)!r}, {dec}, {enc}, "
-                                    f"{names!r}),")
+            out += [INDENT * 2 + f"{p.number}: _Procedure(",
+                    INDENT * 3 + f"number={p.number}, name={pyname(p.name)!r}, arg_names={names!r},",
+                    INDENT * 3 + f"decode_args={dec},",
+                    INDENT * 3 + f"encode_result={enc}),"]
         out.append(INDENT + "}")
         for p in v.procedures:
             names = self.arg_names(p)

@@ -277,7 +277,8 @@ class EmuBackend(Backend):
             try:
                 options["memory"] = int(value[:-1] if scale > 1 else value) * scale
             except ValueError:
-                raise BackendError(curesult.INVALID_VALUE, f"emu backend spec {spec!r}: bad size {value!r}") from None
+                raise BackendError(curesult.INVALID_VALUE,
+                                   f"emu backend spec {spec!r}: bad size {value!r}") from None
         return options
 
     def _new_engine_device(self) -> Any:

@@ -338,7 +338,8 @@ class Connection:
         self._lock = threading.Lock()
         token = os.environ.get("CRICKET_TOKEN", "") if token is None else token
         res = self._check(self._stub.CR_HELLO(P.cr_hello_args(
-            protocol=P.CRICKET_PROTOCOL, client=client_name or f"cricket-python {__version__} pid {os.getpid()}",
+            protocol=P.CRICKET_PROTOCOL,
+            client=client_name or f"cricket-python {__version__} pid {os.getpid()}",
             token=token, backend=backend)), "HELLO")
         ok = res.ok
         self.server = ok.server
@@ -387,6 +388,11 @@ class Connection:
         """Wait for all queued work; raises the first error of an earlier asynchronous call."""
         self._check(self._stub.CR_CTX_SYNCHRONIZE(), "cuCtxSynchronize")
 
+    def reset(self) -> None:
+        """Free everything this connection holds on the server and clear its errors
+        (cudaDeviceReset); buffers, modules, streams and events obtained before are invalid."""
+        self._check(self._stub.CR_DEVICE_RESET(), "cuDevicePrimaryCtxReset")
+
     def error_string(self, code: int) -> str:
         return self._stub.CR_ERROR_STRING(code)
 
@@ -413,16 +419,13 @@ class Connection:
         """Copy host data to the device, in chunks of at most CRICKET_MAX_INLINE bytes."""
         view = _as_bytes(data)
         base = int(dst)
-        chunks = [P.cr_htod_args(dst=base + off, stream=_stream(stream), data=bytes(view[off:off + MAX_INLINE]))
-                  for off in range(0, max(view.nbytes, 1), MAX_INLINE)]
-        if not sync:
-            for a in chunks:
+        # The stubs hand large opaques to the socket as memoryviews: the data is not copied here.
+        for off in range(0, max(view.nbytes, 1), MAX_INLINE):
+            a = P.cr_htod_args(dst=base + off, stream=_stream(stream), data=view[off:off + MAX_INLINE])
+            if sync:
+                self._check(self._stub.CR_MEMCPY_HTOD(a), "cuMemcpyHtoD")
+            else:
                 self._batched("CR_MEMCPY_HTOD_ASYNC", a)
-            return
-        # Pipelined: every chunk is in flight before the first reply is read.
-        pending = [self._start("CR_MEMCPY_HTOD", P.pack_cr_htod_args(a)) for a in chunks]
-        for call in pending:
-            self._check(P.unpack_cr_status_res(call.result()), "cuMemcpyHtoD")
 
     def memcpy_dtoh(self, src: DeviceBuffer | int, size: int, *, stream: Stream | None = None) -> bytes:
         """Copy ``size`` bytes back (synchronising), in chunks of at most CRICKET_MAX_INLINE."""

@@ -19,9 +19,20 @@ Public API (everything a client, server or backend needs):
   ``__cudaRegisterFatBinary`` cannot be interposed).
 * :class:`FatbinError` and its subclasses, whose messages name the entry.
 
+Recipes:
+
+* client, at ``__cudaRegisterFatBinary(wrapper)``: ``fb = Fatbin.from_wrapper_address(wrapper)``;
+  send ``fb.image`` keyed by ``fb.digest`` (and each of ``fb.prelinked`` for ``-rdc``);
+  at launch ``fb.kernel(name, arch).pack_from_pointers(args)`` gives the parameter buffer.
+* server: ``Fatbin.from_bytes(image).select_image(arch).payload`` is the cubin, or the
+  NUL-terminated PTX, to hand to ``cuModuleLoadData``.
+* emu: ``Fatbin.from_bytes(image).ptx_sources()`` (after attaching the prelinked
+  containers: ``Fatbin(image, prelinked=[Fatbin(p) for p in prelinked_images])``).
+
 Registration is lazy: constructing a :class:`Fatbin` reads 16 bytes (40 from a
 wrapper); entries are walked, payloads decompressed and cubins parsed on first
-use, and each kernel's layout is cached.
+use, and each kernel's layout is cached. Caches are per object and safe to share
+between threads (a race at worst decodes the same image twice).
 """
 from __future__ import annotations
 

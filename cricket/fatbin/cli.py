@@ -13,7 +13,7 @@ import sys
 
 from .container import Fatbin
 from .cubin import Cubin
-from .errors import FatbinError
+from .errors import FatbinError, NoImageError
 from .hostelf import DeviceCode, find_device_code
 from .layout import KernelLayout
 
@@ -27,16 +27,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write every decompressed cubin (.cubin) and PTX text (.ptx) to DIR")
     parser.add_argument("--records", action="store_true",
                         help="also list each kernel's raw .nv.info records")
+    parser.add_argument("--arch", type=int, metavar="SM",
+                        help="also say which image a device of this arch (e.g. 90) would load")
 
 
 def main(args: argparse.Namespace) -> int:
     try:
         code = find_device_code(args.file)
         if args.json:
-            json.dump(to_json(code, args.records), sys.stdout, indent=2)
+            json.dump(to_json(code, args.records, args.arch), sys.stdout, indent=2)
             sys.stdout.write("\n")
         else:
-            print_text(code, args.records)
+            print_text(code, args.records, args.arch)
         if args.extract:
             written = extract(code, args.extract)
             print(f"wrote {len(written)} files to {args.extract}", file=sys.stderr)
@@ -82,11 +84,24 @@ def _print_cubin(cubin: Cubin, indent: str, records: bool) -> None:
                 print(f"{indent}    {r.name} {r.format_name} {value}")
 
 
-def _print_fatbin(fb: Fatbin, indent: str, records: bool) -> None:
+def _selection(fb: Fatbin, arch: int | None) -> str | None:
+    if arch is None:
+        return None
+    try:
+        e = fb.select_image(arch)
+    except NoImageError:
+        return f"nothing runs on sm_{arch}"
+    return f"sm_{arch} loads [{e.index}] {e.kind_name} {e.arch_name}"
+
+
+def _print_fatbin(fb: Fatbin, indent: str, records: bool, arch: int | None = None) -> None:
     w = fb.wrapper
     wtext = f"wrapper v{w.version} {w.location}" if w else "no wrapper"
     reg = {True: ", registered", False: ", not registered at start-up", None: ""}[fb.registered]
     print(f"{indent}fatbin {fb.origin}: {fb.size} bytes, {len(fb.entries)} entries ({wtext}{reg})")
+    chosen = _selection(fb, arch)
+    if chosen:
+        print(f"{indent}  {chosen}")
     for e in fb.entries:
         extra = f" name={e.name!r}" if e.name else ""
         opts = e.options
@@ -106,13 +121,13 @@ def _print_fatbin(fb: Fatbin, indent: str, records: bool) -> None:
             print(f"{indent}      (LTO-IR: recognised, not decoded)")
     for i, p in enumerate(fb.prelinked):
         print(f"{indent}  prelinked[{i}]:")
-        _print_fatbin(p, indent + "    ", records)
+        _print_fatbin(p, indent + "    ", records, arch)
 
 
-def print_text(code: DeviceCode, records: bool = False) -> None:
+def print_text(code: DeviceCode, records: bool = False, arch: int | None = None) -> None:
     print(f"{code.path}: {code.file_kind}, {len(code.wrappers)} wrappers, {len(code.fatbins)} containers")
     for fb in code.fatbins:
-        _print_fatbin(fb, "  ", records)
+        _print_fatbin(fb, "  ", records, arch)
     for c in code.cubins:
         _print_cubin(c, "  ", records)
 
@@ -129,22 +144,27 @@ def _cubin_json(c: Cubin, records: bool) -> dict:
             "kernels": [_kernel_json(k, records) for k in c.kernels()]}
 
 
-def _fatbin_json(fb: Fatbin, records: bool) -> dict:
+def _fatbin_json(fb: Fatbin, records: bool, arch: int | None = None) -> dict:
     d = fb.as_dict()
+    if arch is not None:
+        try:
+            d["selected"] = fb.select_image(arch).index
+        except NoImageError:
+            d["selected"] = None
     for e, ed in zip(fb.entries, d["entries"]):
         if e.is_elf:
             ed["cubin"] = _cubin_json(e.cubin, records)
         elif e.is_ptx:
             ed["ptx"] = {"version": "%d.%d" % e.ptx.version, "targets": e.ptx.targets,
                          "kernels": [_kernel_json(k, False) for k in e.ptx.kernels()]}
-    d["prelinked"] = [_fatbin_json(p, records) for p in fb.prelinked]
+    d["prelinked"] = [_fatbin_json(p, records, arch) for p in fb.prelinked]
     return d
 
 
-def to_json(code: DeviceCode, records: bool = False) -> dict:
+def to_json(code: DeviceCode, records: bool = False, arch: int | None = None) -> dict:
     return {"path": code.path, "file_kind": code.file_kind,
             "wrappers": [w.as_dict() for w in code.wrappers],
-            "fatbins": [_fatbin_json(f, records) for f in code.fatbins],
+            "fatbins": [_fatbin_json(f, records, arch) for f in code.fatbins],
             "cubins": [_cubin_json(c, records) for c in code.cubins]}
 
 

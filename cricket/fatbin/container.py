@@ -55,6 +55,11 @@ class Wrapper:
                 "prelinked": list(self.prelinked_addresses)}
 
 
+def _byte_view(data: bytes | bytearray | memoryview) -> memoryview:
+    view = data if isinstance(data, memoryview) else memoryview(data)
+    return view if view.format == "B" and view.ndim == 1 else view.cast("B")
+
+
 def parse_wrapper(raw: bytes | memoryview, where: str) -> WrapperHeader:
     if len(raw) < WRAPPER_STRUCT.size:
         raise TruncatedError(f"{where}: {len(raw)} bytes, a fatbin wrapper needs {WRAPPER_STRUCT.size}")
@@ -272,8 +277,7 @@ class Fatbin:
     def __init__(self, data: bytes | bytearray | memoryview, *, origin: str = "<fatbin>",
                  offset: int = 0, wrapper: Wrapper | None = None,
                  prelinked: Sequence["Fatbin"] = (), section: str | None = None):
-        buf = memoryview(data).cast("B") if not isinstance(data, memoryview) or data.format != "B" \
-            else data
+        buf = _byte_view(data)
         self.origin = origin
         self.header = parse_container_header(buf, offset, origin)
         total = self.header.header_size + self.header.fat_size
@@ -308,7 +312,8 @@ class Fatbin:
         """The fatbin a ``__fatBinC_Wrapper_t *`` in this process denotes (what
         ``__cudaRegisterFatBinary`` receives). Reads headers only; the images stay in place."""
         mem = memory or process_memory()
-        where = f"fatbin wrapper at {mem.describe(address)}" if address > 0 else "fatbin wrapper"
+        location = mem.describe(address) if address > 0 else f"0x{address:x}"
+        where = f"fatbin wrapper at {location}"
         header = parse_wrapper(mem.read(address, WRAPPER_STRUCT.size, where), where)
         prelinked_addresses: list[int] = []
         if header.version == WRAPPER_VERSION_LINKED and header.filename_or_fatbins:
@@ -321,7 +326,7 @@ class Fatbin:
                 if not ptr:
                     break
                 prelinked_addresses.append(ptr)
-        wrapper = Wrapper(header, address, mem.describe(address), tuple(prelinked_addresses))
+        wrapper = Wrapper(header, address, location, tuple(prelinked_addresses))
         prelinked = [cls._from_address(mem, p, f"prelinked[{i}] at {mem.describe(p)}")
                      for i, p in enumerate(prelinked_addresses)]
         fatbin = cls._from_address(mem, header.data, f"fatbin at {mem.describe(header.data)}",
@@ -477,7 +482,7 @@ class Fatbin:
 
 def iter_containers(data: memoryview, origin: str, section: str | None = None) -> Iterator[Fatbin]:
     """The back-to-back containers of a ``.nv_fatbin``-like section or a raw ``.fatbin`` file."""
-    buf = memoryview(data).cast("B") if data.format != "B" else data
+    buf = _byte_view(data)
     pos = 0
     while pos < len(buf):
         if not any(buf[pos:pos + 8]):           # 8-byte alignment padding

@@ -49,12 +49,18 @@ class ProcessMemory:
         self._lock = threading.Lock()
         self._maps: list[Mapping] = []
         self._starts: list[int] = []
+        self._bases: dict[str, int] = {}
 
     def _refresh(self) -> None:
         maps = sorted(read_maps(), key=lambda m: m.start)
+        bases: dict[str, int] = {}
+        for m in maps:
+            if m.path and m.path not in bases:
+                bases[m.path] = m.start - m.offset
         with self._lock:
             self._maps = maps
             self._starts = [m.start for m in maps]
+            self._bases = bases
 
     def _find(self, address: int) -> Mapping | None:
         i = bisect.bisect_right(self._starts, address) - 1
@@ -92,7 +98,9 @@ class ProcessMemory:
         return memoryview((ctypes.c_char * size).from_address(address)).cast("B")
 
     def read(self, address: int, size: int, what: str) -> bytes:
-        return bytes(self.view(address, size, what))
+        """A checked copy of ``size`` bytes at ``address`` (for headers and pointers)."""
+        self.check(address, size, what)
+        return ctypes.string_at(address, size)
 
     def describe(self, address: int) -> str:
         """``libfoo.so+0x50a8`` for an address inside a mapped file, else hex."""
@@ -102,7 +110,7 @@ class ProcessMemory:
             m = self._find(address)
         if m is None or not m.path or m.path.startswith("["):
             return f"0x{address:x}"
-        base = min((x.start - x.offset for x in self._maps if x.path == m.path), default=m.start)
+        base = self._bases.get(m.path, m.start)
         return f"{os.path.basename(m.path)}+0x{address - base:x}"
 
 

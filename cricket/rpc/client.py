@@ -81,6 +81,7 @@ class Client:
         self._auth_bytes = self.auth.header_bytes()
         self._check_verifier = verifier_check(self.auth)
         self._head_size = 24 + len(self._auth_bytes)
+        self._bare_mark = LAST_FRAGMENT | self._head_size      # record mark of a call with no args
         try:
             self._sock = connect_socket(self.address, connect_timeout)
         except OSError as exc:
@@ -116,7 +117,18 @@ class Client:
 
     def call(self, prog: int, vers: int, proc: int, buffers: Buffers = ()) -> memoryview:
         """Call a procedure with encoded arguments; returns the encoded result."""
-        xid, head = self._send(prog, vers, proc, buffers, True)
+        if buffers or self._batch or self._error is not None:
+            xid, head = self._send(prog, vers, proc, buffers, True)
+        else:                                   # no arguments, nothing queued: send inline
+            xid = next(self._xids) & 0xFFFFFFFF
+            head = _MARKED_HEAD.pack(self._bare_mark, xid, 0, 2, prog, vers, proc) + self._auth_bytes
+            self._waiting.add(xid)
+            with self._send_lock:
+                try:
+                    self._sock.sendall(head)
+                except OSError as exc:
+                    self._waiting.discard(xid)
+                    raise self._send_failed(exc) from exc
         lock = self._lock
         with lock:
             lead = not self._reading and xid not in self._replies
@@ -217,8 +229,9 @@ class Client:
                 if self._batch_bytes >= _BATCH_FLUSH:
                     self._write(self._take_batch())
                 return xid, head
-            with self._lock:
-                self._waiting.add(xid)
+            # Registered before the call leaves, so whichever thread reads the reply keeps it.
+            # (set.add is atomic; readers only test membership.)
+            self._waiting.add(xid)
             if self._batch:
                 pieces = self._take_batch()
                 pieces.append(head)

@@ -54,6 +54,18 @@ _QUEUE_PAUSE = 4096        # queued records per connection before reading is pau
 _DECODE_ERRORS = (XdrError, ValueError, IndexError, TypeError, OverflowError, EOFError)
 
 
+_PLAIN_RESULTS: set[type] = {type(None), int, float, bool, str, bytes, list, tuple, dict}
+
+
+def _awaitable_type(rtype: type) -> bool:
+    """Whether results of this type must be awaited; remembers the types that need not."""
+    if rtype is CoroutineType or hasattr(rtype, "__await__"):
+        return True
+    if len(_PLAIN_RESULTS) < 4096:
+        _PLAIN_RESULTS.add(rtype)
+    return False
+
+
 class _Entry:
     """One procedure of one served version, resolved at registration."""
 
@@ -381,7 +393,8 @@ class _Connection(asyncio.BufferedProtocol):
         token = _current.set((self, xid, prog, vers, proc, cred_flavor, cred_body, credentials))
         try:
             result = entry.method(*args)
-            if type(result) is CoroutineType or hasattr(type(result), "__await__"):
+            rtype = type(result)
+            if rtype not in _PLAIN_RESULTS and _awaitable_type(rtype):
                 task = asyncio.ensure_future(self._finish(xid, entry, authenticator, credentials,
                                                           result))
                 server._tasks.add(task)
@@ -522,8 +535,10 @@ class ServerThread:
     programs). Use as a context manager; ``address`` is the bound address."""
 
     def __init__(self, server: Server, address: Address = ("127.0.0.1", 0), *,
-                 register: bool = False) -> None:
+                 register: bool = False,
+                 loop_factory: Callable[[], asyncio.AbstractEventLoop] = new_event_loop) -> None:
         self.server = server
+        self._loop_factory = loop_factory
         self._want = address
         self._register = register
         self.address: Address | None = None
@@ -541,7 +556,7 @@ class ServerThread:
         return self
 
     def _run(self) -> None:
-        loop = new_event_loop()
+        loop = self._loop_factory()
         self.loop = loop
         asyncio.set_event_loop(loop)
         try:

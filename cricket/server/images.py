@@ -34,7 +34,8 @@ class ImageCache:
         """Store an image sent by a client after checking that it matches its hash."""
         if image_hash(image) != digest:
             raise BackendError(curesult.INVALID_VALUE,
-                               "the module image does not match the hash sent with it: send SHA-256 of the bytes")
+                               "the module image does not match the hash sent with it: "
+                               "send the SHA-256 of the bytes")
         with self._lock:
             if digest in self._images:
                 self._images.move_to_end(digest)

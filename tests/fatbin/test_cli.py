@@ -69,3 +69,10 @@ def test_bad_input_is_a_one_line_error(tmp_path, content, message):
     assert r.returncode == 1
     assert r.stderr.startswith("cricket fatbin: error: ") and message in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_arch_option_names_the_image_a_device_loads():
+    r = cricket(str(fixture("params_multi.fatbin")), "--arch", "103")
+    assert r.returncode == 0 and "sm_103 loads [2] ELF sm_100" in r.stdout
+    r = cricket(str(fixture("params_multi.fatbin")), "--arch", "86", "--json")
+    assert json.loads(r.stdout)["fatbins"][0]["selected"] is None

@@ -113,6 +113,11 @@ def test_debug_and_lineinfo_images_carry_their_options(nvcc_builds):
     fb = next(f for f in find_device_code(nvcc_builds.path("debug")).registered()
               if "k_externc" in f.kernel_names())
     assert all(e.flags & EntryFlag.DEBUG for e in fb.entries)
+    # -G puts a 4-byte NVAL record among the 12-byte ones of the global .nv.info
+    from cricket.fatbin import EIAttr
+    cubin = next(e.cubin for e in fb.entries if e.is_elf)
+    assert any(r.attribute == EIAttr.GEN_ERRBAR_AT_EXIT and r.data is None for r in cubin.nv_info())
+    assert cubin.kernel("k_externc").registers
     ptx = next(e for e in fb.entries if e.is_ptx)
     assert "-g" in ptx.options.split() and ptx.name.endswith("params.cu")
     fb = next(f for f in find_device_code(nvcc_builds.path("lineinfo")).registered()

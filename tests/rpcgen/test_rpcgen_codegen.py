@@ -236,6 +236,8 @@ def test_subclasses_and_duck_typed_values_encode_like_the_class(ev):
     assert ev.pack_point(SimpleNamespace(x=3, y=-4)) == expected
     with pytest.raises(AttributeError):
         ev.pack_point(SimpleNamespace(x=3))
+    shape = ev.shape(ev.GREEN, radii=[1])
+    assert ev.pack_shape(SimpleNamespace(kind=ev.GREEN, radii=[1])) == ev.pack_shape(shape)
     unset = ev.point.__new__(ev.point)  # slots never assigned
     with pytest.raises(AttributeError):
         ev.pack_point(unset)

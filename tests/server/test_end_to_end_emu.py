@@ -224,3 +224,80 @@ def test_separate_compilation_program_links_its_translation_units_on_the_server(
     x = gpu.to_device(np.arange(100, dtype=np.float32))
     kernel(1, 128, x, 100)
     np.testing.assert_array_equal(x.to_host(np.float32), np.arange(100, dtype=np.float32) + 2)
+
+
+def test_bad_requests_get_the_cuda_error_and_the_session_goes_on(gpu):
+    with pytest.raises(CudaError) as info:
+        gpu.alloc(1 << 50)
+    assert info.value.code == curesult.OUT_OF_MEMORY
+    buf = gpu.alloc(16)
+    from cricket.protocol import gen
+    too_big = gen.cr_dtoh_args(src=buf.device_ptr, size=gen.CRICKET_MAX_INLINE + 1, stream=0)
+    res = gpu._stub.CR_MEMCPY_DTOH(too_big)                # more than one inline copy may carry
+    assert res.status == curesult.INVALID_VALUE and "split larger copies" in res.message
+    with pytest.raises(CudaError) as info:
+        gpu.set_device(3)
+    assert info.value.code == curesult.INVALID_DEVICE
+    with pytest.raises(CudaError) as info:
+        gpu.memset(buf, 0, 8, element_size=3)
+    assert info.value.code == curesult.INVALID_VALUE
+    buf.copy_from_host(b"fine")
+    assert buf.to_host()[:4] == b"fine"
+
+
+def test_device_reset_frees_the_session_and_clears_a_kernel_fault(emu_server, fatbins):
+    with connect(emu_server.address) as gpu:
+        p = gpu.alloc(16)
+        gpu.create_stream()
+        write_at = gpu.load_module(fatbins["misc"]).get_function("write_at")
+        write_at(1, 1, p, 1 << 24, 7)
+        with pytest.raises(CudaError):
+            gpu.synchronize()
+        with pytest.raises(CudaError) as info:          # the fault sticks, as in CUDA
+            gpu.alloc(16)
+        assert info.value.code == curesult.ILLEGAL_ADDRESS
+        gpu.reset()
+        stats = gpu.session_stats()
+        assert stats["allocations"] == 0 and stats["modules"] == 0 and stats["streams"] == 0
+        assert gpu.to_device(b"after reset").to_host() == b"after reset"
+        with pytest.raises(CudaError) as info:
+            p.to_host()
+        assert info.value.code == curesult.INVALID_VALUE
+
+
+def test_asyncio_client_runs_kernels_with_many_calls_in_flight(emu_server, fatbins):
+    import asyncio
+    from cricket.client import aio
+
+    async def main():
+        async with await aio.connect(emu_server.address) as conn:
+            n = 512
+            xs = [np.full(n, i, dtype=np.float32) for i in range(8)]
+            ptrs = await asyncio.gather(*(conn.to_device(x) for x in xs))
+            module = await conn.load_module(fatbins["vadd"])
+            vadd = await conn.get_function(module, "vadd")
+            for p in ptrs:
+                await conn.launch(vadd, 2, 256, p, p, p, n)      # batched: no reply
+            await conn.synchronize()
+            results = await asyncio.gather(*(conn.to_host(p, 4 * n, np.float32) for p in ptrs))
+            for i, r in enumerate(results):
+                np.testing.assert_array_equal(r, np.full(n, 2 * i, dtype=np.float32))
+    asyncio.run(main())
+
+
+def test_asynchronous_memset_copy_and_stream_wait_then_module_unload(gpu, fatbins):
+    a, b = gpu.alloc(64), gpu.alloc(64)
+    s1, s2 = gpu.create_stream(), gpu.create_stream()
+    done = gpu.create_event()
+    a.memset(0x11, stream=s1, sync=False)
+    done.record(s1)
+    s2.wait_event(done)
+    gpu.memcpy_dtod(b, a, 64, stream=s2, sync=False)
+    assert b.to_host(stream=s2) == b"\x11" * 64
+    module = gpu.load_module(fatbins["vadd"])
+    vadd = module.get_function("vadd")
+    module.unload()
+    with pytest.raises(CudaError) as info:
+        vadd.launch(1, 1, [a, a, b, 1], sync=True)
+    assert info.value.code == curesult.INVALID_HANDLE
+    assert gpu.session_stats()["functions"] == 0

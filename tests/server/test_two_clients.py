@@ -1,12 +1,10 @@
 """Two clients at once: isolation, independent progress, and cleanup after a client is killed."""
-import os
 import signal
 import subprocess
 import sys
 import threading
 import time
 
-import numpy as np
 import pytest
 
 from cricket.backends import curesult

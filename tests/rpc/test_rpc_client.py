@@ -212,3 +212,23 @@ def test_send_to_a_server_that_stopped_reading_times_out():
         finally:
             conn.close()
             rpc.close()
+
+
+def test_server_also_runs_on_the_plain_asyncio_loop():
+    import asyncio
+    server = Server([CalcV1()])
+    with ServerThread(server, loop_factory=asyncio.new_event_loop) as st, Client(st.address) as rpc:
+        assert type(st.loop).__module__.startswith("asyncio")
+        calc = CalcClient(rpc)
+        assert calc.ADD(20, 22) == 42
+        assert calc.SLEEP(10) >= 0                      # a coroutine handler
+        pending = [rpc.start(CALC_PROG, 1, 0) for _ in range(500)]
+        assert all(bytes(p.result()) == b"" for p in pending)
+
+
+def test_reply_over_the_client_maximum_is_refused(calc_server):
+    from cricket.rpc import RecordTooLarge
+    with Client(calc_server.address, max_record_size=1000) as rpc:
+        assert CalcClient(rpc).ECHO(b"x" * 500) == b"x" * 500
+        with pytest.raises(RecordTooLarge, match="maximum of 1000 bytes"):
+            CalcClient(rpc).ECHO(b"x" * 2000)
