@@ -13,8 +13,8 @@ from cricket.client import runtime_api
 from cricket.protocol import gen as P
 from cricket.client.cuda_errors import CUDART_VERSION
 from cricket.client.runtime import (
-    A_BLOCKS_PER_SM, A_MAX_BLOCK_X, A_MAX_GRID_X, A_MAX_THREADS_PER_BLOCK, A_REGS_PER_SM,
-    A_SHARED_OPTIN, A_SHARED_PER_BLOCK, A_SHARED_PER_SM, A_THREADS_PER_SM, A_WARP, D2D, D2H,
+    A_BLOCKS_PER_SM, A_REGS_PER_SM,
+    A_SHARED_OPTIN, A_SHARED_PER_SM, A_THREADS_PER_SM, A_WARP, D2D, D2H,
     ERR_HOST_NOT_REGISTERED, ERR_HOST_REGISTERED, ERR_INVALID_CONFIG, ERR_INVALID_DEVICE,
     ERR_INVALID_DEVPTR, ERR_INVALID_HANDLE, ERR_INVALID_VALUE, ERR_MEMORY, ERR_NOT_READY, H2D, H2H,
     RUNTIME, SUCCESS, KernelRecord, RuntimeError_, VarRecord, hostmem, implements,

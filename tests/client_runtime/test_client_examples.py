@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, cricket_run
+from client_runtime_support import ROOT, cricket_run
 
 SELF_CHECKING = ["vector_add", "device_info", "matmul_tiled", "reduction", "streams_events", "symbols",
                  "struct_by_value", "templates", "printf_kernel", "launch_kernel", "error_paths",

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, cricket_run
+from client_runtime_support import ROOT, cricket_run
 from cricket.client import run_cli
 
 
