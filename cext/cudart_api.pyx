@@ -27,7 +27,7 @@ CAPI_NAMES = (
     "cricket_cudaRuntimeGetVersion", "cricket___cudaRegisterFatBinary",
     "cricket___cudaRegisterFatBinaryEnd", "cricket___cudaUnregisterFatBinary",
     "cricket___cudaRegisterFunction", "cricket___cudaRegisterVar",
-    "cricket___cudaRegisterManagedVar", "cricket___cudaInitModule",
+    "cricket___cudaRegisterManagedVar", "cricket___cudaInitModule", "cricket_call",
 )
 
 cdef int CUDA_ERROR_INVALID_VALUE = 1
@@ -278,3 +278,38 @@ cdef api char cricket___cudaInitModule(void **handle) noexcept nogil:
         except BaseException:
             _failed("__cudaInitModule")
             return 0
+
+
+# ------------------------------------------------------------------ the generic entry
+
+cdef dict _call_names = {}            # address of the C name -> str (the names are static strings)
+
+
+cdef api int cricket_call(const char *name, const uint64_t *args, int nargs) noexcept nogil:
+    """``forward_runtime.c``: call the implementation of ``name`` with ``nargs`` integer arguments;
+    it returns the cudaError_t (or the function's integer result) and writes out-parameters itself
+    (``cricket.client.hostmem``)."""
+    with gil:
+        pyname = None
+        try:
+            pyname = _call_names.get(<size_t>name)
+            if pyname is None:
+                pyname = _call_names.setdefault(<size_t>name, name[:strlen(name)].decode())
+            fn = _IMPL.get(pyname)
+            if fn is None:
+                _impl(pyname)
+                return CUDA_ERROR_NOT_SUPPORTED
+            if nargs == 0:
+                return fn()
+            if nargs == 1:
+                return fn(args[0])
+            if nargs == 2:
+                return fn(args[0], args[1])
+            if nargs == 3:
+                return fn(args[0], args[1], args[2])
+            if nargs == 4:
+                return fn(args[0], args[1], args[2], args[3])
+            return fn(*[args[i] for i in range(nargs)])
+        except BaseException:
+            _failed(pyname or "a forwarded CUDA call")
+            return CUDA_ERROR_UNKNOWN

@@ -1,0 +1,345 @@
+/* Contexts answered in the process: primary contexts with their reference counts, the per-thread
+ * current-context stack, and context-local storage (the CLS export table's map).
+ *
+ * Only primary contexts exist for now (cuCtxCreate is not implemented). A primary context handle
+ * stays valid for the whole process, as with the real driver; its retain count says whether it
+ * is active. The server learns about contexts when memory, modules and launches are forwarded. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver.h"
+
+static struct CUctx_st primary[CRICKET_DRV_MAX_DEVICES];
+static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t cls_lock = PTHREAD_RWLOCK_INITIALIZER;   /* guards the CLS map (below) */
+
+#define CTX_STACK_DEPTH 64
+static __thread CUcontext ctx_stack[CTX_STACK_DEPTH];
+static __thread int ctx_depth;     /* number of entries; the top is the current context */
+
+int cricket_drv_context_valid(CUcontext ctx)
+{
+    return ctx >= &primary[0] && ctx < &primary[CRICKET_DRV_MAX_DEVICES]
+           && ctx->magic == CRICKET_DRV_CTX_MAGIC;
+}
+
+CUcontext cricket_drv_current_context(void)
+{
+    return ctx_depth ? ctx_stack[ctx_depth - 1] : NULL;
+}
+
+CUcontext cricket_drv_resolve_context(CUcontext ctx)
+{
+    return ctx == NULL || ctx == (CUcontext)(intptr_t)-1 ? cricket_drv_current_context() : ctx;
+}
+
+static CUresult check_device(CUdevice dev)
+{
+    CUresult rc = cricket_drv_check_init();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    return dev >= 0 && dev < cricket_drv_snapshot()->device_count ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+/* A fork while another thread holds a lock would leave it held forever in the child. */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&ctx_lock);
+    pthread_rwlock_wrlock(&cls_lock);
+}
+
+static void fork_release(void)
+{
+    pthread_rwlock_unlock(&cls_lock);
+    pthread_mutex_unlock(&ctx_lock);
+}
+
+__attribute__((constructor)) static void install_fork_handlers(void)
+{
+    pthread_atfork(fork_prepare, fork_release, fork_release);
+}
+
+/* ------------------------------------------------------------------ primary contexts */
+
+CRICKET_DRV_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = check_device(dev);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&ctx_lock);
+    struct CUctx_st *ctx = &primary[dev];
+    ctx->magic = CRICKET_DRV_CTX_MAGIC;
+    ctx->device = dev;
+    int count = ++ctx->retain_count;
+    pthread_mutex_unlock(&ctx_lock);
+    *pctx = ctx;
+    cricket_drv_log(CRICKET_DRV_DEBUG, "primary context of device %d retained (count %d)", dev, count);
+    return CUDA_SUCCESS;
+}
+
+CRICKET_DRV_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+    CUresult rc = check_device(dev);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&ctx_lock);
+    int count = primary[dev].retain_count;
+    if (count > 0)
+        primary[dev].retain_count = --count;
+    else
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_unlock(&ctx_lock);
+    cricket_drv_log(CRICKET_DRV_DEBUG, "primary context of device %d released (count %d)", dev, count);
+    return rc;
+}
+
+CRICKET_DRV_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+    return cuDevicePrimaryCtxRelease_v2(dev);
+}
+
+CRICKET_DRV_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
+{
+    if (!flags || !active)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = check_device(dev);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&ctx_lock);
+    *flags = primary[dev].flags;
+    *active = primary[dev].retain_count > 0;
+    pthread_mutex_unlock(&ctx_lock);
+    return CUDA_SUCCESS;
+}
+
+CRICKET_DRV_EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
+{
+    CUresult rc = check_device(dev);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (flags & ~(unsigned)(CU_CTX_SCHED_MASK | CU_CTX_MAP_HOST | CU_CTX_LMEM_RESIZE_TO_MAX
+                            | CU_CTX_COREDUMP_ENABLE | CU_CTX_USER_COREDUMP_ENABLE | CU_CTX_SYNC_MEMOPS))
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&ctx_lock);
+    primary[dev].flags = flags;
+    pthread_mutex_unlock(&ctx_lock);
+    return CUDA_SUCCESS;
+}
+
+CRICKET_DRV_EXPORT CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
+{
+    return cuDevicePrimaryCtxSetFlags_v2(dev, flags);
+}
+
+/* ------------------------------------------------------------------ current context */
+
+CRICKET_DRV_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
+{
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = cricket_drv_check_init();
+    if (rc == CUDA_SUCCESS)
+        *pctx = cricket_drv_current_context();
+    return rc;
+}
+
+CRICKET_DRV_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+    CUresult rc = cricket_drv_check_init();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (ctx && !cricket_drv_context_valid(ctx))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!ctx) {                       /* unbinds: the stack's top is removed */
+        if (ctx_depth)
+            ctx_depth--;
+        return CUDA_SUCCESS;
+    }
+    if (ctx_depth == 0)
+        ctx_depth = 1;
+    ctx_stack[ctx_depth - 1] = ctx;
+    return CUDA_SUCCESS;
+}
+
+CRICKET_DRV_EXPORT CUresult cuCtxPushCurrent_v2(CUcontext ctx)
+{
+    CUresult rc = cricket_drv_check_init();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!cricket_drv_context_valid(ctx))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (ctx_depth == CTX_STACK_DEPTH)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    ctx_stack[ctx_depth++] = ctx;
+    return CUDA_SUCCESS;
+}
+
+CRICKET_DRV_EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
+{
+    CUresult rc = cricket_drv_check_init();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (ctx_depth == 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    CUcontext ctx = ctx_stack[--ctx_depth];
+    if (pctx)
+        *pctx = ctx;
+    return CUDA_SUCCESS;
+}
+
+CRICKET_DRV_EXPORT CUresult cuCtxPushCurrent(CUcontext ctx)
+{
+    return cuCtxPushCurrent_v2(ctx);
+}
+
+CRICKET_DRV_EXPORT CUresult cuCtxPopCurrent(CUcontext *pctx)
+{
+    return cuCtxPopCurrent_v2(pctx);
+}
+
+/* The context to act on: `ctx` when given, else the current one; CUDA_ERROR_INVALID_CONTEXT when
+ * there is none. */
+static CUresult context_or_current(CUcontext ctx, CUcontext *out)
+{
+    CUresult rc = cricket_drv_check_init();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!ctx)
+        ctx = cricket_drv_current_context();
+    if (!ctx || !cricket_drv_context_valid(ctx))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *out = ctx;
+    return CUDA_SUCCESS;
+}
+
+CRICKET_DRV_EXPORT CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
+{
+    if (!device)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = context_or_current(ctx, &ctx);
+    if (rc == CUDA_SUCCESS)
+        *device = ctx->device;
+    return rc;
+}
+
+CRICKET_DRV_EXPORT CUresult cuCtxGetDevice(CUdevice *device)
+{
+    return cuCtxGetDevice_v2(device, NULL);
+}
+
+CRICKET_DRV_EXPORT CUresult cuCtxGetFlags(unsigned int *flags)
+{
+    CUcontext ctx;
+    if (!flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = context_or_current(NULL, &ctx);
+    if (rc == CUDA_SUCCESS)
+        *flags = ctx->flags;
+    return rc;
+}
+
+CRICKET_DRV_EXPORT CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
+{
+    if (!version)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = context_or_current(ctx, &ctx);
+    if (rc == CUDA_SUCCESS)
+        *version = 3020;     /* what the real driver reports for every context since CUDA 3.2 */
+    return rc;
+}
+
+CRICKET_DRV_EXPORT CUresult cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
+{
+    CUcontext ctx;
+    CUresult rc = context_or_current(NULL, &ctx);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (leastPriority)
+        *leastPriority = 0;
+    if (greatestPriority)
+        *greatestPriority = -5;
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ context-local storage */
+
+struct cls_entry {
+    CUcontext ctx;
+    void *key;
+    void *value;
+    void *destructor;    /* stored, not called yet: contexts are never destroyed for now */
+};
+
+static struct cls_entry *cls_entries;
+static size_t cls_count, cls_capacity;
+
+static struct cls_entry *cls_find(CUcontext ctx, void *key)
+{
+    for (size_t i = 0; i < cls_count; i++)
+        if (cls_entries[i].ctx == ctx && cls_entries[i].key == key)
+            return &cls_entries[i];
+    return NULL;
+}
+
+CUresult cricket_drv_cls_put(CUcontext ctx, void *key, void *value, void *destructor)
+{
+    ctx = cricket_drv_resolve_context(ctx);
+    if (!ctx)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    CUresult rc = CUDA_SUCCESS;
+    pthread_rwlock_wrlock(&cls_lock);
+    struct cls_entry *e = cls_find(ctx, key);
+    if (!e) {
+        if (cls_count == cls_capacity) {
+            size_t capacity = cls_capacity ? 2 * cls_capacity : 16;
+            struct cls_entry *grown = realloc(cls_entries, capacity * sizeof *grown);
+            if (!grown)
+                rc = CUDA_ERROR_OUT_OF_MEMORY;
+            else {
+                cls_entries = grown;
+                cls_capacity = capacity;
+            }
+        }
+        if (rc == CUDA_SUCCESS)
+            e = &cls_entries[cls_count++];
+    }
+    if (e)
+        *e = (struct cls_entry){ ctx, key, value, destructor };
+    pthread_rwlock_unlock(&cls_lock);
+    cricket_drv_log(CRICKET_DRV_DEBUG, "context-local storage put (context %p, key %p)", (void *)ctx, key);
+    return rc;
+}
+
+CUresult cricket_drv_cls_delete(CUcontext ctx, void *key)
+{
+    ctx = cricket_drv_resolve_context(ctx);
+    CUresult rc = CUDA_ERROR_INVALID_HANDLE;
+    pthread_rwlock_wrlock(&cls_lock);
+    struct cls_entry *e = cls_find(ctx, key);
+    if (e) {
+        *e = cls_entries[--cls_count];
+        rc = CUDA_SUCCESS;
+    }
+    pthread_rwlock_unlock(&cls_lock);
+    return rc;
+}
+
+CUresult cricket_drv_cls_get(void **value, CUcontext ctx, void *key)
+{
+    if (!value)
+        return CUDA_ERROR_INVALID_VALUE;
+    ctx = cricket_drv_resolve_context(ctx);
+    CUresult rc = CUDA_ERROR_INVALID_HANDLE;
+    pthread_rwlock_rdlock(&cls_lock);
+    struct cls_entry *e = cls_find(ctx, key);
+    if (e) {
+        *value = e->value;
+        rc = CUDA_SUCCESS;
+    }
+    pthread_rwlock_unlock(&cls_lock);
+    return rc;
+}
