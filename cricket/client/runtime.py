@@ -434,8 +434,11 @@ class Runtime:
         from cricket.protocol import gen as P
         conn = self.conn
         self.stats.bytes_htod += count
+        # A synchronous copy sends the application's bytes in place; an asynchronous one takes a
+        # copy now, because the batch leaves later and the source may change after the call.
+        take = hostmem.view if sync else hostmem.read
         chunks = [P.cr_htod_args(dst=dst + off, stream=stream,
-                                 data=hostmem.read(src + off, min(MAX_INLINE, count - off)))
+                                 data=take(src + off, min(MAX_INLINE, count - off)))
                   for off in range(0, count, MAX_INLINE)]
         if not sync:
             for a in chunks:
