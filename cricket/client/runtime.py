@@ -184,6 +184,9 @@ class Runtime:
         backend = os.environ.get("CRICKET_BACKEND", "")
         try:
             self._conn = connect(address, backend=backend)
+            if address is None:
+                # connect() started a server of our own: it must not outlive this process
+                atexit.register(self._close_embedded, self._conn)
         except Exception as exc:
             self._broken = (f"cannot reach the cricket server at {address or '(embedded)'}: {exc}; "
                             "start one with `cricket server` or run the program with `cricket run -- CMD`")
@@ -217,6 +220,13 @@ class Runtime:
             k.function = 0
         for v in self.vars.values():
             v.ptr = 0
+
+    def _close_embedded(self, conn: Any) -> None:
+        if self._pid == os.getpid():
+            try:
+                conn.close()                 # also stops the embedded server
+            except Exception as exc:         # exiting anyway; say what was left behind
+                log.warning("stopping the embedded cricket server failed: %s", exc)
 
     def lost(self, exc: BaseException) -> None:
         """The connection failed: every later call fails at once instead of waiting."""
