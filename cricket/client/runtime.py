@@ -182,18 +182,36 @@ class Runtime:
         from cricket.client.api import connect
         address = os.environ.get("CRICKET_SERVER") or None
         backend = os.environ.get("CRICKET_BACKEND", "")
+        local = None
         try:
-            self._conn = connect(address, backend=backend)
             if address is None:
-                # connect() started a server of our own: it must not outlive this process
-                atexit.register(self._close_embedded, self._conn)
+                # No server named: start one of our own, without this shim preloaded into it.
+                from cricket.client.local_server import LocalServer
+                preload = ":".join(p for p in os.environ.get("LD_PRELOAD", "").split(":")
+                                   if p and "libcricket-cudart" not in p)
+                local = LocalServer([backend] if backend else None, env={"LD_PRELOAD": preload})
+                address = local.address
+                os.environ["CRICKET_SERVER"] = address    # forked children use it too
+                atexit.register(self._stop_embedded, local)
+            self._conn = connect(address, backend=backend)
         except Exception as exc:
             self._broken = (f"cannot reach the cricket server at {address or '(embedded)'}: {exc}; "
                             "start one with `cricket server` or run the program with `cricket run -- CMD`")
             log.error("%s", self._broken)
             raise RuntimeError_(ERR_UNAVAILABLE, self._broken) from exc
-        log.info("connected to %s (%s backend, %d device(s))", self._conn.server, self._conn.backend,
-                 len(self._conn.devices))
+        log.info("connected to %s (%s backend, %d device(s))%s", self._conn.server, self._conn.backend,
+                 len(self._conn.devices), " started for this process" if local else "")
+
+    def _stop_embedded(self, local: Any) -> None:
+        """At exit: the server this process started must not outlive it."""
+        if self._pid != os.getpid():
+            return
+        try:
+            if self._conn is not None:
+                self._conn.close()
+            local.stop()
+        except Exception as exc:         # exiting anyway; say what was left behind
+            log.warning("stopping the embedded cricket server failed: %s", exc)
 
     def forked(self) -> None:
         """In a forked child (os.register_at_fork, which the shim's fork handlers also run): the
@@ -220,13 +238,6 @@ class Runtime:
             k.function = 0
         for v in self.vars.values():
             v.ptr = 0
-
-    def _close_embedded(self, conn: Any) -> None:
-        if self._pid == os.getpid():
-            try:
-                conn.close()                 # also stops the embedded server
-            except Exception as exc:         # exiting anyway; say what was left behind
-                log.warning("stopping the embedded cricket server failed: %s", exc)
 
     def lost(self, exc: BaseException) -> None:
         """The connection failed: every later call fails at once instead of waiting."""
