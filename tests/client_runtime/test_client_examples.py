@@ -45,7 +45,7 @@ def test_python_host_reaches_the_shim_through_ctypes(examples, server):
     res = cricket_run([sys.executable, str(ROOT / "examples" / "python_host.py"),
                        str(examples["kernel_lib"].parent)], server=server.address)
     assert res.returncode == 0, res.stdout + res.stderr
-    assert "PASS: Python host through ctypes (1 device(s))" in res.stdout
+    assert "PASS: Python host through ctypes (1 device(s), 4 threads)" in res.stdout
 
 
 @pytest.mark.nvcc
