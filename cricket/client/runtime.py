@@ -151,6 +151,8 @@ class Runtime:
         self.events: dict[int, int] = {}
         self._next_handle = 0x5C0000
         self._pending_dtoh: list[tuple[list, int, int]] = []
+        self._drain_lock = threading.Lock()
+        self._draining = False
         self.stats = Stats()
         self._libc = ctypes.CDLL(None, use_errno=True)
         self._libc.mmap.restype = ctypes.c_void_p
@@ -218,6 +220,10 @@ class Runtime:
         next call opens a session of its own."""
         if self._pid != os.getpid():
             self._conn = None
+            # a lock held by a thread that does not exist in the child would never be released
+            self._lock = threading.RLock()
+            self._drain_lock = threading.Lock()
+            self._draining = False
 
     def _after_fork(self) -> None:
         # The child shares the parent's socket: leave it to the parent and start a session of its
@@ -500,16 +506,23 @@ class Runtime:
 
     def drain(self) -> None:
         """Complete the asynchronous device-to-host copies (at every synchronising call)."""
-        if not self._pending_dtoh:
+        if not self._pending_dtoh and not self._draining:
             return
-        with self._lock:
-            pending, self._pending_dtoh = self._pending_dtoh, []
-        error = None
-        for started in pending:
+        # One drain at a time: a thread that finds the list empty while another thread is still
+        # writing the copies it took must wait for them (its stream may be among them).
+        with self._drain_lock:
+            self._draining = True
             try:
-                self.dtoh_finish(started)
-            except Exception as exc:      # finish the others; report the first failure
-                error = error or exc
+                with self._lock:
+                    pending, self._pending_dtoh = self._pending_dtoh, []
+                error = None
+                for started in pending:
+                    try:
+                        self.dtoh_finish(started)
+                    except Exception as exc:      # finish the others; report the first failure
+                        error = error or exc
+            finally:
+                self._draining = False
         if error is not None:
             raise error
 
