@@ -410,6 +410,12 @@ class Runtime:
         i = bisect_right(self._alloc_starts, ptr) - 1
         return i >= 0 and ptr < self._alloc_starts[i] + self.allocations.get(self._alloc_starts[i], 0)
 
+    def in_allocation(self, ptr: int, count: int) -> bool:
+        """True when [ptr, ptr+count) lies inside one device allocation of this process."""
+        starts = self._alloc_starts
+        i = bisect_right(starts, ptr) - 1
+        return i >= 0 and ptr + count <= starts[i] + self.allocations.get(starts[i], 0)
+
     def add_allocation(self, ptr: int, size: int) -> None:
         self.reserve(ptr, size)
         with self._lock:

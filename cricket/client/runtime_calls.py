@@ -338,7 +338,9 @@ def pointer_get_attributes(values: int, ptr: int) -> int:
 
 # ------------------------------------------------------------------ copies and memset
 
-def _copy(dst: int, src: int, count: int, kind: int, stream_handle: int, sync: bool) -> int:
+def _copy(dst: int, src: int, count: int, kind: int, stream_handle: int, sync: bool,
+          checked_dst: bool = False) -> int:
+    """One copy; ``checked_dst`` when the caller has checked that the device range exists."""
     if count == 0:
         return SUCCESS
     kind = rt.kind_of(dst, src, kind)
@@ -348,9 +350,14 @@ def _copy(dst: int, src: int, count: int, kind: int, stream_handle: int, sync: b
             _synchronizing()
         hostmem.write(dst, hostmem.view(src, count))
     elif kind == H2D:
-        # The bytes are taken now, so the call need not wait even from pageable memory.
+        # The bytes are taken now, so an asynchronous copy never waits. A synchronous one from
+        # pageable memory returns once the source may be reused, as CUDA's does (its errors come
+        # from the next synchronising call), provided the destination is known to be valid here;
+        # from pinned memory it waits for the copy, as in CUDA.
         if sync:
             _synchronizing()
+            if not rt.is_pinned(src) and (checked_dst or rt.in_allocation(dst, count)):
+                sync = False
         rt.htod(dst, src, count, stream, sync=bool(sync))
     elif kind == D2H:
         started = rt.dtoh_start(dst, src, count, stream)
@@ -417,7 +424,7 @@ def memcpy_to_symbol(symbol: int, src: int, count: int, offset: int, kind: int, 
                      sync: int) -> int:
     if kind not in (H2D, D2D, 4):
         return runtime_api.CODES["cudaErrorInvalidMemcpyDirection"]
-    return _copy(_symbol(symbol, offset, count), src, count, kind, stream, bool(sync))
+    return _copy(_symbol(symbol, offset, count), src, count, kind, stream, bool(sync), checked_dst=True)
 
 
 @implements("cudaMemcpyFromSymbolAsync")
