@@ -1,5 +1,6 @@
 // Pitched 2D copies, memset, device-to-device copies, pointer attributes and registered host memory.
 #include "check.h"
+#include <sys/mman.h>
 
 __global__ void add_rows(float *m, size_t pitch, int w, int h)
 {
@@ -46,6 +47,14 @@ int main()
     CHECK(cudaStreamSynchronize(0));
     if (back[0][0] != host[0][0]) bad++;
     CHECK(cudaHostUnregister(back));
+
+    // device addresses are reserved in this process: no host mapping can land on them
+    void *m = mmap(e, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (m != MAP_FAILED) {
+        printf("a host mapping landed on device address %p\n", (void *)e);
+        munmap(m, 4096);
+        bad++;
+    }
     CHECK(cudaFree(d)); CHECK(cudaFree(e));
     return report("pitched 2D copies, memset, D2D copies, pointer attributes, registered memory", bad);
 }
