@@ -79,9 +79,11 @@ def test_module_images_go_by_hash_the_second_run_sends_no_bytes(examples, fresh_
 
 
 @pytest.mark.nvcc
-def test_program_whose_server_dies_gets_cuda_errors_and_exits(examples, fresh_server):
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_program_whose_server_dies_gets_cuda_errors_and_exits(mode, examples, fresh_server):
+    # sync: blocked waiting for a reply; async: sending launches (no SIGPIPE may kill it)
     proc = subprocess.Popen([sys.executable, "-m", "cricket", "run", "--server", fresh_server.address,
-                             "--", str(examples["long_running"])], stdout=subprocess.PIPE,
+                             "--", str(examples["long_running"]), mode], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         assert proc.stdout.readline().strip() == "running"
