@@ -195,7 +195,7 @@ class Runtime:
                 address = local.address
                 os.environ["CRICKET_SERVER"] = address    # forked children use it too
                 atexit.register(self._stop_embedded, local)
-            self._conn = connect(address, backend=backend)
+            self._conn = connect(address, backend=backend, timeout=_timeout())
         except Exception as exc:
             self._broken = (f"cannot reach the cricket server at {address or '(embedded)'}: {exc}; "
                             "start one with `cricket server` or run the program with `cricket run -- CMD`")
@@ -550,6 +550,20 @@ class Runtime:
             raise RuntimeError_(ERR_INVALID_DEVICE, f"device {device} does not exist "
                                 f"({len(devices)} device(s))")
         return devices[device].attributes.get(attribute, 0)
+
+
+def _timeout() -> float | None:
+    """``CRICKET_TIMEOUT``: seconds to wait for any one reply (default: no limit, since a kernel
+    may legitimately run for long); past it the call fails with cudaErrorDevicesUnavailable."""
+    value = os.environ.get("CRICKET_TIMEOUT", "").strip()
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        log.warning("CRICKET_TIMEOUT=%r is not a number of seconds; waiting without a limit", value)
+        return None
+    return seconds if seconds > 0 else None
 
 
 def _read_container(ptr: int) -> bytes:

@@ -117,3 +117,21 @@ def test_without_cricket_run_or_a_server_the_client_starts_and_stops_its_own(exa
         except OSError:
             pass
     assert leftovers == [], f"embedded server processes left running: {leftovers}"
+
+
+@pytest.mark.nvcc
+def test_a_server_that_stops_answering_is_given_up_after_cricket_timeout(examples, fresh_server):
+    proc = subprocess.Popen([sys.executable, "-m", "cricket", "run", "--server", fresh_server.address,
+                             "--", str(examples["long_running"])], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            env={**os.environ, "CRICKET_TIMEOUT": "2"})
+    try:
+        assert proc.stdout.readline().strip() == "running"
+        fresh_server.process.send_signal(signal.SIGSTOP)     # alive, but silent
+        out, err = proc.communicate(timeout=30)
+    finally:
+        fresh_server.process.send_signal(signal.SIGCONT)
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 3, out + err
+    assert "stopped: cudaErrorDevicesUnavailable" in out
