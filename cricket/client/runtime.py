@@ -16,6 +16,7 @@ import atexit
 import ctypes
 import logging
 import os
+import sys
 import threading
 import time
 from bisect import bisect_right
@@ -63,7 +64,7 @@ A_SHARED_PER_BLOCK, A_WARP, A_THREADS_PER_SM = 8, 10, 39
 A_SHARED_PER_SM, A_REGS_PER_SM, A_BLOCKS_PER_SM, A_SHARED_OPTIN = 81, 82, 106, 97
 
 
-class RuntimeError_(Exception):
+class CudaRuntimeError(Exception):
     """A CUDA runtime call failed: ``code`` is the cudaError_t it returns."""
 
     def __init__(self, code: int, message: str) -> None:
@@ -76,7 +77,7 @@ def cuda_error_of(exc: BaseException) -> int:
     from cricket.client.api import CudaError
     from cricket.client.kernel_args import KernelArgumentError
     from cricket.rpc.errors import RpcError
-    if isinstance(exc, RuntimeError_):
+    if isinstance(exc, CudaRuntimeError):
         return exc.code
     if isinstance(exc, CudaError):
         return exc.code if exc.code in ERRORS else ERR_UNKNOWN
@@ -112,7 +113,6 @@ class VarRecord:
 @dataclass
 class Stats:
     """What the application did through cricket (printed by ``cricket run --stats``)."""
-    calls: int = 0
     launches: int = 0
     bytes_htod: int = 0
     bytes_dtoh: int = 0
@@ -175,7 +175,7 @@ class Runtime:
             if self._pid != os.getpid():
                 self._after_fork()
             if self._broken:
-                raise RuntimeError_(ERR_UNAVAILABLE, self._broken)
+                raise CudaRuntimeError(ERR_UNAVAILABLE, self._broken)
             if self._conn is None:
                 self._connect()
             return self._conn
@@ -200,7 +200,7 @@ class Runtime:
             self._broken = (f"cannot reach the cricket server at {address or '(embedded)'}: {exc}; "
                             "start one with `cricket server` or run the program with `cricket run -- CMD`")
             log.error("%s", self._broken)
-            raise RuntimeError_(ERR_UNAVAILABLE, self._broken) from exc
+            raise CudaRuntimeError(ERR_UNAVAILABLE, self._broken) from exc
         log.info("connected to %s (%s backend, %d device(s))%s", self._conn.server, self._conn.backend,
                  len(self._conn.devices), " started for this process" if local else "")
 
@@ -277,20 +277,20 @@ class Runtime:
         try:
             return self.streams[handle]
         except KeyError:
-            raise RuntimeError_(ERR_INVALID_HANDLE, f"stream {handle:#x} does not exist") from None
+            raise CudaRuntimeError(ERR_INVALID_HANDLE, f"stream {handle:#x} does not exist") from None
 
     def event(self, handle: int) -> int:
         try:
             return self.events[handle]
         except KeyError:
-            raise RuntimeError_(ERR_INVALID_HANDLE, f"event {handle:#x} does not exist") from None
+            raise CudaRuntimeError(ERR_INVALID_HANDLE, f"event {handle:#x} does not exist") from None
 
     # --- registry --------------------------------------------------------------------------
 
     def kernel(self, host_fun: int) -> KernelRecord:
         k = self.kernels.get(host_fun)
         if k is None:
-            raise RuntimeError_(ERR_INVALID_FUNCTION, f"{host_fun:#x} is not a registered kernel")
+            raise CudaRuntimeError(ERR_INVALID_FUNCTION, f"{host_fun:#x} is not a registered kernel")
         if not k.function:
             self._resolve_kernel(k)
         return k
@@ -317,7 +317,7 @@ class Runtime:
         from cricket.client.runtime_api import REGISTRATIONS
         entry = REGISTRATIONS.get(handle)
         if entry.image is None:
-            raise RuntimeError_(E["cudaErrorInvalidKernelImage"],
+            raise CudaRuntimeError(E["cudaErrorInvalidKernelImage"],
                                 f"fatbin {handle:#x} holds no fatbin container cricket can read")
         parts = [entry.image]
         if entry.wrapper_version == 2 and entry.wrapper:
@@ -343,7 +343,7 @@ class Runtime:
         layout = tuple((p.offset, p.size) for p in f.params)
         for off, size in layout:
             if off + size > f.param_size:
-                raise RuntimeError_(E["cudaErrorInvalidKernelImage"],
+                raise CudaRuntimeError(E["cudaErrorInvalidKernelImage"],
                                     f"kernel {k.name}: parameter at {off}+{size} lies past its "
                                     f"{f.param_size}-byte parameter buffer")
         k.layout = layout
@@ -356,7 +356,7 @@ class Runtime:
     def var(self, host_var: int) -> VarRecord:
         v = self.vars.get(host_var)
         if v is None:
-            raise RuntimeError_(ERR_INVALID_SYMBOL, f"{host_var:#x} is not a registered "
+            raise CudaRuntimeError(ERR_INVALID_SYMBOL, f"{host_var:#x} is not a registered "
                                 "__device__ or __constant__ variable")
         if not v.ptr:
             from cricket.protocol import gen as P
@@ -434,7 +434,7 @@ class Runtime:
     def host_alloc(self, size: int) -> int:
         out = ctypes.c_void_p()
         if self._libc.posix_memalign(ctypes.byref(out), PAGE, max(size, 1)) != 0 or not out.value:
-            raise RuntimeError_(ERR_MEMORY, f"cannot allocate {size} bytes of host memory")
+            raise CudaRuntimeError(ERR_MEMORY, f"cannot allocate {size} bytes of host memory")
         with self._lock:
             self.host_allocs[out.value] = size
         return out.value
@@ -442,7 +442,7 @@ class Runtime:
     def host_free(self, ptr: int) -> None:
         with self._lock:
             if self.host_allocs.pop(ptr, None) is None:
-                raise RuntimeError_(ERR_INVALID_VALUE, f"{ptr:#x} was not allocated by cudaMallocHost/"
+                raise CudaRuntimeError(ERR_INVALID_VALUE, f"{ptr:#x} was not allocated by cudaMallocHost/"
                                     "cudaHostAlloc")
         self._libc.free(ptr)
 
@@ -460,7 +460,7 @@ class Runtime:
             return (D2D if self.is_device(src) else H2D) if self.is_device(dst) else \
                    (D2H if self.is_device(src) else H2H)
         if kind not in (H2H, H2D, D2H, D2D):
-            raise RuntimeError_(ERR_INVALID_KIND, f"cudaMemcpyKind {kind} does not exist")
+            raise CudaRuntimeError(ERR_INVALID_KIND, f"cudaMemcpyKind {kind} does not exist")
         return kind
 
     def htod(self, dst: int, src: int, count: int, stream: int, sync: bool) -> None:
@@ -503,7 +503,7 @@ class Runtime:
                 conn._check(P.unpack_cr_data_res(reply), "cuMemcpyDtoH")
             got = int.from_bytes(reply[4:8], "big")
             if got != n or len(reply) < 8 + n:
-                raise RuntimeError_(ERR_UNKNOWN, f"the server returned {got} of {n} bytes")
+                raise CudaRuntimeError(ERR_UNKNOWN, f"the server returned {got} of {n} bytes")
             hostmem.write(dst + i * MAX_INLINE, reply[8:8 + n])
 
     def defer_dtoh(self, started: tuple[list, int, int]) -> None:
@@ -547,7 +547,7 @@ class Runtime:
     def device_attribute(self, device: int, attribute: int) -> int:
         devices = self.devices
         if not 0 <= device < len(devices):
-            raise RuntimeError_(ERR_INVALID_DEVICE, f"device {device} does not exist "
+            raise CudaRuntimeError(ERR_INVALID_DEVICE, f"device {device} does not exist "
                                 f"({len(devices)} device(s))")
         return devices[device].attributes.get(attribute, 0)
 
@@ -573,7 +573,7 @@ def _read_container(ptr: int) -> bytes:
     header_size = int.from_bytes(head[6:8], "little")
     size = int.from_bytes(head[8:16], "little")
     if magic != 0xBA55ED50 or header_size < 16 or header_size + size > 1 << 32:
-        raise RuntimeError_(E["cudaErrorInvalidKernelImage"],
+        raise CudaRuntimeError(E["cudaErrorInvalidKernelImage"],
                             f"no valid fatbin container at {ptr:#x} (an -rdc translation unit)")
     return hostmem.read(ptr, header_size + size)
 
@@ -590,7 +590,7 @@ def _report_stats() -> None:
     print(f"[cricket] {s.launches} kernel launch(es), {s.bytes_htod} B to and {s.bytes_dtoh} B from "
           f"the device, {s.modules_loaded} module(s) ({s.images_sent} image(s) sent), "
           f"on {conn.backend} via {conn.server} at {conn.address}, "
-          f"{time.monotonic() - s.started:.3f} s", file=__import__("sys").stderr, flush=True)
+          f"{time.monotonic() - s.started:.3f} s", file=sys.stderr, flush=True)
 
 
 if os.environ.get("CRICKET_STATS"):

@@ -18,7 +18,7 @@ from cricket.client.runtime import (
     A_SHARED_OPTIN, A_SHARED_PER_SM, A_THREADS_PER_SM, A_WARP, D2D, D2H,
     ERR_HOST_NOT_REGISTERED, ERR_HOST_REGISTERED, ERR_INVALID_CONFIG, ERR_INVALID_DEVICE,
     ERR_INVALID_DEVPTR, ERR_INVALID_HANDLE, ERR_INVALID_VALUE, ERR_MEMORY, ERR_NOT_READY, H2D, H2H,
-    RUNTIME, SUCCESS, KernelRecord, RuntimeError_, VarRecord, hostmem, implements,
+    RUNTIME, SUCCESS, KernelRecord, CudaRuntimeError, VarRecord, hostmem, implements,
 )
 
 log = logging.getLogger(__name__)
@@ -414,7 +414,7 @@ E_INVALID_PITCH = runtime_api.CODES["cudaErrorInvalidPitchValue"]
 def _symbol(symbol: int, offset: int, count: int) -> int:
     v = rt.var(symbol)
     if offset + count > v.size:
-        raise RuntimeError_(ERR_INVALID_VALUE, f"{offset}+{count} bytes lie outside the {v.size}-byte "
+        raise CudaRuntimeError(ERR_INVALID_VALUE, f"{offset}+{count} bytes lie outside the {v.size}-byte "
                             f"variable {v.name}")
     return v.ptr + offset
 
@@ -618,9 +618,9 @@ def _check_config(grid: tuple, block: tuple, shared: int) -> None:
     if (not 0 < bx * by * bz <= max_threads or not gx * gy * gz
             or bx > max_block[0] or by > max_block[1] or bz > max_block[2]
             or gx > max_grid[0] or gy > max_grid[1] or gz > max_grid[2]):
-        raise RuntimeError_(ERR_INVALID_CONFIG, f"invalid launch configuration: grid {grid}, block {block}")
+        raise CudaRuntimeError(ERR_INVALID_CONFIG, f"invalid launch configuration: grid {grid}, block {block}")
     if shared > max_shared:
-        raise RuntimeError_(ERR_INVALID_VALUE, f"{shared} bytes of dynamic shared memory exceed the "
+        raise CudaRuntimeError(ERR_INVALID_VALUE, f"{shared} bytes of dynamic shared memory exceed the "
                             f"device's {max_shared}")
 
 
