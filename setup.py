@@ -21,7 +21,7 @@ HERE = Path(__file__).parent
 
 #: The project's interface definitions, relative to this file.
 X_FILES: list[str] = [
-    # "cricket/protocol/cricket.x",  (arrives with the protocol issue)
+    "cricket/protocol/cricket.x",
 ]
 
 

@@ -1,0 +1,196 @@
+"""The backend interface: what the server needs from a device provider (cuda, emu, or a plugin).
+
+A backend is loaded once per type by the registry and serves every session. It exposes its
+devices; each :class:`Device` does the driver-level work (memory, modules, launches, streams,
+events). All methods of a device may block: the server calls them on a session's worker thread,
+never on the event loop. Failures raise :class:`BackendError` carrying the CUDA driver code that
+the real driver would return.
+"""
+from __future__ import annotations
+
+import abc
+import dataclasses
+import enum
+from typing import Any, ClassVar
+
+from . import curesult
+
+
+class BackendError(Exception):
+    """A driver-level failure: ``code`` is the CUresult the real driver would return."""
+
+    def __init__(self, code: int, message: str = "") -> None:
+        self.code = int(code)
+        self.message = message or curesult.error_string(self.code)
+        super().__init__(f"{curesult.error_name(self.code)}: {self.message}")
+
+
+class ImageKind(enum.IntEnum):
+    """What a module image holds (the values of ``cr_image_kind`` in cricket.x)."""
+
+    FATBIN = 0
+    CUBIN = 1
+    PTX = 2
+
+
+@dataclasses.dataclass
+class DeviceProperties:
+    """What HELLO reports about one device; ``attributes`` maps CUdevice_attribute numbers to values."""
+
+    name: str
+    uuid: bytes
+    total_memory: int
+    attributes: dict[int, int]
+
+
+@dataclasses.dataclass
+class ParamInfo:
+    """One kernel parameter in the packed parameter buffer."""
+
+    offset: int
+    size: int
+
+
+@dataclasses.dataclass
+class FunctionInfo:
+    """A kernel found in a module: the backend's own object plus what the client needs to launch it."""
+
+    native: Any
+    params: list[ParamInfo]
+    param_size: int
+    max_threads_per_block: int = 1024
+    num_regs: int = 0
+    shared_size_bytes: int = 0
+    const_size_bytes: int = 0
+    local_size_bytes: int = 0
+
+
+class Device(abc.ABC):
+    """One device of a backend. Streams and events are the backend's own objects; ``None`` is the
+    default stream. Every method may block and raises :class:`BackendError` on failure."""
+
+    # memory
+    @abc.abstractmethod
+    def mem_alloc(self, size: int) -> int: ...
+
+    @abc.abstractmethod
+    def mem_free(self, ptr: int) -> None: ...
+
+    @abc.abstractmethod
+    def mem_get_info(self) -> tuple[int, int]:
+        """(free, total) bytes."""
+
+    @abc.abstractmethod
+    def memcpy_htod(self, dst: int, data: bytes | memoryview, stream: Any = None) -> None: ...
+
+    @abc.abstractmethod
+    def memcpy_dtoh(self, src: int, size: int, stream: Any = None) -> bytes: ...
+
+    @abc.abstractmethod
+    def memcpy_dtod(self, dst: int, src: int, size: int, stream: Any = None) -> None: ...
+
+    @abc.abstractmethod
+    def memset(self, dst: int, value: int, element_size: int, count: int, stream: Any = None) -> None: ...
+
+    # modules
+    @abc.abstractmethod
+    def module_load(self, image: bytes, kind: ImageKind) -> Any:
+        """Load an image; returns the backend's module object."""
+
+    @abc.abstractmethod
+    def module_unload(self, module: Any) -> None: ...
+
+    @abc.abstractmethod
+    def module_get_function(self, module: Any, name: str) -> FunctionInfo: ...
+
+    @abc.abstractmethod
+    def module_get_global(self, module: Any, name: str) -> tuple[int, int]:
+        """(device address, size) of a module variable."""
+
+    @abc.abstractmethod
+    def launch(self, function: Any, grid: tuple[int, int, int], block: tuple[int, int, int],
+               shared_mem: int, stream: Any, params: bytes) -> None: ...
+
+    # streams and events
+    @abc.abstractmethod
+    def stream_create(self, flags: int) -> Any: ...
+
+    @abc.abstractmethod
+    def stream_destroy(self, stream: Any) -> None: ...
+
+    @abc.abstractmethod
+    def stream_synchronize(self, stream: Any) -> None: ...
+
+    @abc.abstractmethod
+    def stream_query(self, stream: Any) -> bool:
+        """True when all work on the stream is done."""
+
+    @abc.abstractmethod
+    def stream_wait_event(self, stream: Any, event: Any) -> None: ...
+
+    @abc.abstractmethod
+    def event_create(self, flags: int) -> Any: ...
+
+    @abc.abstractmethod
+    def event_destroy(self, event: Any) -> None: ...
+
+    @abc.abstractmethod
+    def event_record(self, event: Any, stream: Any) -> None: ...
+
+    @abc.abstractmethod
+    def event_synchronize(self, event: Any) -> None: ...
+
+    @abc.abstractmethod
+    def event_query(self, event: Any) -> bool: ...
+
+    @abc.abstractmethod
+    def event_elapsed_time(self, start: Any, end: Any) -> float:
+        """Milliseconds between two recorded events."""
+
+    @abc.abstractmethod
+    def synchronize(self) -> None:
+        """Wait for all work on this device."""
+
+    def release(self) -> None:
+        """The session that opened this device is gone (after it freed what it owned)."""
+
+
+class Backend(abc.ABC):
+    """A device provider loaded by type. Subclasses set ``type_name`` and ``description``.
+
+    The constructor takes the ``SPEC`` of ``--backend NAME=SPEC`` (empty when none was given) and
+    raises :class:`BackendError` (or any exception) when the backend cannot work here; the registry
+    reports that reason and the server keeps running with its other backends.
+    """
+
+    type_name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    emulated: ClassVar[bool] = False
+
+    def __init__(self, spec: str = "") -> None:
+        self.spec = spec
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        """None when this backend can work on this machine, else why not (for ``--list-backends``)."""
+        return None
+
+    @property
+    def driver_version(self) -> int:
+        return 13000
+
+    @abc.abstractmethod
+    def devices(self) -> list[DeviceProperties]: ...
+
+    @abc.abstractmethod
+    def device(self, index: int) -> Device:
+        """The device object for ``index``."""
+
+    def open_device(self, index: int) -> Device:
+        """The device a new session works on. By default every session shares :meth:`device`;
+        a backend may give each session its own (``emu`` does: a fault in one session's kernel
+        then leaves the other sessions' devices untouched). Released with :meth:`Device.release`."""
+        return self.device(index)
+
+    def close(self) -> None:
+        """Release what the backend holds; called once when the server stops."""

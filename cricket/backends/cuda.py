@@ -1,0 +1,279 @@
+"""The ``cuda`` backend: a real GPU through cuda-python's driver API (``cuda.bindings.driver``).
+
+cuda-python is imported lazily, so this module imports everywhere; where cuda-python, the driver or
+a GPU is missing, :meth:`CudaBackend.unavailable_reason` says which, and constructing the backend
+raises :class:`BackendError` with that reason.
+
+Each device uses its primary context, made current on whichever worker thread calls in.
+Kernels are launched with the packed parameter buffer (``CU_LAUNCH_PARAM_BUFFER_POINTER``), laid
+out by the layout ``cuFuncGetParamInfo`` reports.
+"""
+from __future__ import annotations
+
+import ctypes
+import logging
+import threading
+from typing import Any
+
+from . import curesult
+from .base import Backend, BackendError, Device, DeviceProperties, FunctionInfo, ImageKind, ParamInfo
+
+log = logging.getLogger(__name__)
+
+
+def _driver():
+    from cuda.bindings import driver
+    return driver
+
+
+def _check(result: tuple, what: str) -> Any:
+    """Unpack a cuda-python ``(CUresult, *values)`` tuple; raise BackendError on failure."""
+    err, *values = result
+    code = int(err)
+    if code != curesult.SUCCESS:
+        raise BackendError(code, f"{what} failed: {curesult.error_name(code)}")
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+def _s(stream: Any) -> Any:
+    """The default stream (None) as the driver's 0."""
+    return 0 if stream is None else stream
+
+
+class CudaDevice(Device):
+    """One GPU, through its primary context."""
+
+    def __init__(self, ordinal: int) -> None:
+        self._drv = _driver()
+        self.ordinal = ordinal
+        self._dev = _check(self._drv.cuDeviceGet(ordinal), "cuDeviceGet")
+        self._ctx = _check(self._drv.cuDevicePrimaryCtxRetain(self._dev), "cuDevicePrimaryCtxRetain")
+        self._current = threading.local()
+
+    def _enter(self) -> Any:
+        """Make the primary context current on the calling thread (once per thread)."""
+        if getattr(self._current, "ctx", None) is not self._ctx:
+            _check(self._drv.cuCtxSetCurrent(self._ctx), "cuCtxSetCurrent")
+            self._current.ctx = self._ctx
+        return self._drv
+
+    def properties(self) -> DeviceProperties:
+        drv = self._drv
+        name = _check(drv.cuDeviceGetName(256, self._dev), "cuDeviceGetName")
+        name = bytes(name).split(b"\0", 1)[0].decode(errors="replace")
+        uuid = _check(drv.cuDeviceGetUuid(self._dev), "cuDeviceGetUuid")
+        total = _check(drv.cuDeviceTotalMem(self._dev), "cuDeviceTotalMem")
+        attributes: dict[int, int] = {}
+        for attr in drv.CUdevice_attribute:
+            if attr.name.endswith("_MAX"):
+                continue
+            err, value = drv.cuDeviceGetAttribute(attr, self._dev)
+            if int(err) == curesult.SUCCESS:
+                attributes[int(attr)] = int(value)
+        return DeviceProperties(name=name, uuid=bytes(uuid.bytes)[:16], total_memory=int(total),
+                                attributes=attributes)
+
+    # memory
+    def mem_alloc(self, size: int) -> int:
+        return int(_check(self._enter().cuMemAlloc(size), "cuMemAlloc"))
+
+    def mem_free(self, ptr: int) -> None:
+        _check(self._enter().cuMemFree(ptr), "cuMemFree")
+
+    def mem_get_info(self) -> tuple[int, int]:
+        free, total = _check(self._enter().cuMemGetInfo(), "cuMemGetInfo")
+        return int(free), int(total)
+
+    def memcpy_htod(self, dst: int, data, stream=None) -> None:
+        drv = self._enter()
+        data = bytes(data)
+        if stream is None:
+            _check(drv.cuMemcpyHtoD(dst, data, len(data)), "cuMemcpyHtoD")
+        else:
+            # Pageable source: the driver has staged the bytes when the call returns.
+            _check(drv.cuMemcpyHtoDAsync(dst, data, len(data), stream), "cuMemcpyHtoDAsync")
+
+    def memcpy_dtoh(self, src: int, size: int, stream=None) -> bytes:
+        drv = self._enter()
+        out = bytearray(size)
+        if stream is None:
+            _check(drv.cuMemcpyDtoH(out, src, size), "cuMemcpyDtoH")
+        else:
+            _check(drv.cuMemcpyDtoHAsync(out, src, size, stream), "cuMemcpyDtoHAsync")
+            _check(drv.cuStreamSynchronize(stream), "cuStreamSynchronize")
+        return bytes(out)
+
+    def memcpy_dtod(self, dst: int, src: int, size: int, stream=None) -> None:
+        drv = self._enter()
+        if stream is None:
+            _check(drv.cuMemcpyDtoD(dst, src, size), "cuMemcpyDtoD")
+        else:
+            _check(drv.cuMemcpyDtoDAsync(dst, src, size, stream), "cuMemcpyDtoDAsync")
+
+    def memset(self, dst: int, value: int, element_size: int, count: int, stream=None) -> None:
+        drv = self._enter()
+        width = {1: "D8", 2: "D16", 4: "D32"}.get(element_size)
+        if width is None:
+            raise BackendError(curesult.INVALID_VALUE, f"memset element size {element_size}: use 1, 2 or 4")
+        if stream is None:
+            _check(getattr(drv, f"cuMemset{width}")(dst, value, count), f"cuMemset{width}")
+        else:
+            _check(getattr(drv, f"cuMemset{width}Async")(dst, value, count, stream), f"cuMemset{width}Async")
+
+    # modules
+    def module_load(self, image: bytes, kind: ImageKind) -> Any:
+        drv = self._enter()
+        if kind == ImageKind.PTX and not image.endswith(b"\0"):
+            image = image + b"\0"
+        return _check(drv.cuModuleLoadData(image), "cuModuleLoadData")
+
+    def module_unload(self, module: Any) -> None:
+        _check(self._enter().cuModuleUnload(module), "cuModuleUnload")
+
+    def module_get_function(self, module: Any, name: str) -> FunctionInfo:
+        drv = self._enter()
+        func = _check(drv.cuModuleGetFunction(module, name.encode()), f"cuModuleGetFunction({name})")
+        params: list[ParamInfo] = []
+        while True:
+            err, offset, size = drv.cuFuncGetParamInfo(func, len(params))
+            if int(err) != curesult.SUCCESS:
+                break
+            params.append(ParamInfo(int(offset), int(size)))
+        param_size = max((p.offset + p.size for p in params), default=0)
+        fa = drv.CUfunction_attribute
+
+        def attr(a) -> int:
+            return int(_check(drv.cuFuncGetAttribute(a, func), "cuFuncGetAttribute"))
+
+        return FunctionInfo(
+            native=func, params=params, param_size=param_size,
+            max_threads_per_block=attr(fa.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+            num_regs=attr(fa.CU_FUNC_ATTRIBUTE_NUM_REGS),
+            shared_size_bytes=attr(fa.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
+            const_size_bytes=attr(fa.CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES),
+            local_size_bytes=attr(fa.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES))
+
+    def module_get_global(self, module: Any, name: str) -> tuple[int, int]:
+        ptr, size = _check(self._enter().cuModuleGetGlobal(module, name.encode()),
+                           f"cuModuleGetGlobal({name})")
+        return int(ptr), int(size)
+
+    def launch(self, function: Any, grid, block, shared_mem: int, stream: Any, params: bytes) -> None:
+        drv = self._enter()
+        # The driver copies the parameters during the call, so these locals may go afterwards.
+        buf = ctypes.create_string_buffer(bytes(params), max(len(params), 1))
+        size = ctypes.c_size_t(len(params))
+        extra = (ctypes.c_void_p * 5)(drv.CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT, ctypes.addressof(buf),
+                                      drv.CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT, ctypes.addressof(size),
+                                      drv.CU_LAUNCH_PARAM_END_AS_INT)
+        # cuda-python takes ``extra`` as the address of the void* array.
+        _check(drv.cuLaunchKernel(function, *grid, *block, shared_mem, _s(stream), None,
+                                  ctypes.addressof(extra)), "cuLaunchKernel")
+
+    # streams and events
+    def stream_create(self, flags: int) -> Any:
+        return _check(self._enter().cuStreamCreate(flags), "cuStreamCreate")
+
+    def stream_destroy(self, stream: Any) -> None:
+        _check(self._enter().cuStreamDestroy(stream), "cuStreamDestroy")
+
+    def stream_synchronize(self, stream: Any) -> None:
+        _check(self._enter().cuStreamSynchronize(_s(stream)), "cuStreamSynchronize")
+
+    def stream_query(self, stream: Any) -> bool:
+        err, = self._enter().cuStreamQuery(_s(stream))
+        if int(err) == curesult.NOT_READY:
+            return False
+        _check((err,), "cuStreamQuery")
+        return True
+
+    def stream_wait_event(self, stream: Any, event: Any) -> None:
+        _check(self._enter().cuStreamWaitEvent(_s(stream), event, 0), "cuStreamWaitEvent")
+
+    def event_create(self, flags: int) -> Any:
+        return _check(self._enter().cuEventCreate(flags), "cuEventCreate")
+
+    def event_destroy(self, event: Any) -> None:
+        _check(self._enter().cuEventDestroy(event), "cuEventDestroy")
+
+    def event_record(self, event: Any, stream: Any) -> None:
+        _check(self._enter().cuEventRecord(event, _s(stream)), "cuEventRecord")
+
+    def event_synchronize(self, event: Any) -> None:
+        _check(self._enter().cuEventSynchronize(event), "cuEventSynchronize")
+
+    def event_query(self, event: Any) -> bool:
+        err, = self._enter().cuEventQuery(event)
+        if int(err) == curesult.NOT_READY:
+            return False
+        _check((err,), "cuEventQuery")
+        return True
+
+    def event_elapsed_time(self, start: Any, end: Any) -> float:
+        return float(_check(self._enter().cuEventElapsedTime(start, end), "cuEventElapsedTime"))
+
+    def synchronize(self) -> None:
+        _check(self._enter().cuCtxSynchronize(), "cuCtxSynchronize")
+
+    def close(self) -> None:
+        try:
+            self._drv.cuDevicePrimaryCtxRelease(self._dev)
+        except Exception:  # the driver may already be shutting down
+            log.debug("releasing the primary context of device %d failed", self.ordinal, exc_info=True)
+
+
+class CudaBackend(Backend):
+    """Real GPUs through the CUDA driver API."""
+
+    type_name = "cuda"
+    description = "NVIDIA GPUs through cuda-python's driver API"
+    emulated = False
+
+    def __init__(self, spec: str = "") -> None:
+        super().__init__(spec)
+        reason = self.unavailable_reason()
+        if reason is not None:
+            raise BackendError(curesult.NO_DEVICE,
+                               f"the cuda backend is unavailable: {reason}")
+        drv = _driver()
+        count = _check(drv.cuDeviceGetCount(), "cuDeviceGetCount")
+        ordinals = list(range(count))
+        if spec:
+            # SPEC: a comma-separated list of device ordinals to expose, e.g. cuda=0,2
+            try:
+                ordinals = [int(s) for s in spec.split(",") if s.strip()]
+            except ValueError:
+                raise BackendError(curesult.INVALID_VALUE,
+                                   f"cuda backend spec {spec!r}: give device ordinals, "
+                                   f"e.g. cuda=0,1") from None
+            bad = [o for o in ordinals if not 0 <= o < count]
+            if bad:
+                raise BackendError(curesult.INVALID_DEVICE,
+                                   f"cuda backend spec {spec!r}: no device {bad} (this machine has {count})")
+        self._devices = [CudaDevice(o) for o in ordinals]
+        self._properties = [d.properties() for d in self._devices]
+        self._driver_version = int(_check(drv.cuDriverGetVersion(), "cuDriverGetVersion"))
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        from .._gpu import gpu_unavailable_reason
+        return gpu_unavailable_reason()
+
+    @property
+    def driver_version(self) -> int:
+        return self._driver_version
+
+    def devices(self) -> list[DeviceProperties]:
+        return list(self._properties)
+
+    def device(self, index: int) -> Device:
+        if not 0 <= index < len(self._devices):
+            raise BackendError(curesult.INVALID_DEVICE,
+                               f"device {index} does not exist (the cuda backend has {len(self._devices)})")
+        return self._devices[index]
+
+    def close(self) -> None:
+        for d in self._devices:
+            d.close()

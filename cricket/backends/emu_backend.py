@@ -1,0 +1,319 @@
+"""The ``emu`` backend: the PTX interpreter of :mod:`cricket.backends.emu` behind the backend interface.
+
+Each session gets its own emulated device (its own arena), so a faulting kernel in one session
+leaves every other session untouched. Work runs synchronously on the session's worker thread, so
+streams complete in submission order and events take the time at which they are reached.
+Module images: the PTX of a fatbin (all entries, including ``-rdc`` translation units), of a PTX
+text, or none for a bare cubin (which loads, and fails at launch with NO_BINARY_FOR_GPU).
+Kernel parameter layouts come from the cubin's ``.nv.info`` where there is one, else from the PTX.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+from typing import Any
+
+from . import curesult
+from .base import Backend, BackendError, Device, DeviceProperties, FunctionInfo, ImageKind, ParamInfo
+
+log = logging.getLogger(__name__)
+
+
+def _engine():
+    from . import emu
+    return emu
+
+
+def _translate(exc: Exception) -> BackendError:
+    code = getattr(exc, "code", None)
+    if isinstance(code, int):
+        return BackendError(code, getattr(exc, "message", None) or str(exc))
+    return BackendError(curesult.UNKNOWN, f"{type(exc).__name__}: {exc}")
+
+
+class _Errors:
+    """Turns the engine's errors (which carry a CUDA code) into BackendError."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if exc is None or isinstance(exc, BackendError):
+            return False
+        if isinstance(exc, Exception):
+            raise _translate(exc) from exc
+        return False
+
+
+_errors = _Errors()
+
+
+@dataclasses.dataclass
+class EmuModule:
+    native: Any                  # the engine's module
+    image: bytes
+    kind: ImageKind
+    has_ptx: bool
+
+
+@dataclasses.dataclass
+class EmuEvent:
+    recorded_at: float | None = None
+
+
+def _param_layout(module: EmuModule, name: str) -> tuple[list[ParamInfo], int] | None:
+    """Offsets and sizes of ``name``'s parameters from the image, None when it cannot say."""
+    from ..fatbin import Cubin, Fatbin, FatbinError, PtxModule
+    try:
+        if module.kind == ImageKind.FATBIN:
+            layout = Fatbin.from_bytes(module.image).kernel(name)
+        elif module.kind == ImageKind.CUBIN:
+            layout = Cubin(module.image).kernel(name)
+        else:
+            layout = PtxModule(module.image.decode(errors="replace")).kernel(name)
+    except (FatbinError, KeyError, ValueError) as exc:
+        log.debug("no parameter layout for %s from the image: %s", name, exc)
+        return None
+    return [ParamInfo(p.offset, p.size) for p in layout.params], layout.param_size
+
+
+class EmuDevice(Device):
+    """One session's emulated device."""
+
+    def __init__(self, engine_device: Any, properties: DeviceProperties) -> None:
+        self.dev = engine_device
+        self.props = properties
+
+    # memory
+    def mem_alloc(self, size: int) -> int:
+        with _errors:
+            return int(self.dev.mem_alloc(size))
+
+    def mem_free(self, ptr: int) -> None:
+        with _errors:
+            self.dev.mem_free(ptr)
+
+    def mem_get_info(self) -> tuple[int, int]:
+        with _errors:
+            free, total = self.dev.mem_get_info()
+        return int(free), int(total)
+
+    def memcpy_htod(self, dst: int, data, stream=None) -> None:
+        with _errors:
+            self.dev.memcpy_htod(dst, data)
+
+    def memcpy_dtoh(self, src: int, size: int, stream=None) -> bytes:
+        with _errors:
+            return bytes(self.dev.memcpy_dtoh(src, size))
+
+    def memcpy_dtod(self, dst: int, src: int, size: int, stream=None) -> None:
+        with _errors:
+            self.dev.memcpy_dtod(dst, src, size)
+
+    def memset(self, dst: int, value: int, element_size: int, count: int, stream=None) -> None:
+        fill = {1: self.dev.memset_d8, 2: self.dev.memset_d16, 4: self.dev.memset_d32}.get(element_size)
+        if fill is None:
+            raise BackendError(curesult.INVALID_VALUE, f"memset element size {element_size}: use 1, 2 or 4")
+        with _errors:
+            fill(dst, value, count)
+
+    # modules
+    def module_load(self, image: bytes, kind: ImageKind) -> EmuModule:
+        sources, sass_archs = self._ptx_sources(image, kind)
+        with _errors:
+            native = self.dev.load_module(sources, sass_archs=sass_archs)
+        return EmuModule(native=native, image=bytes(image), kind=kind, has_ptx=bool(sources))
+
+    @staticmethod
+    def _ptx_sources(image: bytes, kind: ImageKind) -> tuple[list[str], tuple[int, ...]]:
+        """The PTX texts of an image, and the SASS architectures it has (for the rebuild hint)."""
+        from ..fatbin import Cubin, FatbinError, iter_containers
+        try:
+            if kind == ImageKind.PTX:
+                return [image.rstrip(b"\0").decode(errors="replace")], ()
+            if kind == ImageKind.CUBIN:
+                return [], (Cubin(image).arch,)       # SASS only: nothing the emulator can run
+            # Several containers back to back: an -rdc program's linked container followed by its
+            # translation units' containers, whose PTX the engine links itself.
+            sources: dict[str, None] = {}
+            archs: set[int] = set()
+            for fatbin in iter_containers(memoryview(image), "<module image>"):
+                sources.update(dict.fromkeys(fatbin.ptx_sources()))
+                archs.update(e.arch for e in fatbin.all_entries() if e.is_elf)
+            return list(sources), tuple(sorted(archs))
+        except FatbinError as exc:
+            raise BackendError(curesult.INVALID_IMAGE, f"the module image could not be read: {exc}") from None
+
+    def module_unload(self, module: EmuModule) -> None:
+        unload = getattr(module.native, "unload", None)
+        if unload is not None:
+            with _errors:
+                unload()
+
+    def module_get_function(self, module: EmuModule, name: str) -> FunctionInfo:
+        with _errors:
+            function = module.native.get_function(name)
+        if module.has_ptx:
+            # The layout the engine reads the parameter buffer by.
+            params = [ParamInfo(int(o), int(s)) for o, s in function.param_layout]
+            size = int(function.param_size)
+            with _errors:
+                attributes = function.attributes()
+        else:
+            # No PTX: the launch will fail with NO_BINARY_FOR_GPU, but the client can still pack.
+            params, size = _param_layout(module, name) or ([], 0)
+            attributes = {}
+        return FunctionInfo(native=function, params=params, param_size=size,
+                            max_threads_per_block=int(attributes.get("max_threads_per_block", 1024)),
+                            num_regs=int(attributes.get("num_regs", 0)),
+                            shared_size_bytes=int(attributes.get("shared_size_bytes", 0)),
+                            const_size_bytes=int(attributes.get("const_size_bytes", 0)),
+                            local_size_bytes=int(attributes.get("local_size_bytes", 0)))
+
+    def module_get_global(self, module: EmuModule, name: str) -> tuple[int, int]:
+        with _errors:
+            ptr, size = module.native.get_global(name)
+        return int(ptr), int(size)
+
+    def launch(self, function: Any, grid, block, shared_mem: int, stream: Any, params: bytes) -> None:
+        with _errors:
+            self.dev.launch(function, tuple(grid), tuple(block), shared_mem, bytes(params))
+
+    # streams and events: work is done in order on the session's worker, so they are bookkeeping
+    def stream_create(self, flags: int) -> object:
+        return object()
+
+    def stream_destroy(self, stream: Any) -> None:
+        pass
+
+    def stream_synchronize(self, stream: Any) -> None:
+        self.synchronize()
+
+    def stream_query(self, stream: Any) -> bool:
+        return True
+
+    def stream_wait_event(self, stream: Any, event: EmuEvent) -> None:
+        pass
+
+    def event_create(self, flags: int) -> EmuEvent:
+        return EmuEvent()
+
+    def event_destroy(self, event: EmuEvent) -> None:
+        pass
+
+    def event_record(self, event: EmuEvent, stream: Any) -> None:
+        event.recorded_at = time.perf_counter()
+
+    def event_synchronize(self, event: EmuEvent) -> None:
+        pass
+
+    def event_query(self, event: EmuEvent) -> bool:
+        return True
+
+    def event_elapsed_time(self, start: EmuEvent, end: EmuEvent) -> float:
+        if start.recorded_at is None or end.recorded_at is None:
+            raise BackendError(curesult.INVALID_HANDLE, "both events must have been recorded")
+        return (end.recorded_at - start.recorded_at) * 1000.0
+
+    def synchronize(self) -> None:
+        with _errors:
+            self.dev.synchronize()
+
+    def release(self) -> None:
+        close = getattr(self.dev, "close", None)
+        if close is not None:
+            close()
+
+
+_EMU_UUID = b"cricket-emu-sm75"
+
+# cudaDeviceProp field → CUdevice_attribute number(s) (cuda.h); a 3-tuple field maps to x, y, z.
+_ATTRIBUTES: dict[str, tuple[int, ...]] = {
+    "maxThreadsPerBlock": (1,), "maxThreadsDim": (2, 3, 4), "maxGridSize": (5, 6, 7),
+    "sharedMemPerBlock": (8,), "totalConstMem": (9,), "warpSize": (10,), "memPitch": (11,),
+    "regsPerBlock": (12,), "clockRate": (13,), "textureAlignment": (14,),
+    "multiProcessorCount": (16,), "kernelExecTimeoutEnabled": (17,), "integrated": (18,),
+    "canMapHostMemory": (19,), "computeMode": (20,), "concurrentKernels": (31,), "ECCEnabled": (32,),
+    "pciBusID": (33,), "pciDeviceID": (34,), "memoryClockRate": (36,), "memoryBusWidth": (37,),
+    "l2CacheSize": (38,), "maxThreadsPerMultiProcessor": (39,), "asyncEngineCount": (40,),
+    "unifiedAddressing": (41,), "pciDomainID": (50,), "major": (75,), "minor": (76,),
+    "sharedMemPerMultiprocessor": (81,), "regsPerMultiprocessor": (82,), "managedMemory": (83,),
+    "cooperativeLaunch": (95,), "sharedMemPerBlockOptin": (97,),
+}
+
+
+class EmuBackend(Backend):
+    """CUDA kernels interpreted on the CPU (PTX on NumPy); one emulated device per session."""
+
+    type_name = "emu"
+    description = "PTX interpreter on NumPy: the CPU as an emulated CUDA device"
+    emulated = True
+
+    def __init__(self, spec: str = "") -> None:
+        super().__init__(spec)
+        self._options = self._parse_spec(spec)
+        probe = self._new_engine_device()
+        try:
+            self._properties = self._describe(probe)
+        finally:
+            close = getattr(probe, "close", None)
+            if close is not None:
+                close()
+        self._shared: EmuDevice | None = None
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _parse_spec(spec: str) -> dict[str, int]:
+        """SPEC: ``memory=SIZE`` (bytes, or with a K/M/G suffix) for each session's arena."""
+        options: dict[str, int] = {}
+        for item in filter(None, (s.strip() for s in spec.split(","))):
+            key, _, value = item.partition("=")
+            if key != "memory" or not value:
+                raise BackendError(curesult.INVALID_VALUE,
+                                   f"emu backend spec {spec!r}: use memory=SIZE, e.g. emu=memory=2G")
+            scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(value[-1].upper(), 1)
+            try:
+                options["memory"] = int(value[:-1] if scale > 1 else value) * scale
+            except ValueError:
+                raise BackendError(curesult.INVALID_VALUE,
+                                   f"emu backend spec {spec!r}: bad size {value!r}") from None
+        return options
+
+    def _new_engine_device(self) -> Any:
+        emu = _engine()
+        kwargs = {"arena_size": self._options["memory"]} if "memory" in self._options else {}
+        with _errors:
+            return emu.EmuDevice(**kwargs)
+
+    @staticmethod
+    def _describe(device: Any) -> DeviceProperties:
+        """HELLO's view of the engine's cudaDeviceProp-style fields, as CUdevice_attribute values."""
+        props = device.device_properties()
+        attributes: dict[int, int] = {}
+        for field_name, numbers in _ATTRIBUTES.items():
+            value = props.get(field_name)
+            if value is None:
+                continue
+            values = value if isinstance(value, (tuple, list)) else (value,)
+            for number, v in zip(numbers, values):
+                attributes[number] = int(v)
+        return DeviceProperties(name=str(props.get("name", "cricket emu")), uuid=_EMU_UUID,
+                                total_memory=int(props.get("totalGlobalMem", 0)), attributes=attributes)
+
+    def devices(self) -> list[DeviceProperties]:
+        return [self._properties]
+
+    def device(self, index: int) -> Device:
+        if index != 0:
+            raise BackendError(curesult.INVALID_DEVICE, f"device {index} does not exist (emu has one)")
+        with self._lock:
+            if self._shared is None:
+                self._shared = EmuDevice(self._new_engine_device(), self._properties)
+            return self._shared
+
+    def open_device(self, index: int) -> Device:
+        if index != 0:
+            raise BackendError(curesult.INVALID_DEVICE, f"device {index} does not exist (emu has one)")
+        return EmuDevice(self._new_engine_device(), self._properties)

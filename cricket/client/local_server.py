@@ -1,0 +1,71 @@
+"""An embedded cricket server: a ``cricket server`` child process on a private Unix socket."""
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+
+class LocalServerError(RuntimeError):
+    """The embedded server did not start; the message holds its output."""
+
+
+class LocalServer:
+    """Start ``python -m cricket server --unix PATH`` and wait until it accepts connections."""
+
+    def __init__(self, backends: list[str] | None = None, *, extra_args: list[str] | None = None,
+                 env: dict[str, str] | None = None, start_timeout: float = 60.0) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="cricket-")
+        self.socket_path = str(Path(self._dir.name) / "server.sock")
+        ready = Path(self._dir.name) / "ready"
+        self._log_path = Path(self._dir.name) / "server.log"
+        cmd = [sys.executable, "-m", "cricket", "server", "--unix", self.socket_path,
+               "--ready-file", str(ready)]
+        for b in backends or []:
+            cmd += ["--backend", b]
+        cmd += extra_args or []
+        self._log = open(self._log_path, "wb")
+        self.process = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
+                                        env={**os.environ, **(env or {})})
+        deadline = time.monotonic() + start_timeout
+        while not ready.exists():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                out = self.output()
+                self.stop()
+                raise LocalServerError(f"the embedded cricket server did not start "
+                                       f"(exit status {self.process.returncode}):\n{out}")
+            time.sleep(0.02)
+        log.info("embedded cricket server %d on %s", self.process.pid, self.socket_path)
+
+    @property
+    def address(self) -> str:
+        return self.socket_path
+
+    def output(self) -> str:
+        try:
+            return self._log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+        self._dir.cleanup()
+
+    def __enter__(self) -> LocalServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

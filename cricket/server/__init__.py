@@ -1,0 +1,1 @@
+"""The cricket server: sessions, resource tables, dispatch of cricket.x procedures to a backend."""

@@ -1,0 +1,75 @@
+"""Serve CUDA to cricket clients over ONC RPC (TCP or a Unix socket).
+
+Backends are named by type (emu, cuda, or a cricket.backends entry point) or by module:Class;
+with none named the server loads cuda when a GPU is usable, else emu.
+Environment: CRICKET_TOKEN (client token), CRICKET_ADMIN_TOKEN (token for LOADBACKEND).
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PORT = 7391
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--listen", metavar="HOST:PORT",
+                       help=f"TCP address to listen on (default 127.0.0.1:{DEFAULT_PORT}; port 0 picks one)")
+    where.add_argument("--unix", metavar="PATH", help="listen on a Unix domain socket instead of TCP")
+    parser.add_argument("--backend", metavar="NAME[=SPEC]", action="append", default=[],
+                        help="load a backend at start (repeatable); the first loaded is the default")
+    parser.add_argument("--token", default=os.environ.get("CRICKET_TOKEN", ""),
+                        help="clients must send this token in HELLO (default: $CRICKET_TOKEN, none)")
+    parser.add_argument("--admin-token", default=os.environ.get("CRICKET_ADMIN_TOKEN", ""),
+                        help="a client that sends this token may load backends while the server runs")
+    parser.add_argument("--list-backends", action="store_true",
+                        help="list the backends that can be loaded here, with the reason where one cannot")
+    parser.add_argument("--ready-file", metavar="PATH",
+                        help="write the listening address to PATH once the server accepts connections")
+    parser.add_argument("--register", action="store_true",
+                        help="register with the local rpcbind (TCP only), so `rpcinfo -p` lists the server")
+    parser.add_argument("--image-cache-mb", type=int, default=1024,
+                        help="memory for module images shared between sessions (default 1024 MiB)")
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"--listen {text!r}: use HOST:PORT, e.g. 127.0.0.1:{DEFAULT_PORT}")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def list_backends() -> int:
+    from ..backends.registry import BackendRegistry
+    rows = BackendRegistry().status()
+    width = max(len(r.type) for r in rows) if rows else 4
+    for r in rows:
+        state = "available" if r.available else "unavailable"
+        print(f"{r.type:<{width}}  {state:<11}  {r.target}  -  {r.reason}")
+    return 0
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.list_backends:
+        return list_backends()
+    from .app import ServerConfig, run_server
+    try:
+        listen = parse_listen(args.listen) if args.listen else None
+    except ValueError as exc:
+        print(f"cricket server: {exc}", file=sys.stderr)
+        return 2
+    config = ServerConfig(
+        host=listen[0] if listen else "127.0.0.1",
+        port=listen[1] if listen else DEFAULT_PORT,
+        unix_path=args.unix, backends=list(args.backend), token=args.token,
+        admin_token=args.admin_token, ready_file=args.ready_file,
+        image_cache_bytes=args.image_cache_mb << 20, register=args.register)
+    if config.register and config.unix_path:
+        print("cricket server: --register works with TCP only (rpcbind maps TCP ports)", file=sys.stderr)
+        return 2
+    return run_server(config)

@@ -1,0 +1,276 @@
+"""CRICKET_PROG version 1 on the RPC server: the generated skeleton with every procedure filled in.
+
+Each handler finds the caller's session (one per connection), hands the work to the session's
+ordered worker and turns the outcome into the procedure's result union. The ``*_ASYNC`` procedures
+queue their work and send no reply; an error they meet is kept for the next synchronising call.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Callable
+
+from ..backends import curesult
+from ..backends.base import BackendError
+from ..protocol import Skeleton
+from ..protocol import gen as P
+from ..rpc import NO_REPLY, current_call
+from . import service as svc
+from .service import CricketService
+from .session import Session
+
+log = logging.getLogger(__name__)
+
+_INT32_MAX = (1 << 31) - 1
+MAX_QUEUED = 1024      # asynchronous calls a session may have queued before the connection waits
+
+
+def _message(text: str) -> str:
+    return text if len(text) <= P.CRICKET_MAX_MESSAGE else text[:P.CRICKET_MAX_MESSAGE - 3] + "..."
+
+
+def _name(text: str) -> str:
+    return text[:P.CRICKET_MAX_NAME]
+
+
+def _clamp(value: int) -> int:
+    return max(-_INT32_MAX - 1, min(_INT32_MAX, int(value)))
+
+
+def _peer(peer: Any) -> str:
+    if isinstance(peer, tuple) and len(peer) >= 2:
+        return f"{peer[0]}:{peer[1]}"
+    return str(peer or "unix socket")
+
+
+class CricketProgram(Skeleton):
+    """The served program. Pass :meth:`on_connect` / :meth:`on_disconnect` to the RPC server."""
+
+    def __init__(self, service: CricketService) -> None:
+        super().__init__()
+        self.service = service
+        self.sessions: dict[int, Session] = {}
+
+    # --- connections -----------------------------------------------------------------
+
+    def on_connect(self, connection_id: int, peer: Any) -> None:
+        self.sessions[connection_id] = self.service.open_session(_peer(peer))
+
+    def on_disconnect(self, connection_id: int) -> None:
+        session = self.sessions.pop(connection_id, None)
+        if session is not None:
+            self.service.close_session(session)
+
+    def _session(self) -> Session:
+        connection_id = current_call().connection_id
+        session = self.sessions.get(connection_id)
+        if session is None:  # a call that raced the connect hook
+            session = self.sessions[connection_id] = self.service.open_session()
+        return session
+
+    # --- running work on the session's worker ---------------------------------------
+
+    async def _call(self, result_cls: type, fn: Callable[..., Any], *args: Any,
+                    arm: str | None = None, convert: Callable[[Any], Any] | None = None) -> Any:
+        session = self._session()
+        session.counters[fn.__name__] += 1
+        try:
+            value = await asyncio.wrap_future(session.submit(fn, session, *args))
+        except BackendError as exc:
+            if exc.code != svc.NEED_IMAGE:
+                log.info("session %d: %s: %s", session.id, fn.__name__, exc)
+            return result_cls(status=exc.code, message=_message(exc.message))
+        except Exception as exc:
+            log.exception("session %d: %s failed unexpectedly", session.id, fn.__name__)
+            return result_cls(status=curesult.UNKNOWN,
+                              message=_message(f"{fn.__name__}: {type(exc).__name__}: {exc}"))
+        if arm is None:
+            return result_cls(status=0)
+        return result_cls(status=0, **{arm: convert(value) if convert else value})
+
+    def _async(self, fn: Callable[..., Any], *args: Any) -> Any:
+        session = self._session()
+        session.counters[fn.__name__] += 1
+
+        def job() -> None:
+            if session.closed:      # the client is gone: its queued work has no one to serve
+                return
+            try:
+                fn(session, *args)
+            except BackendError as exc:
+                session.keep_async_error(exc)
+            except Exception as exc:
+                log.exception("session %d: %s failed unexpectedly", session.id, fn.__name__)
+                session.keep_async_error(BackendError(curesult.UNKNOWN, f"{fn.__name__}: {exc}"))
+
+        future = session.submit(job)
+        if session.queued > MAX_QUEUED:
+            # Backpressure: while this call waits, the connection reads no further calls.
+            return self._wait_then_no_reply(future)
+        return NO_REPLY
+
+    @staticmethod
+    async def _wait_then_no_reply(future) -> Any:
+        await asyncio.wrap_future(future)
+        return NO_REPLY
+
+    # --- HELLO, devices, errors -------------------------------------------------------
+
+    def CR_HELLO(self, args):
+        def convert(h: svc.Hello):
+            devices = [P.cr_device(name=_name(d.name), uuid=bytes(d.uuid[:16]).ljust(16, b"\0"),
+                                   total_memory=d.total_memory,
+                                   attributes=[P.cr_attribute(attribute=int(k), value=_clamp(v))
+                                               for k, v in sorted(d.attributes.items())])
+                       for d in h.devices]
+            return P.cr_hello_ok(protocol=h.protocol, server=_name(h.server), backend=_name(h.backend),
+                                 emulated=h.emulated, driver_version=h.driver_version,
+                                 session=h.session, devices=devices)
+        return self._call(P.cr_hello_res, self.service.hello, args.protocol, args.client, args.token,
+                          args.backend, arm="ok", convert=convert)
+
+    def CR_SET_DEVICE(self, index):
+        return self._call(P.cr_status_res, self.service.set_device, index)
+
+    def CR_CTX_SYNCHRONIZE(self):
+        return self._call(P.cr_status_res, self.service.ctx_synchronize)
+
+    def CR_DEVICE_RESET(self):
+        return self._call(P.cr_status_res, self.service.device_reset)
+
+    def CR_ERROR_STRING(self, status):
+        return _message(svc.error_string(status))
+
+    # --- memory -------------------------------------------------------------------------
+
+    def CR_MEM_ALLOC(self, size):
+        return self._call(P.cr_ptr_res, self.service.mem_alloc, size, arm="ptr")
+
+    def CR_MEM_FREE(self, ptr):
+        return self._call(P.cr_status_res, self.service.mem_free, ptr)
+
+    def CR_MEM_GET_INFO(self):
+        return self._call(P.cr_mem_info_res, self.service.mem_get_info, arm="info",
+                          convert=lambda fi: P.cr_mem_info(free=fi[0], total=fi[1]))
+
+    def CR_MEMCPY_HTOD(self, a):
+        return self._call(P.cr_status_res, self.service.memcpy_htod, a.dst, a.stream, a.data)
+
+    def CR_MEMCPY_HTOD_ASYNC(self, a):
+        return self._async(self.service.memcpy_htod, a.dst, a.stream, a.data)
+
+    def CR_MEMCPY_DTOH(self, a):
+        return self._call(P.cr_data_res, self.service.memcpy_dtoh, a.src, a.size, a.stream, arm="data")
+
+    def CR_MEMCPY_DTOD(self, a):
+        return self._call(P.cr_status_res, self.service.memcpy_dtod, a.dst, a.src, a.size, a.stream)
+
+    def CR_MEMCPY_DTOD_ASYNC(self, a):
+        return self._async(self.service.memcpy_dtod, a.dst, a.src, a.size, a.stream)
+
+    def CR_MEMSET(self, a):
+        return self._call(P.cr_status_res, self.service.memset, a.dst, a.value, a.element_size,
+                          a.count, a.stream)
+
+    def CR_MEMSET_ASYNC(self, a):
+        return self._async(self.service.memset, a.dst, a.value, a.element_size, a.count, a.stream)
+
+    # --- modules -------------------------------------------------------------------------
+
+    def CR_MODULE_LOAD(self, a):
+        return self._call(P.cr_handle_res, self.service.module_load, bytes(a.hash), int(a.kind),
+                          a.image, arm="handle")
+
+    def CR_MODULE_UNLOAD(self, handle):
+        return self._call(P.cr_status_res, self.service.module_unload, handle)
+
+    def CR_MODULE_GET_FUNCTION(self, a):
+        def convert(r: svc.FunctionReply):
+            i = r.info
+            return P.cr_function(handle=r.handle, max_threads_per_block=i.max_threads_per_block,
+                                 num_regs=i.num_regs, shared_size_bytes=i.shared_size_bytes,
+                                 const_size_bytes=i.const_size_bytes,
+                                 local_size_bytes=i.local_size_bytes, param_size=i.param_size,
+                                 params=[P.cr_param(offset=p.offset, size=p.size) for p in i.params])
+        return self._call(P.cr_function_res, self.service.module_get_function, a.module, a.name,
+                          arm="function", convert=convert)
+
+    def CR_MODULE_GET_GLOBAL(self, a):
+        return self._call(P.cr_global_res, self.service.module_get_global, a.module, a.name,
+                          arm="global_", convert=lambda g: P.cr_global(ptr=g[0], size=g[1]))
+
+    # --- launch --------------------------------------------------------------------------
+
+    @staticmethod
+    def _launch_args(a) -> tuple:
+        return (a.function, (a.grid.x, a.grid.y, a.grid.z), (a.block.x, a.block.y, a.block.z),
+                a.shared_mem, a.stream, a.params)
+
+    def CR_LAUNCH(self, a):
+        return self._call(P.cr_status_res, self.service.launch, *self._launch_args(a))
+
+    def CR_LAUNCH_ASYNC(self, a):
+        return self._async(self.service.launch, *self._launch_args(a))
+
+    # --- streams and events ----------------------------------------------------------------
+
+    def CR_STREAM_CREATE(self, flags):
+        return self._call(P.cr_handle_res, self.service.stream_create, flags, arm="handle")
+
+    def CR_STREAM_DESTROY(self, handle):
+        return self._call(P.cr_status_res, self.service.stream_destroy, handle)
+
+    def CR_STREAM_SYNCHRONIZE(self, handle):
+        return self._call(P.cr_status_res, self.service.stream_synchronize, handle)
+
+    def CR_STREAM_QUERY(self, handle):
+        return self._call(P.cr_status_res, self.service.stream_query, handle)
+
+    def CR_STREAM_WAIT_EVENT(self, a):
+        return self._call(P.cr_status_res, self.service.stream_wait_event, a.stream, a.event)
+
+    def CR_STREAM_WAIT_EVENT_ASYNC(self, a):
+        return self._async(self.service.stream_wait_event, a.stream, a.event)
+
+    def CR_EVENT_CREATE(self, flags):
+        return self._call(P.cr_handle_res, self.service.event_create, flags, arm="handle")
+
+    def CR_EVENT_DESTROY(self, handle):
+        return self._call(P.cr_status_res, self.service.event_destroy, handle)
+
+    def CR_EVENT_RECORD(self, a):
+        return self._call(P.cr_status_res, self.service.event_record, a.event, a.stream)
+
+    def CR_EVENT_RECORD_ASYNC(self, a):
+        return self._async(self.service.event_record, a.event, a.stream)
+
+    def CR_EVENT_SYNCHRONIZE(self, handle):
+        return self._call(P.cr_status_res, self.service.event_synchronize, handle)
+
+    def CR_EVENT_QUERY(self, handle):
+        return self._call(P.cr_status_res, self.service.event_query, handle)
+
+    def CR_EVENT_ELAPSED_TIME(self, a):
+        return self._call(P.cr_float_res, self.service.event_elapsed_time, a.start, a.end, arm="value")
+
+    # --- administration ----------------------------------------------------------------------
+
+    def CR_LOAD_BACKEND(self, a):
+        return self._call(P.cr_status_res, self.service.load_backend, a.type, a.spec)
+
+    def CR_LIST_BACKENDS(self):
+        def convert(rows):
+            return [P.cr_backend_info(type=_name(r.type), loaded=r.loaded, available=r.available,
+                                      reason=_message(r.reason or "")) for r in rows]
+        return self._call(P.cr_backends_res, self.service.list_backends,
+                          arm="backends", convert=convert)
+
+    def CR_SERVER_STATS(self):
+        stats = self.service.server_stats()
+        return P.cr_stats_res(status=0, stats=[P.cr_stat(name=_name(k), value=max(0, int(v)))
+                                               for k, v in stats.items()])
+
+    def CR_SESSION_STATS(self):
+        stats = self._session().stats()
+        return P.cr_stats_res(status=0, stats=[P.cr_stat(name=_name(k), value=max(0, int(v)))
+                                               for k, v in stats.items()])

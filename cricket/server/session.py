@@ -1,0 +1,246 @@
+"""A session: what one client connection owns, and the ordered worker that does its backend work.
+
+Every handle a client sends is looked up in the session's own tables, so a handle (or a device
+address) of another session is rejected with CUDA_ERROR_INVALID_HANDLE / CUDA_ERROR_INVALID_VALUE.
+Handles are unique across the server, so another session's handle never aliases one of ours.
+"""
+from __future__ import annotations
+
+import bisect
+import concurrent.futures
+import dataclasses
+import itertools
+import logging
+import threading
+from collections import Counter
+from typing import Any, Callable, Generic, TypeVar
+
+from ..backends import curesult
+from ..backends.base import Backend, BackendError, Device, FunctionInfo
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+_next_handle = itertools.count(1)
+_next_handle_lock = threading.Lock()
+
+
+def new_handle() -> int:
+    """A handle value never used before in this server process."""
+    with _next_handle_lock:
+        return next(_next_handle)
+
+
+class HandleTable(Generic[T]):
+    """Objects of one kind owned by a session, by handle."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._items: dict[int, T] = {}
+
+    def add(self, item: T) -> int:
+        handle = new_handle()
+        self._items[handle] = item
+        return handle
+
+    def get(self, handle: int) -> T:
+        try:
+            return self._items[handle]
+        except KeyError:
+            raise BackendError(curesult.INVALID_HANDLE,
+                               f"{self.kind} handle {handle} is not one of this session's") from None
+
+    def pop(self, handle: int) -> T:
+        item = self.get(handle)
+        del self._items[handle]
+        return item
+
+    def items(self) -> list[tuple[int, T]]:
+        return list(self._items.items())
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class Allocations:
+    """The device memory ranges a session owns; finds the allocation that holds an address range."""
+
+    def __init__(self) -> None:
+        self._bases: list[int] = []
+        self._sizes: dict[int, int] = {}
+
+    def add(self, base: int, size: int) -> None:
+        bisect.insort(self._bases, base)
+        self._sizes[base] = size
+
+    def remove(self, base: int) -> int:
+        if base not in self._sizes:
+            raise BackendError(curesult.INVALID_VALUE,
+                               f"device address {base:#x} is not the start of an allocation of this session")
+        self._bases.remove(base)
+        return self._sizes.pop(base)
+
+    def check(self, ptr: int, size: int) -> None:
+        """Raise unless [ptr, ptr+size) lies inside one allocation of this session."""
+        i = bisect.bisect_right(self._bases, ptr) - 1
+        if i >= 0:
+            base = self._bases[i]
+            if ptr + size <= base + self._sizes[base]:
+                return
+        raise BackendError(curesult.INVALID_VALUE,
+                           f"device range {ptr:#x}+{size} is not inside an allocation of this session")
+
+    def items(self) -> list[tuple[int, int]]:
+        return [(b, self._sizes[b]) for b in self._bases]
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(self._sizes.values())
+
+    def __len__(self) -> int:
+        return len(self._bases)
+
+
+@dataclasses.dataclass
+class ModuleRecord:
+    native: Any
+    device: Device
+    image_hash: bytes
+    variables: list[int] = dataclasses.field(default_factory=list)   # addresses handed out by GET_GLOBAL
+
+
+@dataclasses.dataclass
+class FunctionRecord:
+    info: FunctionInfo
+    module_handle: int
+    name: str
+
+
+@dataclasses.dataclass
+class DeviceObject:
+    """A stream or an event with the device it was created on."""
+
+    native: Any
+    device: Device
+
+
+class Session:
+    """Everything one connection owns. Backend work runs on :attr:`worker`, one task at a time, in
+    the order the calls arrived."""
+
+    _ids = itertools.count(1)
+
+    def __init__(self, peer: str = "") -> None:
+        self.id = next(self._ids)
+        self.peer = peer
+        self.backend: Backend | None = None
+        self.backend_type = ""
+        self.device_index = 0
+        self.admin = False
+        self.closed = False
+        self.allocations = Allocations()
+        self.alloc_device: dict[int, Device] = {}
+        self.modules: HandleTable[ModuleRecord] = HandleTable("module")
+        self.functions: HandleTable[FunctionRecord] = HandleTable("function")
+        self.streams: HandleTable[DeviceObject] = HandleTable("stream")
+        self.events: HandleTable[DeviceObject] = HandleTable("event")
+        self.open_devices: dict[int, Device] = {}
+        self.async_error: BackendError | None = None
+        self.counters: Counter[str] = Counter()
+        self.queued = 0              # tasks submitted and not finished
+        self.max_queued = 0
+        self._queue_lock = threading.Lock()
+        self.worker = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix=f"cricket-session-{self.id}")
+
+    # --- the ordered worker ------------------------------------------------
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> concurrent.futures.Future[T]:
+        """Queue ``fn(*args)`` behind everything this session queued before."""
+        with self._queue_lock:
+            self.queued += 1
+            self.max_queued = max(self.max_queued, self.queued)
+
+        def run() -> T:
+            try:
+                return fn(*args)
+            finally:
+                with self._queue_lock:
+                    self.queued -= 1
+
+        return self.worker.submit(run)
+
+    # --- asynchronous errors -----------------------------------------------
+
+    def keep_async_error(self, error: BackendError) -> None:
+        """Remember the first error of an operation nobody waits for."""
+        if self.async_error is None:
+            self.async_error = error
+            log.warning("session %d: asynchronous error kept for the next synchronising call: %s",
+                        self.id, error)
+
+    def raise_async_error(self) -> None:
+        """At a synchronising call: report (once) the error an earlier asynchronous call left."""
+        error, self.async_error = self.async_error, None
+        if error is not None:
+            raise error
+
+    # --- the session's device ----------------------------------------------
+
+    @property
+    def device(self) -> Device:
+        if self.backend is None:
+            raise BackendError(curesult.NOT_INITIALIZED, "the session has no backend yet: call HELLO first")
+        device = self.open_devices.get(self.device_index)
+        if device is None:
+            device = self.open_devices[self.device_index] = self.backend.open_device(self.device_index)
+        return device
+
+    def stream(self, handle: int) -> Any:
+        """The native stream for a handle; 0 is the default stream (None)."""
+        return None if handle == 0 else self.streams.get(handle).native
+
+    # --- teardown --------------------------------------------------------------
+
+    def free_all(self) -> dict[str, int]:
+        """Release everything the session owns (on its worker, after its queued work). Returns counts."""
+        freed: Counter[str] = Counter()
+        for handle, ev in self.events.items():
+            self._quietly(ev.device.event_destroy, ev.native, f"event {handle}")
+            self.events.pop(handle)
+            freed["events"] += 1
+        for handle, st in self.streams.items():
+            self._quietly(st.device.stream_destroy, st.native, f"stream {handle}")
+            self.streams.pop(handle)
+            freed["streams"] += 1
+        for handle, _ in self.functions.items():
+            self.functions.pop(handle)
+        for handle, mod in self.modules.items():
+            self._quietly(mod.device.module_unload, mod.native, f"module {handle}")
+            self.modules.pop(handle)
+            freed["modules"] += 1
+        for base, size in self.allocations.items():
+            device = self.alloc_device.pop(base)
+            self._quietly(device.mem_free, base, f"allocation {base:#x}")
+            self.allocations.remove(base)
+            freed["allocations"] += 1
+            freed["bytes"] += size
+        for index, device in list(self.open_devices.items()):
+            self._quietly(lambda d: d.release(), device, f"device {index}")
+            del self.open_devices[index]
+        return dict(freed)
+
+    def _quietly(self, fn: Callable[..., Any], arg: Any, what: str) -> None:
+        try:
+            fn(arg)
+        except Exception as exc:  # teardown goes on: one failure must not leak the rest
+            log.warning("session %d: freeing %s failed: %s", self.id, what, exc)
+
+    def stats(self) -> dict[str, int]:
+        out = {"session": self.id, "allocations": len(self.allocations),
+               "allocated_bytes": self.allocations.total_bytes, "modules": len(self.modules),
+               "functions": len(self.functions), "streams": len(self.streams), "events": len(self.events),
+               "queued": self.queued, "max_queued": self.max_queued}
+        out.update({f"calls.{k}": v for k, v in sorted(self.counters.items())})
+        return out

@@ -1,0 +1,117 @@
+"""Fixtures for the server tests: nvcc-built fatbins and real `cricket server` processes on loopback."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+CUDA_DIR = HERE / "cuda"
+REPO = HERE.parents[1]
+
+
+@pytest.fixture(scope="session")
+def fatbins(tmp_path_factory) -> dict[str, Path]:
+    """The kernels of tests/server/cuda compiled by nvcc into fatbins (SASS and PTX for sm_75)."""
+    if not shutil.which("nvcc"):
+        pytest.skip("nvcc (CUDA 13) not found on PATH")
+    out = tmp_path_factory.mktemp("fatbins")
+    built = {}
+    for cu in sorted(CUDA_DIR.glob("*.cu")):
+        target = out / f"{cu.stem}.fatbin"
+        r = subprocess.run(["nvcc", "-fatbin", "-arch=sm_75", "-o", str(target), str(cu)],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, f"nvcc failed on {cu.name}:\n{r.stderr}"
+        built[cu.stem] = target
+    return built
+
+
+class ServerProcess:
+    """`python -m cricket server` on a free loopback port; ``address`` is HOST:PORT."""
+
+    def __init__(self, tmp: Path, *args: str, env: dict[str, str] | None = None) -> None:
+        self.ready = tmp / f"ready-{time.monotonic_ns()}"
+        self.log_path = tmp / f"server-{time.monotonic_ns()}.log"
+        self._log = open(self.log_path, "wb")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "cricket", "server", "--listen", "127.0.0.1:0",
+             "--ready-file", str(self.ready), *args],
+            stdout=self._log, stderr=subprocess.STDOUT, cwd=REPO,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(REPO)]),
+                 "CRICKET_LOG": "info", **(env or {})})
+        deadline = time.monotonic() + 60
+        while not self.ready.exists():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise AssertionError(f"cricket server did not start:\n{self.output()}")
+            time.sleep(0.02)
+        self.address = self.ready.read_text().strip()
+        self.host, port = self.address.rsplit(":", 1)
+        self.port = int(port)
+
+    def output(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+
+
+@pytest.fixture
+def start_server(tmp_path):
+    """Start servers with given CLI arguments; all are stopped after the test."""
+    started: list[ServerProcess] = []
+
+    def start(*args: str, env: dict[str, str] | None = None) -> ServerProcess:
+        server = ServerProcess(tmp_path, *args, env=env)
+        started.append(server)
+        return server
+
+    yield start
+    for s in started:
+        s.stop()
+
+
+def emu_unavailable_reason() -> str | None:
+    try:
+        from cricket.backends import emu
+    except ImportError as exc:
+        return f"the emu engine is not in this build ({exc})"
+    if not hasattr(emu, "EmuDevice"):
+        return "the emu engine in this build has no EmuDevice yet"
+    return None
+
+
+@pytest.fixture(scope="module")
+def emu_server(tmp_path_factory):
+    """One emu server shared by the tests of a module."""
+    reason = emu_unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    server = ServerProcess(tmp_path_factory.mktemp("emu-server"), "--backend", "emu",
+                           "--admin-token", "admin-secret")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def cuda_server(tmp_path_factory):
+    """A server on the cuda backend (tests using it are marked gpu and skip without one)."""
+    server = ServerProcess(tmp_path_factory.mktemp("cuda-server"), "--backend", "cuda")
+    yield server
+    server.stop()

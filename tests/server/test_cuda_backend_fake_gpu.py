@@ -1,0 +1,118 @@
+"""The cuda backend's own code on a fake driver that stands in for a GPU (fake_cuda_driver.py).
+
+These tests check what the backend does with the driver API — which calls, in which order, with
+which arguments, and how it reads the results — not CUDA itself: the GPU tests
+(test_cuda_end_to_end.py, marked gpu) do that on a real device.
+"""
+import struct
+
+import numpy as np
+import pytest
+
+from cricket.backends import cuda as cuda_backend
+from cricket.backends import curesult
+from cricket.backends.base import BackendError, ImageKind
+
+import fake_cuda_driver
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    driver = fake_cuda_driver.FakeDriver()
+    monkeypatch.setattr(cuda_backend, "_driver", lambda: driver)
+    monkeypatch.setattr(cuda_backend.CudaBackend, "unavailable_reason", classmethod(lambda cls: None))
+    return driver
+
+
+def test_devices_are_described_from_the_driver(fake):
+    backend = cuda_backend.CudaBackend()
+    (props,) = backend.devices()
+    assert props.name == "Fake GPU" and props.uuid == b"fake-gpu-uuid-16"
+    assert props.total_memory == fake_cuda_driver.TOTAL
+    assert props.attributes[75] == 9 and props.attributes[10] == 32
+    assert 77 not in props.attributes          # the enum's _MAX member is not an attribute
+    assert backend.driver_version == 13000
+    assert "cuDevicePrimaryCtxRetain" in fake.calls
+
+
+def test_primary_context_is_made_current_on_each_worker_thread(fake):
+    import threading
+    dev = cuda_backend.CudaBackend().device(0)
+    dev.mem_get_info()
+    dev.mem_get_info()
+    assert fake.calls.count("cuCtxSetCurrent") == 1
+    t = threading.Thread(target=dev.mem_get_info)
+    t.start()
+    t.join()
+    assert fake.calls.count("cuCtxSetCurrent") == 2
+
+
+def test_memory_copies_and_memsets_use_the_matching_driver_calls(fake):
+    dev = cuda_backend.CudaBackend().device(0)
+    ptr = dev.mem_alloc(64)
+    dev.memcpy_htod(ptr, b"abcdefgh")
+    assert dev.memcpy_dtoh(ptr, 8) == b"abcdefgh"
+    dev.memset(ptr + 8, 0x01020304, 4, 2)
+    dev.memset(ptr + 16, 0xAB, 1, 4)
+    assert dev.memcpy_dtoh(ptr + 8, 12) == bytes([4, 3, 2, 1]) * 2 + b"\xab" * 4
+    stream = dev.stream_create(0)
+    dev.memset(ptr, 0, 4, 2, stream)
+    dev.memcpy_dtod(ptr + 32, ptr + 8, 8)
+    assert dev.memcpy_dtoh(ptr + 32, 8, stream) == bytes([4, 3, 2, 1]) * 2
+    assert {"cuMemsetD32", "cuMemsetD8", "cuMemsetD32Async", "cuMemcpyDtoD",
+            "cuMemcpyDtoHAsync", "cuStreamSynchronize"} <= set(fake.calls)
+    with pytest.raises(BackendError) as info:
+        dev.memset(ptr, 0, 3, 1)
+    assert info.value.code == curesult.INVALID_VALUE
+    dev.mem_free(ptr)
+    with pytest.raises(BackendError) as info:
+        dev.mem_free(ptr)
+    assert info.value.code == curesult.INVALID_VALUE and "cuMemFree failed" in info.value.message
+
+
+def test_kernel_layout_and_launch_through_the_packed_parameter_buffer(fake):
+    dev = cuda_backend.CudaBackend().device(0)
+    module = dev.module_load(b"fatbin with vadd", ImageKind.FATBIN)
+    fn = dev.module_get_function(module, "vadd")
+    assert [(p.offset, p.size) for p in fn.params] == fake_cuda_driver.VADD_PARAMS
+    assert fn.param_size == 28 and fn.num_regs == 12 and fn.max_threads_per_block == 1024
+    n = 100
+    a = np.arange(n, dtype=np.float32)
+    pa, pb, pc = (dev.mem_alloc(4 * n) for _ in range(3))
+    dev.memcpy_htod(pa, a.tobytes())
+    dev.memcpy_htod(pb, (2 * a).tobytes())
+    params = struct.pack("<QQQi", pa, pb, pc, n)
+    dev.launch(fn.native, (1, 1, 1), (128, 1, 1), 0, None, params)
+    (grid, block, shared, stream, sent), = fake.launches
+    assert sent == params and grid == (1, 1, 1) and block == (128, 1, 1) and stream == 0
+    np.testing.assert_array_equal(np.frombuffer(dev.memcpy_dtoh(pc, 4 * n), np.float32), 3 * a)
+    with pytest.raises(BackendError) as info:
+        dev.module_get_function(module, "missing")
+    assert info.value.code == curesult.NOT_FOUND
+
+
+def test_ptx_images_are_loaded_nul_terminated(fake):
+    dev = cuda_backend.CudaBackend().device(0)
+    module = dev.module_load(b".version 8.0\n.entry vadd", ImageKind.PTX)
+    assert module.name.endswith(b"\0")
+
+
+def test_queries_say_not_ready_and_events_time(fake):
+    dev = cuda_backend.CudaBackend().device(0)
+    stream, start, end = dev.stream_create(0), dev.event_create(0), dev.event_create(0)
+    dev.event_record(start, stream)
+    dev.stream_wait_event(stream, start)
+    assert dev.stream_query(stream) is True
+    assert dev.event_query(end) is False
+    assert dev.event_elapsed_time(start, end) == 0.25
+    dev.synchronize()
+    dev.stream_destroy(stream)
+
+
+def test_spec_selects_devices_and_refuses_missing_ones(fake):
+    assert len(cuda_backend.CudaBackend("0").devices()) == 1
+    with pytest.raises(BackendError) as info:
+        cuda_backend.CudaBackend("0,3")
+    assert info.value.code == curesult.INVALID_DEVICE and "no device [3]" in info.value.message
+    with pytest.raises(BackendError, match="give device ordinals"):
+        cuda_backend.CudaBackend("first")

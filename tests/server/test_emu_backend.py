@@ -1,0 +1,75 @@
+"""The emu adapter in-process: spec parsing, device description, per-session devices, error codes."""
+import struct
+
+import pytest
+
+from cricket.backends import curesult
+from cricket.backends.base import BackendError, ImageKind
+
+emu_backend = pytest.importorskip("cricket.backends.emu_backend")
+pytest.importorskip("cricket.backends.emu")
+
+PTX_VADD = """
+.version 8.0
+.target sm_75
+.address_size 64
+.visible .entry scale(.param .u64 p, .param .f32 s)
+{
+    .reg .b64 %rd<4>;
+    .reg .b32 %r<4>;
+    .reg .f32 %f<4>;
+    ld.param.u64 %rd1, [p];
+    ld.param.f32 %f1, [s];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd2, %rd2, %rd3;
+    ld.global.f32 %f2, [%rd2];
+    mul.f32 %f3, %f2, %f1;
+    st.global.f32 [%rd2], %f3;
+    ret;
+}
+"""
+
+
+def test_spec_sets_the_arena_size_and_bad_specs_say_the_form():
+    backend = emu_backend.EmuBackend("memory=64M")
+    assert backend.devices()[0].total_memory == 64 << 20
+    with pytest.raises(BackendError, match="use memory=SIZE"):
+        emu_backend.EmuBackend("speed=fast")
+    with pytest.raises(BackendError, match="bad size"):
+        emu_backend.EmuBackend("memory=lots")
+
+
+def test_device_is_described_with_cuda_attribute_numbers():
+    props = emu_backend.EmuBackend("memory=16M").devices()[0]
+    assert props.attributes[10] == 32                      # WARP_SIZE
+    assert (props.attributes[75], props.attributes[76]) == (7, 5)
+    assert props.attributes[1] == 1024                     # MAX_THREADS_PER_BLOCK
+    assert len(props.uuid) == 16
+
+
+def test_each_session_gets_its_own_device_and_a_fault_stays_in_it():
+    backend = emu_backend.EmuBackend("memory=16M")
+    a, b = backend.open_device(0), backend.open_device(0)
+    assert a is not b
+    mod = a.module_load(PTX_VADD.encode(), ImageKind.PTX)
+    fn = a.module_get_function(mod, "scale")
+    assert [(p.offset, p.size) for p in fn.params] == [(0, 8), (8, 4)] and fn.param_size == 12
+    ptr = a.mem_alloc(4 * 32)
+    a.memcpy_htod(ptr, bytes(range(4)) * 32)
+    bad = struct.pack("<Qf", ptr + (1 << 22), 2.0)      # past the 16 MiB arena's allocation
+    with pytest.raises(BackendError) as info:
+        a.launch(fn.native, (1, 1, 1), (32, 1, 1), 0, None, bad)
+    assert info.value.code == curesult.ILLEGAL_ADDRESS
+    q = b.mem_alloc(16)                                    # the other session's device is fine
+    b.memset(q, 7, 1, 16)
+    assert b.memcpy_dtoh(q, 16) == b"\x07" * 16
+    a.release()
+    b.release()
+
+
+def test_unknown_device_ordinal_is_invalid_device():
+    with pytest.raises(BackendError) as info:
+        emu_backend.EmuBackend("memory=16M").open_device(1)
+    assert info.value.code == curesult.INVALID_DEVICE
