@@ -41,8 +41,11 @@ class Row:
             return self.goal
         op, value = self.goal
         x = self.ratio if self.goal_on == "ratio" else (self.ours.median if self.ours else None)
-        label = f"{op.replace('<=', '≤').replace('>=', '≥')} {value:g}"
-        label += "×" if self.goal_on == "ratio" else f" {self.ours.unit if self.ours else ''}".rstrip()
+        label = op.replace("<=", "≤").replace(">=", "≥") + " "
+        if self.goal_on == "ratio" or self.ours is None:
+            label += f"{value:g}" + ("×" if self.goal_on == "ratio" else "")
+        else:
+            label += fmt(Sample.of([value], self.ours.unit))
         if x is None:
             return label
         met = x <= value if op == "<=" else x >= value
