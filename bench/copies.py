@@ -74,6 +74,12 @@ def measure(cfg: Config, progress=lambda msg: None, backend: str = "emu") -> Ben
             "raw socket, send + 1-byte ack": [Sample.of(runs["raw_up"][s], "B/s") for s in sizes],
             "raw socket, receive": [Sample.of(runs["raw_down"][s], "B/s") for s in sizes],
         },
+        "styles": {   # each direction in one colour: cricket solid, its raw-socket ceiling dashed
+            "cricket host → device": {"color": "tab:blue"},
+            "raw socket, send + 1-byte ack": {"color": "tab:blue", "linestyle": "--"},
+            "cricket device → host": {"color": "tab:orange"},
+            "raw socket, receive": {"color": "tab:orange", "linestyle": "--"},
+        },
     }
     result.notes.append("each cricket copy is synchronous (one call per 4 MiB chunk, device → host "
                         "chunks pipelined); the raw socket moves the same bytes over one TCP "

@@ -105,6 +105,7 @@ def measure(cfg: Config, progress=lambda msg: None) -> BenchResult:
         "x": sizes,
         "series": {"cricket.rpc (Python client, uvloop server)": [Sample.of(ours[s], "s") for s in sizes],
                    "libtirpc C client ↔ C server": [Sample.of(ref[s], "s") for s in sizes]},
+        "styles": {"libtirpc C client ↔ C server": {"linestyle": "--"}},
     }
     big = sizes[-1]
     for label, data in (("ours", ours), ("C pair", ref)):

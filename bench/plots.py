@@ -26,12 +26,18 @@ def _by_size(path: Path, data: dict, *, title: str, ylabel: str, factor: float) 
     x = data["x"]
     for label, samples in data["series"].items():
         med, err = _errorbars(samples, factor)
-        ax.errorbar(x, med, yerr=err, marker="o", markersize=4, capsize=3, label=label)
+        style = data.get("styles", {}).get(label, {})
+        ax.errorbar(x, med, yerr=err, marker="o", markersize=4, capsize=3, label=label, **style)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xticks(x)
     ax.set_xticklabels([size_label(s).replace(" ", "\u00a0") for s in x], rotation=45, ha="right")
-    ax.minorticks_off()
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+    ax.xaxis.set_minor_locator(NullLocator())
+    # Log y axis with labelled ticks at 1, 2, 5 × 10^k, so that even a narrow range reads.
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.10g}"))
     ax.set_xlabel("payload size")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
@@ -52,8 +58,8 @@ def _bars(path: Path, data: dict, *, title: str, xlabel: str) -> Path:
     ax.set_yticks(range(len(labels)))
     ax.set_yticklabels(labels)
     ax.invert_yaxis()
-    for i, v in enumerate(med):
-        ax.text(v, i, f"  {v:,.0f}", va="center")
+    for i, (v, up) in enumerate(zip(med, err[1])):
+        ax.text(v + up, i, f"  {v:,.0f}", va="center")
     if data.get("goal"):
         ax.axvline(data["goal"], color="#c44", linestyle="--", label=f"goal {data['goal']:,.0f}")
         ax.legend(loc="lower right")
