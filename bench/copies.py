@@ -32,6 +32,21 @@ def _rate(fn, size: int, calls: int) -> float:
     return size * calls / (time.perf_counter() - t0)
 
 
+def _native_copies(sizes: list[int], cfg: Config) -> dict[str, dict[int, list[float]]]:
+    """Every run of bench/native_cuda.py copies, in a process of its own (CUDA is not initialised
+    here, so the benches that fork stay safe)."""
+    import json
+    import subprocess
+    runs: dict[str, dict[int, list[float]]] = {"htod": {s: [] for s in sizes}, "dtoh": {s: [] for s in sizes}}
+    for _ in range(cfg.repeat):
+        out = subprocess.run([sys.executable, str(ROOT / "bench" / "native_cuda.py"), "copies",
+                              *map(str, sizes)], check=True, capture_output=True, text=True).stdout
+        for d, by_size in json.loads(out).items():
+            for s, rate in by_size.items():
+                runs[d][int(s)].append(rate)
+    return runs
+
+
 def measure(cfg: Config, progress=lambda msg: None, backend: str = "emu") -> BenchResult:
     from cricket.client.api import connect
     result = BenchResult("copy", f"Copy bandwidth by size (cricket over TCP loopback, {backend} backend)")
@@ -58,6 +73,13 @@ def measure(cfg: Config, progress=lambda msg: None, backend: str = "emu") -> Ben
     finally:
         server.stop()
         peer.close()
+    if backend == "cuda":
+        progress("native CUDA copies (cuda-python)")
+        native = _native_copies(sizes, cfg)
+        for s in sizes:
+            for d, label in (("htod", "host → device"), ("dtoh", "device → host")):
+                result.rows.append(Row(f"{label} {size_label(s)} vs native", Sample.of(runs[d][s], "B/s"),
+                                       Sample.of(native[d][s], "B/s"), "native CUDA, pageable"))
     for s in sizes:
         goal = (">=", 0.5) if s >= (1 << 20) else "—"
         result.rows.append(Row(f"host → device {size_label(s)}", Sample.of(runs["htod"][s], "B/s"),
@@ -81,6 +103,13 @@ def measure(cfg: Config, progress=lambda msg: None, backend: str = "emu") -> Ben
             "raw socket, receive": {"color": "tab:orange", "linestyle": "--"},
         },
     }
+    if backend == "cuda":
+        result.series["copy"]["series"]["native CUDA host → device"] = [
+            Sample.of(native["htod"][s], "B/s") for s in sizes]
+        result.series["copy"]["series"]["native CUDA device → host"] = [
+            Sample.of(native["dtoh"][s], "B/s") for s in sizes]
+        result.series["copy"]["styles"]["native CUDA host → device"] = {"color": "tab:blue", "linestyle": ":"}
+        result.series["copy"]["styles"]["native CUDA device → host"] = {"color": "tab:orange", "linestyle": ":"}
     result.notes.append("each cricket copy is synchronous (one call per 4 MiB chunk, device → host "
                         "chunks pipelined); the raw socket moves the same bytes over one TCP "
                         "connection to a peer process; goal ≥ 0.5× of the socket from 1 MiB up")

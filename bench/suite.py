@@ -206,10 +206,19 @@ def bench_fatbin(cfg: Config, progress: Progress) -> BenchResult:
 
 # ---- the overhead example ------------------------------------------------------------------------
 
+def _prebuilt(name: str) -> Path | None:
+    """An artifact `bench/gpu.sh --prepare` built where nvcc exists (CRICKET_BENCH_PREBUILT)."""
+    folder = os.environ.get("CRICKET_BENCH_PREBUILT")
+    path = Path(folder) / name if folder else None
+    return path if path and path.exists() else None
+
+
 def _overhead_native(workdir: Path, iterations: int) -> dict[str, float]:
-    exe = workdir / "overhead"
-    subprocess.run(["nvcc", "-O2", "-o", str(exe), str(ROOT / "examples" / "overhead" / "overhead.cu")],
-                   check=True, capture_output=True)
+    exe = _prebuilt("overhead")
+    if exe is None:
+        exe = workdir / "overhead"
+        subprocess.run(["nvcc", "-O2", "-o", str(exe), str(ROOT / "examples" / "overhead" / "overhead.cu")],
+                       check=True, capture_output=True)
     out = subprocess.run([str(exe), str(iterations)], check=True, capture_output=True, text=True).stdout
     return {p[1]: float(p[2]) for p in (line.split() for line in out.splitlines()) if p[0] == "overhead"}
 
@@ -219,10 +228,13 @@ def bench_overhead(cfg: Config, progress: Progress, backend: str = "emu") -> Ben
     import overhead
     from bench.servers import CricketServer
     res = BenchResult("overhead", f"Remoting overhead (examples/overhead), cricket Python API, {backend} backend")
-    if not shutil.which("nvcc"):
-        res.skipped = "needs nvcc (CUDA 13) to compile examples/overhead/overhead.cu"
-        return res
     on_gpu = backend == "cuda"
+    arch = "sm_90" if on_gpu else "sm_75"
+    prebuilt = _prebuilt(f"overhead.{arch}.fatbin")
+    if not shutil.which("nvcc") and (prebuilt is None or (on_gpu and _prebuilt("overhead") is None)):
+        res.skipped = ("needs nvcc (CUDA 13) to compile examples/overhead/overhead.cu, or the artifacts "
+                       "of `bench/gpu.sh --prepare` in $CRICKET_BENCH_PREBUILT")
+        return res
     iterations = 200 if cfg.tiny else 2000 if cfg.quick else 10000
     launches = 20 if cfg.tiny else 200 if cfg.quick else 1000
     if on_gpu:
@@ -230,7 +242,7 @@ def bench_overhead(cfg: Config, progress: Progress, backend: str = "emu") -> Ben
     runs: dict[str, list[float]] = {}
     native: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="cricket-bench-overhead-") as tmp:
-        fatbin = overhead.build_fatbin(Path(tmp), "sm_90" if on_gpu else "sm_75")
+        fatbin = prebuilt or overhead.build_fatbin(Path(tmp), arch)
         server = CricketServer(backend)
         try:
             for r in range(cfg.repeat):

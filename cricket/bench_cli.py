@@ -53,7 +53,11 @@ def main(args: argparse.Namespace) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     results = suite.run(names, cfg, backend=args.backend)
-    plots = draw(results, args.out)
+    try:
+        plots = draw(results, args.out)
+    except ImportError as exc:       # matplotlib is the `bench` extra
+        plots = []
+        print(f"cricket bench: no plots ({exc}); pip install 'cricket[bench]' for them", file=sys.stderr)
     command = "cricket bench" + (" --quick" if args.quick else "") + \
         (f" --only {' '.join(args.only)}" if args.only else "") + \
         (f" --backend {args.backend}" if args.backend != "emu" else "")
