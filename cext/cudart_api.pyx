@@ -9,6 +9,9 @@ back. No exception ever reaches C: it is logged and becomes ``cudaErrorUnknown``
 value of the C return type), because a ``noexcept`` function would otherwise return 0, which
 means ``cudaSuccess``.
 
+``cricket_call`` is the generic entry of ``forward_runtime.c``: the CUDA function's name and its
+arguments as 64-bit words, passed on as ints to the implementation of that name.
+
 The Python-visible functions (``CAPI_NAMES``, ``attached``, ``error_string``, ``error_name``,
 ``read_fatbin``) are shared with the pure-Python twin ``cricket.client.cudart_api``.
 """
@@ -27,7 +30,7 @@ CAPI_NAMES = (
     "cricket_cudaRuntimeGetVersion", "cricket___cudaRegisterFatBinary",
     "cricket___cudaRegisterFatBinaryEnd", "cricket___cudaUnregisterFatBinary",
     "cricket___cudaRegisterFunction", "cricket___cudaRegisterVar",
-    "cricket___cudaRegisterManagedVar", "cricket___cudaInitModule",
+    "cricket___cudaRegisterManagedVar", "cricket___cudaInitModule", "cricket_call",
 )
 
 cdef int CUDA_ERROR_INVALID_VALUE = 1
@@ -278,3 +281,38 @@ cdef api char cricket___cudaInitModule(void **handle) noexcept nogil:
         except BaseException:
             _failed("__cudaInitModule")
             return 0
+
+
+# ------------------------------------------------------------------ the generic entry
+
+cdef dict _call_names = {}            # address of the C name -> str (the names are static strings)
+
+
+cdef api int cricket_call(const char *name, const uint64_t *args, int nargs) noexcept nogil:
+    """``forward_runtime.c``: call the implementation of ``name`` with ``nargs`` integer arguments;
+    it returns the cudaError_t (or the function's integer result) and writes out-parameters itself
+    (``cricket.client.hostmem``)."""
+    with gil:
+        pyname = None
+        try:
+            pyname = _call_names.get(<size_t>name)
+            if pyname is None:
+                pyname = _call_names.setdefault(<size_t>name, name[:strlen(name)].decode())
+            fn = _IMPL.get(pyname)
+            if fn is None:
+                _impl(pyname)
+                return CUDA_ERROR_NOT_SUPPORTED
+            if nargs == 0:
+                return fn()
+            if nargs == 1:
+                return fn(args[0])
+            if nargs == 2:
+                return fn(args[0], args[1])
+            if nargs == 3:
+                return fn(args[0], args[1], args[2])
+            if nargs == 4:
+                return fn(args[0], args[1], args[2], args[3])
+            return fn(*[args[i] for i in range(nargs)])
+        except BaseException:
+            _failed(pyname or "a forwarded CUDA call")
+            return CUDA_ERROR_UNKNOWN

@@ -26,7 +26,7 @@ import gen_stubs  # noqa: E402
 
 SHIM_NAME = "libcricket-cudart.so"
 SONAME = "libcudart.so.13"
-SOURCES = ("shim.c", "forward.c")
+SOURCES = ("shim.c", "forward.c", "forward_runtime.c")
 
 
 def default_cuda_include() -> Path:

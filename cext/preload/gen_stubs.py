@@ -22,7 +22,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 EXPORTS_FILE = HERE / "cudart13_exports.txt"
-FORWARD_FILE = HERE / "forward.c"
+FORWARD_FILES = (HERE / "forward.c", HERE / "forward_runtime.c")
 VERSION_NODE = "libcudart.so.13"
 
 # Headers searched for prototypes, in order. The first group is compiled into stubs.c with full
@@ -63,9 +63,9 @@ def read_export_names(path: Path = EXPORTS_FILE) -> list[str]:
     return names
 
 
-def read_forwarded_names(path: Path = FORWARD_FILE) -> list[str]:
-    """Names defined by hand in forward.c: lines 'CRICKET_EXPORT <type> <name>('."""
-    text = path.read_text()
+def read_forwarded_names(paths: tuple[Path, ...] = FORWARD_FILES) -> list[str]:
+    """Names defined by hand in forward*.c: lines 'CRICKET_EXPORT <type> <name>('."""
+    text = "\n".join(Path(p).read_text() for p in ([paths] if isinstance(paths, Path) else paths))
     return re.findall(r"^CRICKET_EXPORT\b[^(;]*?\b(\w+)\s*\(", text, flags=re.M)
 
 

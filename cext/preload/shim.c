@@ -181,6 +181,7 @@ static int take_client_api(int embedded)
         API(register_managed_var, "cricket___cudaRegisterManagedVar",
             "void (void **, void **, char *, char const *, int, size_t, int, int)"),
         API(init_module, "cricket___cudaInitModule", "char (void **)"),
+        API(call, "cricket_call", "int (char const *, uint64_t const *, int)"),
 #undef API
     };
     PyObject *module = py.PyImport_ImportModule(CRICKET_CLIENT_MODULE);

@@ -4,6 +4,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <cuda_runtime_api.h>
 #include "cudart13_prototypes.h"   /* generated: header prototypes of the __cuda* entry points */
 
@@ -58,6 +59,8 @@ struct cricket_client_api {
     void (*register_managed_var)(void **handle, void **host_var_ptr_address, char *device_address,
                                  const char *device_name, int ext, size_t size, int constant, int global);
     char (*init_module)(void **handle);
+    /* the generic entry of forward_runtime.c: CUDA function `name`, arguments as 64-bit words */
+    int (*call)(const char *name, const uint64_t *args, int nargs);
 };
 extern struct cricket_client_api cricket_api;
 

@@ -37,26 +37,37 @@ def _check(result: tuple, what: str) -> Any:
     return values[0] if len(values) == 1 else tuple(values)
 
 
+# The context this module last made current on each thread (a session's worker may use several
+# devices in turn).
+_thread_context = threading.local()
+
+
 def _s(stream: Any) -> Any:
     """The default stream (None) as the driver's 0."""
     return 0 if stream is None else stream
 
 
 class CudaDevice(Device):
-    """One GPU, through its primary context."""
+    """One GPU, through its primary context (shared by the sessions that use it) or, with
+    ``isolated``, through a context of its own (one session's: its memory is out of other
+    sessions' kernels' reach, and a fault it causes stays in it)."""
 
-    def __init__(self, ordinal: int) -> None:
+    def __init__(self, ordinal: int, *, isolated: bool = False) -> None:
         self._drv = _driver()
         self.ordinal = ordinal
+        self.isolated = isolated
         self._dev = _check(self._drv.cuDeviceGet(ordinal), "cuDeviceGet")
-        self._ctx = _check(self._drv.cuDevicePrimaryCtxRetain(self._dev), "cuDevicePrimaryCtxRetain")
-        self._current = threading.local()
+        if isolated:
+            self._ctx = _check(self._drv.cuCtxCreate(None, 0, self._dev), "cuCtxCreate")
+            _thread_context.ctx = self._ctx          # cuCtxCreate made it current here
+        else:
+            self._ctx = _check(self._drv.cuDevicePrimaryCtxRetain(self._dev), "cuDevicePrimaryCtxRetain")
 
     def _enter(self) -> Any:
-        """Make the primary context current on the calling thread (once per thread)."""
-        if getattr(self._current, "ctx", None) is not self._ctx:
+        """Make this device's context current on the calling thread (when it is not already)."""
+        if getattr(_thread_context, "ctx", None) is not self._ctx:
             _check(self._drv.cuCtxSetCurrent(self._ctx), "cuCtxSetCurrent")
-            self._current.ctx = self._ctx
+            _thread_context.ctx = self._ctx
         return self._drv
 
     def properties(self) -> DeviceProperties:
@@ -217,11 +228,19 @@ class CudaDevice(Device):
     def synchronize(self) -> None:
         _check(self._enter().cuCtxSynchronize(), "cuCtxSynchronize")
 
+    def release(self) -> None:
+        """The session is gone: an isolated device destroys its context (and all left in it)."""
+        if self.isolated:
+            self.close()
+
     def close(self) -> None:
         try:
-            self._drv.cuDevicePrimaryCtxRelease(self._dev)
+            if self.isolated:
+                self._drv.cuCtxDestroy(self._ctx)
+            else:
+                self._drv.cuDevicePrimaryCtxRelease(self._dev)
         except Exception:  # the driver may already be shutting down
-            log.debug("releasing the primary context of device %d failed", self.ordinal, exc_info=True)
+            log.debug("releasing the context of device %d failed", self.ordinal, exc_info=True)
 
 
 class CudaBackend(Backend):
@@ -239,22 +258,37 @@ class CudaBackend(Backend):
                                f"the cuda backend is unavailable: {reason}")
         drv = _driver()
         count = _check(drv.cuDeviceGetCount(), "cuDeviceGetCount")
-        ordinals = list(range(count))
-        if spec:
-            # SPEC: a comma-separated list of device ordinals to expose, e.g. cuda=0,2
-            try:
-                ordinals = [int(s) for s in spec.split(",") if s.strip()]
-            except ValueError:
-                raise BackendError(curesult.INVALID_VALUE,
-                                   f"cuda backend spec {spec!r}: give device ordinals, "
-                                   f"e.g. cuda=0,1") from None
-            bad = [o for o in ordinals if not 0 <= o < count]
-            if bad:
-                raise BackendError(curesult.INVALID_DEVICE,
-                                   f"cuda backend spec {spec!r}: no device {bad} (this machine has {count})")
+        ordinals, self.isolate = self._parse_spec(spec, count)
         self._devices = [CudaDevice(o) for o in ordinals]
         self._properties = [d.properties() for d in self._devices]
         self._driver_version = int(_check(drv.cuDriverGetVersion(), "cuDriverGetVersion"))
+
+    @staticmethod
+    def _parse_spec(spec: str, count: int) -> tuple[list[int], bool]:
+        """SPEC: comma-separated device ordinals to expose (default all) and ``isolate`` for a
+        context per session, e.g. ``cuda=0,2`` or ``cuda=isolate``."""
+        ordinals: list[int] = []
+        isolate = False
+        for item in filter(None, (s.strip() for s in spec.split(","))):
+            if item == "isolate":
+                isolate = True
+            elif item.isdigit():
+                ordinals.append(int(item))
+            else:
+                raise BackendError(curesult.INVALID_VALUE,
+                                   f"cuda backend spec {spec!r}: give device ordinals and/or isolate, "
+                                   f"e.g. cuda=0,1 or cuda=isolate")
+        bad = [o for o in ordinals if not 0 <= o < count]
+        if bad:
+            raise BackendError(curesult.INVALID_DEVICE,
+                               f"cuda backend spec {spec!r}: no device {bad} (this machine has {count})")
+        return ordinals or list(range(count)), isolate
+
+    def open_device(self, index: int) -> Device:
+        shared = self.device(index)
+        if not self.isolate:
+            return shared
+        return CudaDevice(shared.ordinal, isolated=True)
 
     @classmethod
     def unavailable_reason(cls) -> str | None:

@@ -20,7 +20,7 @@ CAPI_NAMES = (
     "cricket_cudaRuntimeGetVersion", "cricket___cudaRegisterFatBinary",
     "cricket___cudaRegisterFatBinaryEnd", "cricket___cudaUnregisterFatBinary",
     "cricket___cudaRegisterFunction", "cricket___cudaRegisterVar",
-    "cricket___cudaRegisterManagedVar", "cricket___cudaInitModule",
+    "cricket___cudaRegisterManagedVar", "cricket___cudaInitModule", "cricket_call",
 )
 
 FATBIN_WRAPPER_MAGIC = 0x466243b1

@@ -19,8 +19,13 @@ forwards today; every other libcudart export is a C stub returning ``cudaErrorNo
 - an exception escaping an implementation is logged and becomes ``cudaErrorUnknown`` (999), or the
   neutral value for functions that return no error code.
 
-Signatures of the entries defined here (the client runtime of a later issue replaces the
-registration bookkeeping with its fatbin/kernel registry, keeping the signatures):
+The functions of ``cext/preload/forward_runtime.c`` arrive through the generic entry
+``cricket_call``: every C argument as an unsigned 64-bit ``int``, out-parameters written by the
+implementation itself (``hostmem``), the ``cudaError_t`` returned; they are registered by
+``cricket.client.runtime_calls`` (imported at the end of this module), which also wraps the
+registration entries below to index kernels and variables by host address.
+
+Signatures of the entries defined here:
 
 =============================  ===============================================================  ==============
 name                           arguments                                                        returns
@@ -56,11 +61,35 @@ CUDA_SUCCESS = 0
 CUDA_ERROR_NOT_SUPPORTED = CODES["cudaErrorNotSupported"]
 CUDA_ERROR_UNKNOWN = CODES["cudaErrorUnknown"]
 
-# The functions the C shim forwards to Python today (cext/preload/forward.c).
+# The functions the C shim forwards to Python (cext/preload/forward.c, forward_runtime.c).
 FORWARDED: tuple[str, ...] = (
-    "cudaGetErrorString", "cudaGetErrorName", "cudaRuntimeGetVersion",
-    "__cudaRegisterFatBinary", "__cudaRegisterFatBinaryEnd", "__cudaRegisterFunction",
-    "__cudaRegisterVar", "__cudaRegisterManagedVar", "__cudaUnregisterFatBinary", "__cudaInitModule",
+    "cudaGetErrorString", "cudaGetErrorName", "cudaRuntimeGetVersion", "__cudaRegisterFatBinary",
+    "__cudaRegisterFatBinaryEnd", "__cudaUnregisterFatBinary", "__cudaRegisterFunction",
+    "__cudaRegisterVar", "__cudaRegisterManagedVar", "__cudaInitModule", "cudaGetLastError",
+    "cudaPeekAtLastError", "cudaGetDeviceCount", "cudaGetDevice", "cudaSetDevice",
+    "cudaInitDevice", "cudaSetDeviceFlags", "cudaGetDeviceFlags", "cudaDeviceGetAttribute",
+    "cudaDeviceSynchronize", "cudaDeviceReset", "cudaMemGetInfo", "cudaDriverGetVersion",
+    "cudaDeviceGetStreamPriorityRange", "cudaDeviceSetCacheConfig", "cudaDeviceGetLimit",
+    "cudaDeviceSetLimit", "cudaGetDeviceProperties", "cudaMalloc", "cudaMallocPitch", "cudaFree",
+    "cudaMallocHost", "cudaHostAlloc", "cudaFreeHost", "cudaHostRegister", "cudaHostUnregister",
+    "cudaHostGetFlags", "cudaMemcpy", "cudaMemcpy_ptds", "cudaMemcpyAsync", "cudaMemcpyAsync_ptsz",
+    "cudaMemcpy2D", "cudaMemcpy2D_ptds", "cudaMemcpy2DAsync", "cudaMemcpy2DAsync_ptsz",
+    "cudaMemcpyToSymbol", "cudaMemcpyToSymbol_ptds", "cudaMemcpyToSymbolAsync",
+    "cudaMemcpyToSymbolAsync_ptsz", "cudaMemcpyFromSymbol", "cudaMemcpyFromSymbol_ptds",
+    "cudaMemcpyFromSymbolAsync", "cudaMemcpyFromSymbolAsync_ptsz", "cudaGetSymbolAddress",
+    "cudaGetSymbolSize", "cudaMemset", "cudaMemset_ptds", "cudaMemsetAsync",
+    "cudaMemsetAsync_ptsz", "cudaStreamCreate", "cudaStreamCreateWithFlags",
+    "cudaStreamCreateWithPriority", "cudaStreamDestroy", "cudaStreamSynchronize",
+    "cudaStreamSynchronize_ptsz", "cudaStreamQuery", "cudaStreamQuery_ptsz", "cudaStreamWaitEvent",
+    "cudaStreamWaitEvent_ptsz", "cudaEventCreate", "cudaEventCreateWithFlags", "cudaEventRecord",
+    "cudaEventRecord_ptsz", "cudaEventRecordWithFlags", "cudaEventRecordWithFlags_ptsz",
+    "cudaEventSynchronize", "cudaEventQuery", "cudaEventElapsedTime", "cudaEventDestroy",
+    "__cudaPushCallConfiguration", "__cudaPopCallConfiguration", "__cudaGetKernel",
+    "cudaGetKernel", "__cudaLaunchKernel", "__cudaLaunchKernel_ptsz", "cudaLaunchKernel",
+    "cudaLaunchKernel_ptsz", "cudaLaunchKernelExC", "cudaLaunchKernelExC_ptsz",
+    "cudaFuncGetAttributes", "cudaFuncSetAttribute", "cudaFuncSetCacheConfig",
+    "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+    "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cudaPointerGetAttributes",
 )
 
 IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {}
@@ -256,3 +285,8 @@ def init_module(handle: int) -> bool:
         log.error("cannot initialise the module of fatbin %#x: %s", handle, "; ".join(entry.refused))
         return False
     return True
+
+
+# The client runtime registers the rest of the forwarded functions (and replaces the registration
+# bookkeeping above with versions that also index kernels and variables by host address).
+from cricket.client import runtime_calls  # noqa: E402,F401

@@ -22,7 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help=f"TCP address to listen on (default 127.0.0.1:{DEFAULT_PORT}; port 0 picks one)")
     where.add_argument("--unix", metavar="PATH", help="listen on a Unix domain socket instead of TCP")
     parser.add_argument("--backend", metavar="NAME[=SPEC]", action="append", default=[],
-                        help="load a backend at start (repeatable); the first loaded is the default")
+                        help="load a backend at start (repeatable; the first loaded is the default). "
+                             "SPECs: emu=memory=SIZE (arena per session, e.g. 4G); "
+                             "cuda=ORDINAL,...[,isolate] (isolate: a CUDA context per session)")
     parser.add_argument("--token", default=os.environ.get("CRICKET_TOKEN", ""),
                         help="clients must send this token in HELLO (default: $CRICKET_TOKEN, none)")
     parser.add_argument("--admin-token", default=os.environ.get("CRICKET_ADMIN_TOKEN", ""),

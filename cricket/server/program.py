@@ -265,12 +265,17 @@ class CricketProgram(Skeleton):
         return self._call(P.cr_backends_res, self.service.list_backends,
                           arm="backends", convert=convert)
 
-    def CR_SERVER_STATS(self):
-        stats = self.service.server_stats()
+    def _stats(self, collect: Callable[[], dict[str, int]]) -> Any:
+        session = self._session()
+        try:
+            self.service.greeted(session)
+        except BackendError as exc:
+            return P.cr_stats_res(status=exc.code, message=_message(exc.message))
         return P.cr_stats_res(status=0, stats=[P.cr_stat(name=_name(k), value=max(0, int(v)))
-                                               for k, v in stats.items()])
+                                               for k, v in collect().items()])
+
+    def CR_SERVER_STATS(self):
+        return self._stats(self.service.server_stats)
 
     def CR_SESSION_STATS(self):
-        stats = self._session().stats()
-        return P.cr_stats_res(status=0, stats=[P.cr_stat(name=_name(k), value=max(0, int(v)))
-                                               for k, v in stats.items()])
+        return self._stats(self._session().stats)

@@ -107,6 +107,12 @@ class CricketService:
     # --- helpers -------------------------------------------------------------
 
     @staticmethod
+    def greeted(session: Session) -> None:
+        """Raise unless the session said HELLO (with an accepted token)."""
+        if not session.greeted:
+            raise BackendError(curesult.NOT_INITIALIZED, "call HELLO before any other procedure")
+
+    @staticmethod
     def _ready(session: Session) -> None:
         if session.backend is None:
             raise BackendError(curesult.NOT_INITIALIZED, "call HELLO before any other procedure")
@@ -128,6 +134,7 @@ class CricketService:
             if session.admin and not backend and not self.registry.loaded():
                 # An administrator may connect to a server without backends to load one.
                 log.info("session %d: admin HELLO on a server without backends", session.id)
+                session.greeted = True
                 return Hello(protocol=PROTOCOL_VERSION, server=f"cricket {__version__}", backend="",
                              emulated=False, driver_version=0, session=session.id, devices=[])
             raise BackendError(curesult.NO_DEVICE, str(exc.args[0])) from None
@@ -136,6 +143,7 @@ class CricketService:
             raise BackendError(curesult.INVALID_CONTEXT,
                                "this session already holds resources on another backend: reconnect to switch")
         session.backend = chosen
+        session.greeted = True
         session.backend_type = chosen.type_name or backend
         session.device_index = 0
         log.info("session %d: HELLO from %r on backend %s%s", session.id, client,
@@ -358,6 +366,7 @@ class CricketService:
     # --- administration ------------------------------------------------------------
 
     def load_backend(self, session: Session, type_name: str, spec: str) -> None:
+        self.greeted(session)
         if not session.admin:
             raise BackendError(curesult.NOT_PERMITTED,
                                "LOADBACKEND needs the admin token: start the server with --admin-token "
@@ -374,6 +383,7 @@ class CricketService:
             raise BackendError(code, str(exc)) from None
 
     def list_backends(self, session: Session) -> list[BackendStatus]:
+        self.greeted(session)
         return self.registry.status()
 
 

@@ -138,6 +138,7 @@ class Session:
         self.backend_type = ""
         self.device_index = 0
         self.admin = False
+        self.greeted = False         # a HELLO succeeded (its token was accepted)
         self.closed = False
         self.allocations = Allocations()
         self.alloc_device: dict[int, Device] = {}

@@ -87,6 +87,8 @@ def shim_env(shim) -> dict[str, str]:
     env["LD_PRELOAD"] = str(shim)
     env["CRICKET_PYTHON"] = sys.executable
     env["CRICKET_PYTHONPATH"] = str(ROOT)
+    # No server: these tests are about the shim; calls that need one fail with a clear error.
+    env["CRICKET_SERVER"] = "/nonexistent/cricket-test.sock"
     lib = libpython_path()
     if lib:
         env["CRICKET_LIBPYTHON"] = lib

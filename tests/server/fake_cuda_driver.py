@@ -68,6 +68,7 @@ class FakeDriver:
         self.calls: list[str] = []
         self.current = None
         self.launches: list[tuple] = []
+        self.contexts: list[_Handle] = []        # contexts created (not primary) and not destroyed
         self.CUresult = CUresult
         self.CUdevice_attribute = CUdevice_attribute
         self.CUfunction_attribute = CUfunction_attribute
@@ -104,6 +105,18 @@ class FakeDriver:
 
     def cuDevicePrimaryCtxRelease(self, dev):
         self._log("cuDevicePrimaryCtxRelease")
+        return (OK,)
+
+    def cuCtxCreate(self, params, flags, dev):
+        self._log("cuCtxCreate")
+        ctx = _Handle(f"own-ctx-{len(self.contexts)}")
+        self.contexts.append(ctx)
+        self.current = ctx
+        return OK, ctx
+
+    def cuCtxDestroy(self, ctx):
+        self._log("cuCtxDestroy")
+        self.contexts.remove(ctx)
         return (OK,)
 
     def cuCtxSetCurrent(self, ctx):

@@ -92,3 +92,22 @@ def test_clients_choose_among_several_loaded_backends(start_server):
     with pytest.raises(CudaError) as info:
         connect(server.address, backend="cuda")
     assert info.value.code == curesult.NO_DEVICE and "not loaded" in info.value.message
+
+
+def test_nothing_but_null_and_error_strings_answer_before_an_accepted_hello(start_server):
+    from cricket.protocol import SyncClient, gen
+    from cricket.rpc import Client
+    server = start_server("--backend", PLUGIN, "--token", "t")
+    with Client(server.address) as rpc:
+        stub = SyncClient(rpc)
+        rpc.null(gen.CRICKET_V1_Client.PROGRAM, 1)
+        assert "ILLEGAL_ADDRESS" in stub.CR_ERROR_STRING(700)
+        load = gen.cr_load_backend_args(type=PLUGIN, spec="")
+        for res in (stub.CR_SERVER_STATS(), stub.CR_SESSION_STATS(), stub.CR_LIST_BACKENDS(),
+                    stub.CR_MEM_ALLOC(16), stub.CR_CTX_SYNCHRONIZE(), stub.CR_LOAD_BACKEND(load)):
+            assert res.status == curesult.NOT_INITIALIZED, res
+        bad = stub.CR_HELLO(gen.cr_hello_args(protocol=1, client="t", token="wrong", backend=""))
+        assert bad.status == curesult.NOT_PERMITTED
+        assert stub.CR_SERVER_STATS().status == curesult.NOT_INITIALIZED
+        ok = stub.CR_HELLO(gen.cr_hello_args(protocol=1, client="t", token="t", backend=""))
+        assert ok.status == 0 and stub.CR_SERVER_STATS().status == 0

@@ -37,6 +37,7 @@ def test_devices_are_described_from_the_driver(fake):
 
 def test_primary_context_is_made_current_on_each_worker_thread(fake):
     import threading
+    cuda_backend._thread_context.ctx = None
     dev = cuda_backend.CudaBackend().device(0)
     dev.mem_get_info()
     dev.mem_get_info()
@@ -114,5 +115,23 @@ def test_spec_selects_devices_and_refuses_missing_ones(fake):
     with pytest.raises(BackendError) as info:
         cuda_backend.CudaBackend("0,3")
     assert info.value.code == curesult.INVALID_DEVICE and "no device [3]" in info.value.message
-    with pytest.raises(BackendError, match="give device ordinals"):
+    with pytest.raises(BackendError, match="give device ordinals and/or isolate"):
         cuda_backend.CudaBackend("first")
+
+
+def test_sessions_share_the_primary_context_unless_isolated(fake):
+    shared = cuda_backend.CudaBackend()
+    assert shared.open_device(0) is shared.open_device(0) is shared.device(0)
+    assert fake.contexts == []
+    isolated = cuda_backend.CudaBackend("0,isolate")
+    a, b = isolated.open_device(0), isolated.open_device(0)
+    assert a is not b and len(fake.contexts) == 2 and a._ctx is not b._ctx
+    ptr = a.mem_alloc(16)                      # work runs in the session's own context
+    assert fake.current is a._ctx and ptr
+    b.mem_alloc(16)
+    assert fake.current is b._ctx
+    a.mem_get_info()                           # back to a: its context is made current again
+    assert fake.current is a._ctx
+    a.release()
+    b.release()
+    assert fake.contexts == []

@@ -49,3 +49,18 @@ def test_streams_events_globals_and_ptx_on_the_gpu(cuda_server, fatbins):
         x = gpu.to_device(np.ones(256, dtype=np.float32))
         vadd(1, 256, x, x, x, 256)
         assert gpu.memcpy_dtoh(x, 8) == np.full(2, 2.0, dtype=np.float32).tobytes()
+
+
+def test_isolated_sessions_keep_a_kernel_fault_to_themselves(start_server, fatbins):
+    from cricket.backends import curesult
+    from cricket.client.api import CudaError
+    server = start_server("--backend", "cuda=isolate")
+    with connect(server.address) as faulty, connect(server.address) as other:
+        p = faulty.alloc(16)
+        faulty.load_module(fatbins["misc"]).get_function("write_at")(1, 1, p, 1 << 34, 7)
+        with pytest.raises(CudaError) as info:
+            faulty.synchronize()
+        assert info.value.code in (curesult.ILLEGAL_ADDRESS, curesult.LAUNCH_FAILED)
+        x = other.to_device(np.arange(256, dtype=np.float32))
+        other.load_module(fatbins["vadd"]).get_function("vadd")(1, 256, x, x, x, 256)
+        np.testing.assert_array_equal(x.to_host(np.float32), 2 * np.arange(256, dtype=np.float32))

@@ -263,3 +263,41 @@ def test_device_reset_frees_the_session_and_clears_a_kernel_fault(emu_server, fa
         with pytest.raises(CudaError) as info:
             p.to_host()
         assert info.value.code == curesult.INVALID_VALUE
+
+
+def test_asyncio_client_runs_kernels_with_many_calls_in_flight(emu_server, fatbins):
+    import asyncio
+    from cricket.client import aio
+
+    async def main():
+        async with await aio.connect(emu_server.address) as conn:
+            n = 512
+            xs = [np.full(n, i, dtype=np.float32) for i in range(8)]
+            ptrs = await asyncio.gather(*(conn.to_device(x) for x in xs))
+            module = await conn.load_module(fatbins["vadd"])
+            vadd = await conn.get_function(module, "vadd")
+            for p in ptrs:
+                await conn.launch(vadd, 2, 256, p, p, p, n)      # batched: no reply
+            await conn.synchronize()
+            results = await asyncio.gather(*(conn.to_host(p, 4 * n, np.float32) for p in ptrs))
+            for i, r in enumerate(results):
+                np.testing.assert_array_equal(r, np.full(n, 2 * i, dtype=np.float32))
+    asyncio.run(main())
+
+
+def test_asynchronous_memset_copy_and_stream_wait_then_module_unload(gpu, fatbins):
+    a, b = gpu.alloc(64), gpu.alloc(64)
+    s1, s2 = gpu.create_stream(), gpu.create_stream()
+    done = gpu.create_event()
+    a.memset(0x11, stream=s1, sync=False)
+    done.record(s1)
+    s2.wait_event(done)
+    gpu.memcpy_dtod(b, a, 64, stream=s2, sync=False)
+    assert b.to_host(stream=s2) == b"\x11" * 64
+    module = gpu.load_module(fatbins["vadd"])
+    vadd = module.get_function("vadd")
+    module.unload()
+    with pytest.raises(CudaError) as info:
+        vadd.launch(1, 1, [a, a, b, 1], sync=True)
+    assert info.value.code == curesult.INVALID_HANDLE
+    assert gpu.session_stats()["functions"] == 0

@@ -19,12 +19,12 @@ __global__ void scale(float *x, float a, int n)
 __device__ int device_counter;
 __constant__ float constant_table[4];
 
-// cudaMalloc is not implemented by the shim (it needs a server): it must answer 801.
+// cudaGraphCreate is not implemented by the shim: it must answer 801.
 static int errors_mode(int argc, char **argv)
 {
-    float *d = NULL;
-    cudaError_t e = cudaMalloc(&d, 64);
-    printf("cudaMalloc %d\n", (int)e);
+    cudaGraph_t graph = NULL;
+    cudaError_t e = cudaGraphCreate(&graph, 0);
+    printf("cudaGraphCreate %d\n", (int)e);
     int version = -1;
     e = cudaRuntimeGetVersion(&version);
     printf("cudaRuntimeGetVersion %d %d\n", (int)e, version);
@@ -42,10 +42,10 @@ static void *thread_body(void *arg)
     struct thread_result *r = (struct thread_result *)arg;
     for (int i = 0; i < r->calls; i++) {
         int version = 0;
-        void *p = NULL;
+        cudaGraph_t g = NULL;
         if (cudaRuntimeGetVersion(&version) == cudaSuccess && version == 13000
             && strcmp(cudaGetErrorString(cudaErrorNotSupported), "operation not supported") == 0
-            && cudaMalloc(&p, 8) == cudaErrorNotSupported)
+            && cudaGraphCreate(&g, 0) == cudaErrorNotSupported)
             r->ok++;
     }
     return NULL;

@@ -1,0 +1,196 @@
+"""Per-call costs of the CUDA runtime through the cricket shim, against references of the same run.
+
+    python bench/calls.py [--iterations N] [--max-copy BYTES] [--backend NAME]
+
+A real server (``cricket server``, emu by default) runs on a Unix socket; ``examples/empty_kernel.cu``
+(built with nvcc -cudart shared) runs through ``cricket run`` and times cudaGetDeviceCount,
+cudaMalloc+cudaFree, registrations, synchronous and asynchronous empty launches and pinned copies of
+4 KiB up to --max-copy (default 16 MiB; the issue's full range is --max-copy 256M). References,
+measured in the same run: the NULL RPC round trip to the same server, and raw Unix-socket throughput
+between two processes for each copy size (the bytes and a one-byte answer, as a copy needs).
+Prints a Markdown table: what, ours, reference, ratio, goal.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import multiprocessing as mp
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def _examples_build():
+    spec = importlib.util.spec_from_file_location("cricket_examples_build", ROOT / "examples" / "build.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def parse_size(text: str) -> int:
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    text = text.strip().upper().rstrip("IB").rstrip("B") if text[-1:].isalpha() else text
+    if text[-1:] in units:
+        return int(float(text[:-1]) * units[text[-1]])
+    return int(text, 0)
+
+
+def start_server(directory: Path, backend: str) -> tuple[subprocess.Popen, str]:
+    address = str(directory / "server.sock")
+    ready = directory / "ready"
+    proc = subprocess.Popen([sys.executable, "-m", "cricket", "server", "--unix", address,
+                             "--backend", backend, "--ready-file", str(ready)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    deadline = time.monotonic() + 60
+    while not ready.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise SystemExit("calls.py: the cricket server did not start")
+        time.sleep(0.05)
+    return proc, address
+
+
+def null_rpc_us(address: str, n: int) -> float:
+    from cricket.client.api import connect
+    with connect(address) as conn:
+        for _ in range(50):
+            conn.ping()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            conn.ping()
+        return (time.perf_counter() - t0) / n * 1e6
+
+
+def _raw_peer(path: str, sizes: list[int], reps: list[int]) -> None:
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(path)
+    srv.listen(1)
+    conn, _ = srv.accept()
+    buf = bytearray(max(sizes))
+    view = memoryview(buf)
+    conn.recv(1)
+    conn.sendall(b"k")
+    for size, r in zip(sizes, reps):
+        for _ in range(r):                      # host -> peer: receive, answer one byte
+            got = 0
+            while got < size:
+                got += conn.recv_into(view[got:size])
+            conn.sendall(b"k")
+        for _ in range(r):                      # peer -> host: one byte asks, the bytes answer
+            conn.recv(1)
+            conn.sendall(view[:size])
+    conn.close()
+
+
+def raw_socket_us(sizes: list[int], reps: list[int]) -> dict[str, float]:
+    """Microseconds per transfer of each size over a Unix socket between two processes."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "raw.sock")
+        peer = mp.get_context("fork").Process(target=_raw_peer, args=(path, sizes, reps))
+        peer.start()
+        while not os.path.exists(path):
+            time.sleep(0.01)
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(path)
+        data = memoryview(bytearray(b"\1" * max(sizes)))
+        back = bytearray(max(sizes))
+        out = {}
+        s.sendall(data[:1])                     # warm up the connection
+        s.recv(1)
+        for size, r in zip(sizes, reps):
+            t0 = time.perf_counter()
+            for _ in range(r):
+                s.sendall(data[:size])
+                s.recv(1)
+            out[f"htod_{size}"] = (time.perf_counter() - t0) / r * 1e6
+            t0 = time.perf_counter()
+            view = memoryview(back)
+            for _ in range(r):
+                s.sendall(b"?")
+                got = 0
+                while got < size:
+                    got += s.recv_into(view[got:size])
+            out[f"dtoh_{size}"] = (time.perf_counter() - t0) / r * 1e6
+        s.close()
+        peer.join()
+    return out
+
+
+def run_program(program: Path, address: str, iterations: int, max_copy: int) -> dict[str, float]:
+    res = subprocess.run([sys.executable, "-m", "cricket", "run", "--server", address, "--",
+                          str(program), str(iterations), str(max_copy)],
+                         capture_output=True, text=True, cwd=ROOT, timeout=1800)
+    if res.returncode != 0:
+        raise SystemExit(f"calls.py: {program.name} failed ({res.returncode}):\n{res.stdout}{res.stderr}")
+    values = {}
+    for line in res.stdout.splitlines():
+        name, _, value = line.partition(" ")
+        values[name] = float(value)
+    return values
+
+
+def size_name(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n >> 10} KiB"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=200)
+    parser.add_argument("--max-copy", type=parse_size, default=16 << 20)
+    parser.add_argument("--backend", default="emu")
+    args = parser.parse_args(argv)
+    program = _examples_build().build(["empty_kernel"], ROOT / "build" / "examples", jobs=1)["empty_kernel"]
+    with tempfile.TemporaryDirectory(prefix="cricket-bench-") as d:
+        server, address = start_server(Path(d), args.backend)
+        try:
+            ours = run_program(program, address, args.iterations, args.max_copy)
+            null_us = null_rpc_us(address, args.iterations * 5)
+        finally:
+            server.terminate()
+            server.wait(10)
+    sizes = []
+    size = 4096
+    while size <= args.max_copy:
+        sizes.append(size)
+        size *= 4
+    raw = raw_socket_us(sizes, [20 if s <= 1 << 20 else 3 for s in sizes])
+
+    rows = [("what", "ours", "reference", "ratio", "goal"), ("---",) * 5]
+
+    def us(v: float) -> str:
+        return f"{v:.2f} µs"
+
+    rows.append(("cudaGetDeviceCount (answered locally)", us(ours["cudaGetDeviceCount"]),
+                 f"NULL RPC {us(null_us)}", f"{ours['cudaGetDeviceCount'] / null_us:.3f}", "≪ 1"))
+    rows.append(("cudaMalloc + cudaFree", us(ours["cudaMalloc+cudaFree"]), f"2 NULL RPCs {us(2 * null_us)}",
+                 f"{ours['cudaMalloc+cudaFree'] / (2 * null_us):.2f}", "—"))
+    rows.append(("__cudaRegisterFunction (nothing sent)", us(ours["registration"]),
+                 f"NULL RPC {us(null_us)}", f"{ours['registration'] / null_us:.3f}", "≪ 1"))
+    rows.append(("empty launch + cudaDeviceSynchronize", us(ours["launch_sync"]), f"NULL RPC {us(null_us)}",
+                 f"{ours['launch_sync'] / null_us:.2f}", "—"))
+    rows.append(("asynchronous empty launch, issue", us(ours["launch_async_issue"]), "goal 5 µs",
+                 f"{ours['launch_async_issue'] / 5:.2f}", "≤ 1"))
+    rows.append(("asynchronous empty launch, issue to completion", us(ours["launch_async_total"]),
+                 f"NULL RPC {us(null_us)}", f"{ours['launch_async_total'] / null_us:.2f}", "—"))
+    for direction, label in (("htod", "cudaMemcpy H→D"), ("dtoh", "cudaMemcpy D→H")):
+        for s in sizes:
+            key = f"{direction}_{s}"
+            mine, ref = s / ours[key], s / raw[key]       # bytes per µs = MB/s
+            rows.append((f"{label} {size_name(s)} (pinned)", f"{mine:.0f} MB/s",
+                         f"raw socket {ref:.0f} MB/s", f"{mine / ref:.2f}", "≥ 0.80"))
+    print(f"backend {args.backend}, {args.iterations} iterations, {os.cpu_count()} CPUs\n")
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""Reading and writing the application's memory at raw addresses (the client runtime's out-parameters,
+kernel argument arrays, copies from and to host buffers). Pure-Python twin: ``cricket.client.hostmem``.
+
+Addresses come from the application through the libcudart shim; like the real runtime, these
+functions trust them (a bad pointer crashes the application as it would with NVIDIA's library).
+"""
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.string cimport memcpy, memset
+
+
+def store_i32(size_t addr, long long value) -> None:
+    (<int32_t *>addr)[0] = <int32_t>value
+
+
+def store_u32(size_t addr, unsigned long long value) -> None:
+    (<uint32_t *>addr)[0] = <uint32_t>value
+
+
+def store_u64(size_t addr, unsigned long long value) -> None:
+    (<uint64_t *>addr)[0] = value
+
+
+def store_i64s(size_t addr, values) -> None:
+    """Consecutive int64 values."""
+    cdef Py_ssize_t i = 0
+    for v in values:
+        (<int64_t *>addr)[i] = <int64_t>v
+        i += 1
+
+
+def store_f32(size_t addr, double value) -> None:
+    (<float *>addr)[0] = <float>value
+
+
+def load_u64(size_t addr) -> int:
+    return (<uint64_t *>addr)[0]
+
+
+def load_u32(size_t addr) -> int:
+    return (<uint32_t *>addr)[0]
+
+
+def read(size_t addr, Py_ssize_t size) -> bytes:
+    """A copy of ``size`` bytes at ``addr``."""
+    return PyBytes_FromStringAndSize(<const char *>addr, size)
+
+
+def write(size_t addr, data) -> None:
+    """Copy a bytes-like object to ``addr``."""
+    cdef const unsigned char[::1] view = memoryview(data).cast("B")
+    if view.shape[0]:
+        memcpy(<void *>addr, &view[0], view.shape[0])
+
+
+def view(size_t addr, Py_ssize_t size):
+    """A writable memoryview of ``size`` bytes at ``addr`` (no copy; valid while the memory is)."""
+    return memoryview(<char[:size]><char *>addr).cast("B") if size else memoryview(b"")
+
+
+def pack_params(size_t args, tuple layout, Py_ssize_t param_size) -> bytes:
+    """A kernel's parameter buffer from nvcc's argument array (``void *args[]``, one pointer per
+    parameter) and the layout ``((offset, size), ...)``; sizes and offsets were checked against
+    ``param_size`` when the layout was made."""
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, param_size)
+    cdef char *buf = PyBytes_AS_STRING(out)
+    cdef void **argv = <void **>args
+    cdef Py_ssize_t i = 0, offset, size
+    memset(buf, 0, param_size)
+    for offset, size in layout:
+        memcpy(buf + offset, argv[i], size)
+        i += 1
+    return out
+
+
+cdef inline void _be32(unsigned char *p, uint32_t v) noexcept:
+    p[0] = v >> 24
+    p[1] = v >> 16
+    p[2] = v >> 8
+    p[3] = v
+
+
+cdef inline void _be64(unsigned char *p, uint64_t v) noexcept:
+    _be32(p, <uint32_t>(v >> 32))
+    _be32(p + 4, <uint32_t>v)
+
+
+def launch_record(unsigned long long function, tuple grid, tuple block, unsigned int shared_mem,
+                  unsigned long long stream, size_t args, tuple layout, Py_ssize_t param_size) -> bytes:
+    """The XDR encoding of ``cr_launch_args`` (cricket.x) for a launch, with the parameter buffer
+    packed from nvcc's argument array in place: one allocation, no intermediate objects."""
+    cdef Py_ssize_t padded = (param_size + 3) & ~3
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, 48 + padded)
+    cdef unsigned char *p = <unsigned char *>PyBytes_AS_STRING(out)
+    cdef void **argv = <void **>args
+    cdef Py_ssize_t i = 0, offset, size
+    _be64(p, function)
+    for i in range(3):
+        _be32(p + 8 + 4 * i, <uint32_t>grid[i])
+        _be32(p + 20 + 4 * i, <uint32_t>block[i])
+    _be32(p + 32, shared_mem)
+    _be64(p + 36, stream)
+    _be32(p + 44, <uint32_t>param_size)
+    memset(p + 48, 0, padded)
+    i = 0
+    for offset, size in layout:
+        memcpy(p + 48 + offset, argv[i], size)
+        i += 1
+    return out

@@ -1,0 +1,325 @@
+/* The runtime-API functions cricket implements beyond registration: each one packs its arguments
+ * as 64-bit integers (pointers as addresses, dim3 as two words: x | y << 32, then z) and calls the
+ * generic entry `cricket_call` of cricket._cext.cudart_api with its own name (__func__). The Python
+ * implementation registered under that name in cricket.client.runtime_api does the work.
+ *
+ * Prototypes come from the CUDA headers (cudart13_prototypes.h), so the compiler checks each
+ * definition. Functions that fill a C struct (device properties, function attributes, launch
+ * configurations) do the struct part here and ask Python for plain numbers. */
+#include <stdint.h>
+#include <string.h>
+#include "shim.h"
+
+#define U(x) ((uint64_t)(uintptr_t)(x))
+#define DIM(d) ((uint64_t)(d).x | ((uint64_t)(d).y << 32)), (uint64_t)(d).z
+
+/* Forward this function's arguments to the Python implementation named `name`. */
+#define CALL_AS(name, ...)                                                                   \
+    do {                                                                                     \
+        int state_ = cricket_enter();                                                        \
+        if (state_ != 0)                                                                     \
+            return cricket_unavailable_error(state_);                                        \
+        const uint64_t args_[] = { 0, __VA_ARGS__ };                                         \
+        return (cudaError_t)cricket_api.call(name, args_ + 1,                                \
+                                             (int)(sizeof args_ / sizeof args_[0]) - 1);     \
+    } while (0)
+#define FORWARD(...) CALL_AS(__func__, __VA_ARGS__)
+#define FORWARD0() CALL_AS(__func__)
+
+static int call_internal(const char *name, const uint64_t *args, int nargs)
+{
+    int state = cricket_enter();
+    if (state != 0)
+        return cricket_unavailable_error(state);
+    return cricket_api.call(name, args, nargs);
+}
+
+/* ------------------------------------------------------------------ errors, devices */
+
+CRICKET_EXPORT cudaError_t cudaGetLastError(void) { FORWARD0(); }
+CRICKET_EXPORT cudaError_t cudaPeekAtLastError(void) { FORWARD0(); }
+CRICKET_EXPORT cudaError_t cudaGetDeviceCount(int *count) { FORWARD(U(count)); }
+CRICKET_EXPORT cudaError_t cudaGetDevice(int *device) { FORWARD(U(device)); }
+CRICKET_EXPORT cudaError_t cudaSetDevice(int device) { FORWARD((uint64_t)(int64_t)device); }
+CRICKET_EXPORT cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags)
+{ FORWARD((uint64_t)(int64_t)device, deviceFlags, flags); }
+CRICKET_EXPORT cudaError_t cudaSetDeviceFlags(unsigned int flags) { FORWARD(flags); }
+CRICKET_EXPORT cudaError_t cudaGetDeviceFlags(unsigned int *flags) { FORWARD(U(flags)); }
+CRICKET_EXPORT cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
+{ FORWARD(U(value), (uint64_t)attr, (uint64_t)(int64_t)device); }
+CRICKET_EXPORT cudaError_t cudaDeviceSynchronize(void) { FORWARD0(); }
+CRICKET_EXPORT cudaError_t cudaDeviceReset(void) { FORWARD0(); }
+CRICKET_EXPORT cudaError_t cudaMemGetInfo(size_t *free, size_t *total) { FORWARD(U(free), U(total)); }
+CRICKET_EXPORT cudaError_t cudaDriverGetVersion(int *driverVersion) { FORWARD(U(driverVersion)); }
+CRICKET_EXPORT cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
+{ FORWARD(U(leastPriority), U(greatestPriority)); }
+CRICKET_EXPORT cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig) { FORWARD((uint64_t)cacheConfig); }
+CRICKET_EXPORT cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit) { FORWARD(U(pValue), (uint64_t)limit); }
+CRICKET_EXPORT cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) { FORWARD((uint64_t)limit, value); }
+
+#define ATTR(field, attr)                                                \
+    do {                                                                 \
+        int v_ = 0;                                                      \
+        cudaError_t e_ = cudaDeviceGetAttribute(&v_, attr, device);      \
+        if (e_ != cudaSuccess)                                           \
+            return e_;                                                   \
+        prop->field = v_;                                                \
+    } while (0)
+
+CRICKET_EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
+{
+    if (!prop)
+        return cudaErrorInvalidValue;
+    memset(prop, 0, sizeof *prop);
+    /* name, uuid and total memory come from Python; everything else is a device attribute */
+    const uint64_t args[] = { (uint64_t)(int64_t)device, U(prop->name), sizeof prop->name,
+                              U(prop->uuid.bytes), U(&prop->totalGlobalMem) };
+    int err = call_internal("cricket_device_identity", args, 5);
+    if (err != 0)
+        return (cudaError_t)err;
+    ATTR(sharedMemPerBlock, cudaDevAttrMaxSharedMemoryPerBlock);
+    ATTR(regsPerBlock, cudaDevAttrMaxRegistersPerBlock);
+    ATTR(warpSize, cudaDevAttrWarpSize);
+    ATTR(memPitch, cudaDevAttrMaxPitch);
+    ATTR(maxThreadsPerBlock, cudaDevAttrMaxThreadsPerBlock);
+    ATTR(maxThreadsDim[0], cudaDevAttrMaxBlockDimX);
+    ATTR(maxThreadsDim[1], cudaDevAttrMaxBlockDimY);
+    ATTR(maxThreadsDim[2], cudaDevAttrMaxBlockDimZ);
+    ATTR(maxGridSize[0], cudaDevAttrMaxGridDimX);
+    ATTR(maxGridSize[1], cudaDevAttrMaxGridDimY);
+    ATTR(maxGridSize[2], cudaDevAttrMaxGridDimZ);
+    ATTR(totalConstMem, cudaDevAttrTotalConstantMemory);
+    ATTR(major, cudaDevAttrComputeCapabilityMajor);
+    ATTR(minor, cudaDevAttrComputeCapabilityMinor);
+    ATTR(textureAlignment, cudaDevAttrTextureAlignment);
+    ATTR(texturePitchAlignment, cudaDevAttrTexturePitchAlignment);
+    ATTR(multiProcessorCount, cudaDevAttrMultiProcessorCount);
+    ATTR(integrated, cudaDevAttrIntegrated);
+    ATTR(canMapHostMemory, cudaDevAttrCanMapHostMemory);
+    ATTR(concurrentKernels, cudaDevAttrConcurrentKernels);
+    ATTR(ECCEnabled, cudaDevAttrEccEnabled);
+    ATTR(pciBusID, cudaDevAttrPciBusId);
+    ATTR(pciDeviceID, cudaDevAttrPciDeviceId);
+    ATTR(pciDomainID, cudaDevAttrPciDomainId);
+    ATTR(asyncEngineCount, cudaDevAttrAsyncEngineCount);
+    ATTR(unifiedAddressing, cudaDevAttrUnifiedAddressing);
+    ATTR(memoryBusWidth, cudaDevAttrGlobalMemoryBusWidth);
+    ATTR(l2CacheSize, cudaDevAttrL2CacheSize);
+    ATTR(maxThreadsPerMultiProcessor, cudaDevAttrMaxThreadsPerMultiProcessor);
+    ATTR(streamPrioritiesSupported, cudaDevAttrStreamPrioritiesSupported);
+    ATTR(sharedMemPerMultiprocessor, cudaDevAttrMaxSharedMemoryPerMultiprocessor);
+    ATTR(regsPerMultiprocessor, cudaDevAttrMaxRegistersPerMultiprocessor);
+    ATTR(sharedMemPerBlockOptin, cudaDevAttrMaxSharedMemoryPerBlockOptin);
+    ATTR(maxBlocksPerMultiProcessor, cudaDevAttrMaxBlocksPerMultiprocessor);
+    ATTR(cooperativeLaunch, cudaDevAttrCooperativeLaunch);
+    return cudaSuccess;
+}
+#undef ATTR
+
+/* ------------------------------------------------------------------ memory */
+
+CRICKET_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size) { FORWARD(U(devPtr), size); }
+CRICKET_EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
+{ FORWARD(U(devPtr), U(pitch), width, height); }
+CRICKET_EXPORT cudaError_t cudaFree(void *devPtr) { FORWARD(U(devPtr)); }
+CRICKET_EXPORT cudaError_t cudaMallocHost(void **ptr, size_t size) { FORWARD(U(ptr), size); }
+CRICKET_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags) { FORWARD(U(pHost), size, flags); }
+CRICKET_EXPORT cudaError_t cudaFreeHost(void *ptr) { FORWARD(U(ptr)); }
+CRICKET_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags) { FORWARD(U(ptr), size, flags); }
+CRICKET_EXPORT cudaError_t cudaHostUnregister(void *ptr) { FORWARD(U(ptr)); }
+CRICKET_EXPORT cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost) { FORWARD(U(pFlags), U(pHost)); }
+
+/* ------------------------------------------------------------------ copies and memset */
+
+CRICKET_EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+{ CALL_AS("cudaMemcpy", U(dst), U(src), count, (uint64_t)kind); }
+CRICKET_EXPORT cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+{ CALL_AS("cudaMemcpy", U(dst), U(src), count, (uint64_t)kind); }
+CRICKET_EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+                                           cudaStream_t stream)
+{ CALL_AS("cudaMemcpyAsync", U(dst), U(src), count, (uint64_t)kind, U(stream)); }
+CRICKET_EXPORT cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
+                                                enum cudaMemcpyKind kind, cudaStream_t stream)
+{ CALL_AS("cudaMemcpyAsync", U(dst), U(src), count, (uint64_t)kind, U(stream)); }
+CRICKET_EXPORT cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                        size_t height, enum cudaMemcpyKind kind)
+{ CALL_AS("cudaMemcpy2DAsync", U(dst), dpitch, U(src), spitch, width, height, (uint64_t)kind, 0, 1); }
+CRICKET_EXPORT cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src, size_t spitch,
+                                             size_t width, size_t height, enum cudaMemcpyKind kind)
+{ CALL_AS("cudaMemcpy2DAsync", U(dst), dpitch, U(src), spitch, width, height, (uint64_t)kind, 0, 1); }
+CRICKET_EXPORT cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch,
+                                             size_t width, size_t height, enum cudaMemcpyKind kind,
+                                             cudaStream_t stream)
+{ CALL_AS("cudaMemcpy2DAsync", U(dst), dpitch, U(src), spitch, width, height, (uint64_t)kind, U(stream), 0); }
+CRICKET_EXPORT cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src, size_t spitch,
+                                                  size_t width, size_t height, enum cudaMemcpyKind kind,
+                                                  cudaStream_t stream)
+{ CALL_AS("cudaMemcpy2DAsync", U(dst), dpitch, U(src), spitch, width, height, (uint64_t)kind, U(stream), 0); }
+CRICKET_EXPORT cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset,
+                                              enum cudaMemcpyKind kind)
+{ CALL_AS("cudaMemcpyToSymbolAsync", U(symbol), U(src), count, offset, (uint64_t)kind, 0, 1); }
+CRICKET_EXPORT cudaError_t cudaMemcpyToSymbol_ptds(const void *symbol, const void *src, size_t count,
+                                                   size_t offset, enum cudaMemcpyKind kind)
+{ CALL_AS("cudaMemcpyToSymbolAsync", U(symbol), U(src), count, offset, (uint64_t)kind, 0, 1); }
+CRICKET_EXPORT cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count,
+                                                   size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
+{ CALL_AS("cudaMemcpyToSymbolAsync", U(symbol), U(src), count, offset, (uint64_t)kind, U(stream), 0); }
+CRICKET_EXPORT cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void *symbol, const void *src, size_t count,
+                                                        size_t offset, enum cudaMemcpyKind kind,
+                                                        cudaStream_t stream)
+{ CALL_AS("cudaMemcpyToSymbolAsync", U(symbol), U(src), count, offset, (uint64_t)kind, U(stream), 0); }
+CRICKET_EXPORT cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset,
+                                                enum cudaMemcpyKind kind)
+{ CALL_AS("cudaMemcpyFromSymbolAsync", U(dst), U(symbol), count, offset, (uint64_t)kind, 0, 1); }
+CRICKET_EXPORT cudaError_t cudaMemcpyFromSymbol_ptds(void *dst, const void *symbol, size_t count, size_t offset,
+                                                     enum cudaMemcpyKind kind)
+{ CALL_AS("cudaMemcpyFromSymbolAsync", U(dst), U(symbol), count, offset, (uint64_t)kind, 0, 1); }
+CRICKET_EXPORT cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset,
+                                                     enum cudaMemcpyKind kind, cudaStream_t stream)
+{ CALL_AS("cudaMemcpyFromSymbolAsync", U(dst), U(symbol), count, offset, (uint64_t)kind, U(stream), 0); }
+CRICKET_EXPORT cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol, size_t count,
+                                                          size_t offset, enum cudaMemcpyKind kind,
+                                                          cudaStream_t stream)
+{ CALL_AS("cudaMemcpyFromSymbolAsync", U(dst), U(symbol), count, offset, (uint64_t)kind, U(stream), 0); }
+CRICKET_EXPORT cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol) { FORWARD(U(devPtr), U(symbol)); }
+CRICKET_EXPORT cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol) { FORWARD(U(size), U(symbol)); }
+
+CRICKET_EXPORT cudaError_t cudaMemset(void *devPtr, int value, size_t count)
+{ CALL_AS("cudaMemsetAsync", U(devPtr), (uint64_t)(uint32_t)value, count, 0, 1); }
+CRICKET_EXPORT cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count)
+{ CALL_AS("cudaMemsetAsync", U(devPtr), (uint64_t)(uint32_t)value, count, 0, 1); }
+CRICKET_EXPORT cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
+{ CALL_AS("cudaMemsetAsync", U(devPtr), (uint64_t)(uint32_t)value, count, U(stream), 0); }
+CRICKET_EXPORT cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStream_t stream)
+{ CALL_AS("cudaMemsetAsync", U(devPtr), (uint64_t)(uint32_t)value, count, U(stream), 0); }
+
+/* ------------------------------------------------------------------ streams and events */
+
+CRICKET_EXPORT cudaError_t cudaStreamCreate(cudaStream_t *pStream) { CALL_AS("cudaStreamCreateWithPriority", U(pStream), 0, 0); }
+CRICKET_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
+{ CALL_AS("cudaStreamCreateWithPriority", U(pStream), flags, 0); }
+CRICKET_EXPORT cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags, int priority)
+{ FORWARD(U(pStream), flags, (uint64_t)(int64_t)priority); }
+CRICKET_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream) { FORWARD(U(stream)); }
+CRICKET_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream) { CALL_AS("cudaStreamSynchronize", U(stream)); }
+CRICKET_EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream) { CALL_AS("cudaStreamSynchronize", U(stream)); }
+CRICKET_EXPORT cudaError_t cudaStreamQuery(cudaStream_t stream) { CALL_AS("cudaStreamQuery", U(stream)); }
+CRICKET_EXPORT cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream) { CALL_AS("cudaStreamQuery", U(stream)); }
+CRICKET_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
+{ CALL_AS("cudaStreamWaitEvent", U(stream), U(event), flags); }
+CRICKET_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
+{ CALL_AS("cudaStreamWaitEvent", U(stream), U(event), flags); }
+
+CRICKET_EXPORT cudaError_t cudaEventCreate(cudaEvent_t *event) { CALL_AS("cudaEventCreateWithFlags", U(event), 0); }
+CRICKET_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags) { FORWARD(U(event), flags); }
+CRICKET_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) { CALL_AS("cudaEventRecord", U(event), U(stream)); }
+CRICKET_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream) { CALL_AS("cudaEventRecord", U(event), U(stream)); }
+CRICKET_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags)
+{ CALL_AS("cudaEventRecord", U(event), U(stream)); }
+CRICKET_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream, unsigned int flags)
+{ CALL_AS("cudaEventRecord", U(event), U(stream)); }
+CRICKET_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event) { FORWARD(U(event)); }
+CRICKET_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event) { FORWARD(U(event)); }
+CRICKET_EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
+{ FORWARD(U(ms), U(start), U(end)); }
+CRICKET_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event) { FORWARD(U(event)); }
+
+/* ------------------------------------------------------------------ launch */
+
+CRICKET_EXPORT unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
+                                                    struct CUstream_st *stream)
+{
+    if (cricket_enter() != 0)
+        return 1;     /* non-zero: nvcc's code skips the launch */
+    const uint64_t args[] = { DIM(gridDim), DIM(blockDim), sharedMem, U(stream) };
+    return (unsigned)cricket_api.call("__cudaPushCallConfiguration", args, 6);
+}
+
+CRICKET_EXPORT cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem,
+                                                      void *stream)
+{ FORWARD(U(gridDim), U(blockDim), U(sharedMem), U(stream)); }
+CRICKET_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *hostFun) { FORWARD(U(kernel), U(hostFun)); }
+CRICKET_EXPORT cudaError_t cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryFuncAddr)
+{ CALL_AS("__cudaGetKernel", U(kernelPtr), U(entryFuncAddr)); }
+
+CRICKET_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+                                              size_t sharedMem, cudaStream_t stream)
+{ CALL_AS("cudaLaunchKernel", U(kernel), DIM(gridDim), DIM(blockDim), U(args), sharedMem, U(stream)); }
+CRICKET_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+                                                   size_t sharedMem, cudaStream_t stream)
+{ CALL_AS("cudaLaunchKernel", U(kernel), DIM(gridDim), DIM(blockDim), U(args), sharedMem, U(stream)); }
+CRICKET_EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+                                            size_t sharedMem, cudaStream_t stream)
+{ CALL_AS("cudaLaunchKernel", U(func), DIM(gridDim), DIM(blockDim), U(args), sharedMem, U(stream)); }
+CRICKET_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+                                                 size_t sharedMem, cudaStream_t stream)
+{ CALL_AS("cudaLaunchKernel", U(func), DIM(gridDim), DIM(blockDim), U(args), sharedMem, U(stream)); }
+
+static cudaError_t launch_ex(const cudaLaunchConfig_t *config, const void *func, void **args)
+{
+    if (!config)
+        return cudaErrorInvalidValue;
+    /* Launch attributes (clusters, priorities, ...) change scheduling, not results; say so once. */
+    static cricket_once_flag attrs_seen;
+    if (config->numAttrs > 0 && atomic_exchange(&attrs_seen, 1) == 0)
+        cricket_log(CRICKET_INFO, "cudaLaunchKernelExC: launch attributes are ignored by cricket");
+    CALL_AS("cudaLaunchKernel", U(func), DIM(config->gridDim), DIM(config->blockDim), U(args),
+            config->dynamicSmemBytes, U(config->stream));
+}
+CRICKET_EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args)
+{ return launch_ex(config, func, args); }
+CRICKET_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func, void **args)
+{ return launch_ex(config, func, args); }
+
+/* ------------------------------------------------------------------ functions and occupancy */
+
+CRICKET_EXPORT cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)
+{
+    if (!attr)
+        return cudaErrorInvalidValue;
+    /* Python fills: shared, const, local sizes, max threads, regs, ptx, binary, max dynamic shared */
+    int64_t v[8] = { 0 };
+    const uint64_t args[] = { U(v), U(func) };
+    int err = call_internal("cudaFuncGetAttributes", args, 2);
+    if (err != 0)
+        return (cudaError_t)err;
+    memset(attr, 0, sizeof *attr);
+    attr->sharedSizeBytes = (size_t)v[0];
+    attr->constSizeBytes = (size_t)v[1];
+    attr->localSizeBytes = (size_t)v[2];
+    attr->maxThreadsPerBlock = (int)v[3];
+    attr->numRegs = (int)v[4];
+    attr->ptxVersion = (int)v[5];
+    attr->binaryVersion = (int)v[6];
+    attr->maxDynamicSharedSizeBytes = (int)v[7];
+    return cudaSuccess;
+}
+CRICKET_EXPORT cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
+{ FORWARD(U(func), (uint64_t)attr, (uint64_t)(int64_t)value); }
+CRICKET_EXPORT cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheConfig)
+{ FORWARD(U(func), (uint64_t)cacheConfig); }
+CRICKET_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func,
+                                                                         int blockSize, size_t dynamicSMemSize)
+{ CALL_AS("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", U(numBlocks), U(func),
+          (uint64_t)(int64_t)blockSize, dynamicSMemSize, 0); }
+CRICKET_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, const void *func,
+                                                                                  int blockSize,
+                                                                                  size_t dynamicSMemSize,
+                                                                                  unsigned int flags)
+{ FORWARD(U(numBlocks), U(func), (uint64_t)(int64_t)blockSize, dynamicSMemSize, flags); }
+CRICKET_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
+{
+    if (!attributes)
+        return cudaErrorInvalidValue;
+    int64_t v[3] = { 0 };   /* type, device, device pointer */
+    const uint64_t args[] = { U(v), U(ptr) };
+    int err = call_internal("cudaPointerGetAttributes", args, 2);
+    if (err != 0)
+        return (cudaError_t)err;
+    memset(attributes, 0, sizeof *attributes);
+    attributes->type = (enum cudaMemoryType)v[0];
+    attributes->device = (int)v[1];
+    attributes->devicePointer = (void *)(uintptr_t)v[2];
+    attributes->hostPointer = v[0] == cudaMemoryTypeHost || v[0] == cudaMemoryTypeUnregistered ? (void *)ptr : NULL;
+    return cudaSuccess;
+}

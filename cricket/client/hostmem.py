@@ -1,0 +1,73 @@
+"""Pure-Python twin of ``cricket._cext.hostmem``: the application's memory at raw addresses, through
+ctypes. Same functions, same results; slower."""
+from __future__ import annotations
+
+import ctypes
+import struct
+from collections.abc import Iterable
+from typing import Any
+
+
+def store_i32(addr: int, value: int) -> None:
+    ctypes.c_int32.from_address(addr).value = value
+
+
+def store_u32(addr: int, value: int) -> None:
+    ctypes.c_uint32.from_address(addr).value = value
+
+
+def store_u64(addr: int, value: int) -> None:
+    ctypes.c_uint64.from_address(addr).value = value
+
+
+def store_i64s(addr: int, values: Iterable[int]) -> None:
+    for i, v in enumerate(values):
+        ctypes.c_int64.from_address(addr + 8 * i).value = v
+
+
+def store_f32(addr: int, value: float) -> None:
+    ctypes.c_float.from_address(addr).value = value
+
+
+def load_u64(addr: int) -> int:
+    return ctypes.c_uint64.from_address(addr).value
+
+
+def load_u32(addr: int) -> int:
+    return ctypes.c_uint32.from_address(addr).value
+
+
+def read(addr: int, size: int) -> bytes:
+    return ctypes.string_at(addr, size)
+
+
+def write(addr: int, data: Any) -> None:
+    view = memoryview(data).cast("B")
+    if view.nbytes:
+        ctypes.memmove(addr, (ctypes.c_char * view.nbytes).from_buffer_copy(view) if view.readonly
+                       else (ctypes.c_char * view.nbytes).from_buffer(view), view.nbytes)
+
+
+def view(addr: int, size: int) -> memoryview:
+    if not size:
+        return memoryview(b"")
+    return memoryview((ctypes.c_char * size).from_address(addr)).cast("B")
+
+
+def pack_params(args: int, layout: tuple, param_size: int) -> bytes:
+    buf = bytearray(param_size)
+    for i, (offset, size) in enumerate(layout):
+        ptr = ctypes.c_void_p.from_address(args + 8 * i).value
+        buf[offset:offset + size] = ctypes.string_at(ptr, size)
+    return bytes(buf)
+
+
+_LAUNCH_HEAD = struct.Struct(">Q3I3IIQI")
+
+
+def launch_record(function: int, grid: tuple, block: tuple, shared_mem: int, stream: int, args: int,
+                  layout: tuple, param_size: int) -> bytes:
+    """The XDR encoding of ``cr_launch_args`` with the parameters packed from ``args``."""
+    params = pack_params(args, layout, param_size) if layout else bytes(param_size)
+    return (_LAUNCH_HEAD.pack(function, *grid, *block, shared_mem, stream, param_size)
+            + params + b"\0" * (-param_size % 4))

@@ -1,0 +1,163 @@
+"""Run a CUDA program with its runtime-API calls executed by a cricket server.
+
+    cricket run [--server ADDR] [--backend NAME] [--stats] -- CMD ARGS...
+
+The program must use the shared CUDA runtime (``nvcc -cudart shared``, or a Python program that
+loads ``libcudart.so.13``). With no ``--server`` (and no ``CRICKET_SERVER``) a local server is
+started with the best backend available (``--backend`` picks one) and stopped afterwards. The exit
+status is the program's (128 + N when signal N ended it).
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import subprocess
+import sys
+import sysconfig
+import threading
+import time
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+PACKAGE = Path(__file__).resolve().parents[1]
+SHIM = PACKAGE / "_preload" / "libcricket-cudart.so"
+
+
+class RunError(Exception):
+    """``cricket run`` cannot start the program (missing shim, no Python runtime to embed)."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--server", metavar="ADDR", default=os.environ.get("CRICKET_SERVER"),
+                        help="HOST:PORT or Unix socket path of a running cricket server "
+                             "(default $CRICKET_SERVER; none: start a local one)")
+    parser.add_argument("--backend", metavar="NAME", default=os.environ.get("CRICKET_BACKEND", ""),
+                        help="backend to run on (emu, cuda); default: the server's best")
+    parser.add_argument("--stats", action="store_true",
+                        help="print what ran where and how long it took when the program ends")
+    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD ARGS",
+                        help="the program and its arguments")
+
+
+def libpython() -> str | None:
+    """The shared libpython of this interpreter, for native programs to embed (None if static)."""
+    if not sysconfig.get_config_var("Py_ENABLE_SHARED"):
+        return None
+    path = Path(sysconfig.get_config_var("LIBDIR")) / sysconfig.get_config_var("INSTSONAME")
+    return str(path) if path.exists() else None
+
+
+def program_environment(server: str, backend: str = "", stats: bool = False,
+                        base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment that makes a program load the shim and reach ``server``."""
+    if not SHIM.exists():
+        raise RunError(f"the libcudart shim {SHIM} is not built; run "
+                       f"`python cext/preload/build.py {SHIM.parent}` (needs the CUDA 13 headers and cc)")
+    env = dict(os.environ if base is None else base)
+    env.pop("PYTHONHOME", None)
+    preload = [p for p in env.get("LD_PRELOAD", "").split(":") if p and p != str(SHIM)]
+    env["LD_PRELOAD"] = ":".join([str(SHIM), *preload])
+    env["CRICKET_SERVER"] = server
+    env["CRICKET_PYTHON"] = sys.executable
+    paths = [str(PACKAGE.parent), *[p for p in env.get("CRICKET_PYTHONPATH", "").split(os.pathsep) if p]]
+    env["CRICKET_PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    # A Python program started by the command must find this cricket too.
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(
+        [str(PACKAGE.parent), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]))
+    lib = libpython()
+    if lib:
+        env["CRICKET_LIBPYTHON"] = lib
+    else:
+        log.warning("this Python (%s) has no shared libpython: native programs cannot start the "
+                    "cricket client; use a Python built with --enable-shared", sys.executable)
+    if backend:
+        env["CRICKET_BACKEND"] = backend
+    if stats:
+        env["CRICKET_STATS"] = "1"
+    return env
+
+
+class _Relay(threading.Thread):
+    """Copies the local server's output (kernel printf lines, its log) to our stdout as it grows."""
+
+    def __init__(self, local: object) -> None:
+        super().__init__(name="cricket-server-output", daemon=True)
+        self.local = local
+        self.done = threading.Event()
+        self.sent = 0
+
+    def run(self) -> None:
+        while not self.done.wait(0.05):
+            self.flush()
+
+    def flush(self) -> None:
+        text = self.local.output()
+        if len(text) > self.sent:
+            new = text[self.sent:]
+            if self.sent == 0 and new.startswith("cricket server listening"):
+                if "\n" not in new:
+                    return
+                self.sent = text.index("\n") + 1
+                new = text[self.sent:]
+            sys.stdout.write(new)
+            sys.stdout.flush()
+            self.sent = len(text)
+
+    def stop(self) -> None:
+        self.done.set()
+        self.join()
+        self.flush()
+
+
+def run(command: list[str], server: str | None = None, backend: str = "", stats: bool = False) -> int:
+    """Run ``command`` through cricket and return its exit status."""
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        raise RunError("no command given: cricket run [--server ADDR] -- CMD ARGS...")
+    local = relay = None
+    started = time.monotonic()
+    if not server:
+        from cricket.client.local_server import LocalServer
+        # unbuffered: kernel printf lines reach the terminal while the program runs
+        local = LocalServer([backend] if backend else None, env={"PYTHONUNBUFFERED": "1"})
+        server = local.address
+        relay = _Relay(local)
+        relay.start()
+    try:
+        env = program_environment(server, backend, stats)
+        if stats:
+            where = f"local server {local.process.pid}" if local else f"server {server}"
+            print(f"[cricket] running {' '.join(command)} on {where}"
+                  f"{f' (backend {backend})' if backend else ''}", file=sys.stderr, flush=True)
+        try:
+            proc = subprocess.Popen(command, env=env)
+        except OSError as exc:
+            raise RunError(f"cannot start {command[0]}: {exc}") from exc
+        try:
+            status = proc.wait()
+        except KeyboardInterrupt:
+            proc.send_signal(signal.SIGINT)
+            status = proc.wait()
+        if stats:
+            print(f"[cricket] {command[0]} exited with status {status} after "
+                  f"{time.monotonic() - started:.2f} s", file=sys.stderr, flush=True)
+        return 128 - status if status < 0 else status
+    finally:
+        if local is not None:
+            relay.stop()
+            local.stop()
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        return run(list(args.command), args.server, args.backend, args.stats)
+    except RunError as exc:
+        print(f"cricket run: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:                  # the local server failed to start, for one
+        print(f"cricket run: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,589 @@
+"""The client runtime: CUDA runtime-API semantics on top of cricket.x calls.
+
+One ``Runtime`` per process (``RUNTIME``) holds the connection (opened at the first call that needs
+the server, re-opened in a forked child), the kernels and variables registered by nvcc's start-up
+code (keyed by host address; their module reaches the server at the first use), per-thread state
+(last error, current device, the launch configuration stack), the device address windows reserved
+in this process, pinned host allocations, and the streams and events handed to the application.
+
+The functions registered at the bottom are what the libcudart shim's forwarded calls end up in
+(``cricket.client.runtime_api``): they take the C arguments as integers, write out-parameters
+through ``hostmem`` and return the ``cudaError_t``.
+"""
+from __future__ import annotations
+
+import atexit
+import ctypes
+import logging
+import os
+import threading
+import time
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Any
+
+from cricket import _select
+from cricket.client.cuda_errors import CODES, ERRORS
+
+hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
+
+log = logging.getLogger(__name__)
+
+SUCCESS = 0
+E = CODES
+ERR_INVALID_VALUE = E["cudaErrorInvalidValue"]
+ERR_MEMORY = E["cudaErrorMemoryAllocation"]
+ERR_INVALID_CONFIG = E["cudaErrorInvalidConfiguration"]
+ERR_INVALID_DEVICE = E["cudaErrorInvalidDevice"]
+ERR_INVALID_FUNCTION = E["cudaErrorInvalidDeviceFunction"]
+ERR_INVALID_SYMBOL = E["cudaErrorInvalidSymbol"]
+ERR_INVALID_HANDLE = E["cudaErrorInvalidResourceHandle"]
+ERR_INVALID_DEVPTR = E["cudaErrorInvalidDevicePointer"]
+ERR_INVALID_KIND = E["cudaErrorInvalidMemcpyDirection"]
+ERR_NOT_READY = E["cudaErrorNotReady"]
+ERR_UNAVAILABLE = E["cudaErrorDevicesUnavailable"]
+ERR_NOT_SUPPORTED = E["cudaErrorNotSupported"]
+ERR_UNKNOWN = E["cudaErrorUnknown"]
+ERR_HOST_REGISTERED = E["cudaErrorHostMemoryAlreadyRegistered"]
+ERR_HOST_NOT_REGISTERED = E["cudaErrorHostMemoryNotRegistered"]
+
+# cudaMemcpyKind
+H2H, H2D, D2H, D2D, DEFAULT = range(5)
+# special stream handles of the runtime API
+STREAM_LEGACY, STREAM_PER_THREAD = 1, 2
+
+WINDOW_SHIFT = 40                      # device address windows are reserved 1 TiB at a time
+CHUNK_SHIFT = 21                       # ... or 2 MiB at a time where host mappings share the window
+PAGE = 4096
+MAX_INLINE = 4194304                   # CRICKET_MAX_INLINE
+
+# The cudaDeviceAttr values the occupancy calculator uses (same numbers as CUdevice_attribute).
+A_MAX_THREADS_PER_BLOCK, A_MAX_BLOCK_X, A_MAX_GRID_X = 1, 2, 5
+A_SHARED_PER_BLOCK, A_WARP, A_THREADS_PER_SM = 8, 10, 39
+A_SHARED_PER_SM, A_REGS_PER_SM, A_BLOCKS_PER_SM, A_SHARED_OPTIN = 81, 82, 106, 97
+
+
+class RuntimeError_(Exception):
+    """A CUDA runtime call failed: ``code`` is the cudaError_t it returns."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def cuda_error_of(exc: BaseException) -> int:
+    """The cudaError_t for an exception raised below the runtime (driver codes map one to one)."""
+    from cricket.client.api import CudaError
+    from cricket.client.kernel_args import KernelArgumentError
+    from cricket.rpc.errors import RpcError
+    if isinstance(exc, RuntimeError_):
+        return exc.code
+    if isinstance(exc, CudaError):
+        return exc.code if exc.code in ERRORS else ERR_UNKNOWN
+    if isinstance(exc, (RpcError, OSError)):
+        return ERR_UNAVAILABLE
+    if isinstance(exc, (KernelArgumentError, ValueError)):
+        return ERR_INVALID_VALUE
+    return ERR_UNKNOWN
+
+
+# ------------------------------------------------------------------ registry records
+
+@dataclass
+class KernelRecord:
+    host_fun: int
+    handle: int                        # fatbin handle it was registered from
+    name: str
+    function: int = 0                  # server function handle, once the module is loaded
+    layout: tuple = ()                 # ((offset, size), ...)
+    param_size: int = 0
+    attributes: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class VarRecord:
+    host_var: int
+    handle: int
+    name: str
+    size: int
+    ptr: int = 0
+
+
+@dataclass
+class Stats:
+    """What the application did through cricket (printed by ``cricket run --stats``)."""
+    calls: int = 0
+    launches: int = 0
+    bytes_htod: int = 0
+    bytes_dtoh: int = 0
+    modules_loaded: int = 0
+    images_sent: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+
+class _ThreadState(threading.local):
+    def __init__(self) -> None:
+        self.last_error = 0
+        self.device = 0
+        self.configs: list[tuple] = []
+
+
+class Runtime:
+    """The client state of one process (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._conn: Any = None
+        self._pid = os.getpid()
+        self._broken: str | None = None
+        self.launch_limits: dict[int, tuple] = {}  # device -> limits checked at every launch
+        self.thread = _ThreadState()
+        self.kernels: dict[int, KernelRecord] = {}
+        self.vars: dict[int, VarRecord] = {}
+        self.modules: dict[int, int] = {}          # fatbin handle -> server module handle
+        self.allocations: dict[int, int] = {}      # device ptr -> size
+        self._alloc_starts: list[int] = []         # sorted, for containing-allocation lookups
+        self.windows: set[int] = set()             # reserved device windows (address >> 40)
+        self.chunks: set[int] = set()              # reserved 2 MiB chunks (address >> 21)
+        self.host_allocs: dict[int, int] = {}      # pinned host memory: address -> size
+        self.host_registered: dict[int, int] = {}
+        self.streams: dict[int, int] = {}          # application handle -> server handle
+        self.events: dict[int, int] = {}
+        self._next_handle = 0x5C0000
+        self._pending_dtoh: list[tuple[list, int, int]] = []
+        self.stats = Stats()
+        self._libc = ctypes.CDLL(None, use_errno=True)
+        self._libc.mmap.restype = ctypes.c_void_p
+        self._libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                                    ctypes.c_int, ctypes.c_long]
+        self._libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+        self._libc.posix_memalign.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t,
+                                              ctypes.c_size_t]
+        self._libc.free.argtypes = [ctypes.c_void_p]
+
+    # --- connection -------------------------------------------------------------------
+
+    @property
+    def conn(self) -> Any:
+        """The server connection; opened at the first use, and again in a forked child."""
+        conn = self._conn
+        if conn is not None:
+            return conn
+        with self._lock:
+            if self._pid != os.getpid():
+                self._after_fork()
+            if self._broken:
+                raise RuntimeError_(ERR_UNAVAILABLE, self._broken)
+            if self._conn is None:
+                self._connect()
+            return self._conn
+
+    def _connect(self) -> None:
+        from cricket.client.api import connect
+        address = os.environ.get("CRICKET_SERVER") or None
+        backend = os.environ.get("CRICKET_BACKEND", "")
+        local = None
+        try:
+            if address is None:
+                # No server named: start one of our own, without this shim preloaded into it.
+                from cricket.client.local_server import LocalServer
+                preload = ":".join(p for p in os.environ.get("LD_PRELOAD", "").split(":")
+                                   if p and "libcricket-cudart" not in p)
+                local = LocalServer([backend] if backend else None, env={"LD_PRELOAD": preload})
+                address = local.address
+                os.environ["CRICKET_SERVER"] = address    # forked children use it too
+                atexit.register(self._stop_embedded, local)
+            self._conn = connect(address, backend=backend)
+        except Exception as exc:
+            self._broken = (f"cannot reach the cricket server at {address or '(embedded)'}: {exc}; "
+                            "start one with `cricket server` or run the program with `cricket run -- CMD`")
+            log.error("%s", self._broken)
+            raise RuntimeError_(ERR_UNAVAILABLE, self._broken) from exc
+        log.info("connected to %s (%s backend, %d device(s))%s", self._conn.server, self._conn.backend,
+                 len(self._conn.devices), " started for this process" if local else "")
+
+    def _stop_embedded(self, local: Any) -> None:
+        """At exit: the server this process started must not outlive it."""
+        if self._pid != os.getpid():
+            return
+        try:
+            if self._conn is not None:
+                self._conn.close()
+            local.stop()
+        except Exception as exc:         # exiting anyway; say what was left behind
+            log.warning("stopping the embedded cricket server failed: %s", exc)
+
+    def forked(self) -> None:
+        """In a forked child (os.register_at_fork, which the shim's fork handlers also run): the
+        next call opens a session of its own."""
+        if self._pid != os.getpid():
+            self._conn = None
+
+    def _after_fork(self) -> None:
+        # The child shares the parent's socket: leave it to the parent and start a session of its
+        # own. Device memory, modules, streams and events belong to the parent's session (CUDA
+        # forbids using a context across fork as well).
+        log.info("forked child %d: opening its own cricket session", os.getpid())
+        self._pid = os.getpid()
+        self._conn = None
+        self._broken = None
+        self.modules.clear()
+        self.launch_limits.clear()
+        self.allocations.clear()
+        self._alloc_starts.clear()
+        self.streams.clear()
+        self.events.clear()
+        self._pending_dtoh.clear()
+        for k in self.kernels.values():
+            k.function = 0
+        for v in self.vars.values():
+            v.ptr = 0
+
+    def lost(self, exc: BaseException) -> None:
+        """The connection failed: every later call fails at once instead of waiting."""
+        from cricket.rpc.errors import RpcError
+        if isinstance(exc, (RpcError, OSError)) and not self._broken:
+            self._broken = f"the connection to the cricket server was lost ({exc})"
+            log.error("%s; CUDA calls now fail with cudaErrorDevicesUnavailable", self._broken)
+
+    @property
+    def devices(self) -> list:
+        return self.conn.devices
+
+    # --- errors ------------------------------------------------------------------------
+
+    def fail(self, code: int) -> int:
+        if code:
+            self.thread.last_error = code
+        return code
+
+    # --- handles ------------------------------------------------------------------------
+
+    def new_handle(self) -> int:
+        with self._lock:
+            self._next_handle += 0x10
+            return self._next_handle
+
+    def stream(self, handle: int) -> int:
+        """The server handle of an application stream (0 for the default streams)."""
+        if handle in (0, STREAM_LEGACY, STREAM_PER_THREAD):
+            return 0
+        try:
+            return self.streams[handle]
+        except KeyError:
+            raise RuntimeError_(ERR_INVALID_HANDLE, f"stream {handle:#x} does not exist") from None
+
+    def event(self, handle: int) -> int:
+        try:
+            return self.events[handle]
+        except KeyError:
+            raise RuntimeError_(ERR_INVALID_HANDLE, f"event {handle:#x} does not exist") from None
+
+    # --- registry --------------------------------------------------------------------------
+
+    def kernel(self, host_fun: int) -> KernelRecord:
+        k = self.kernels.get(host_fun)
+        if k is None:
+            raise RuntimeError_(ERR_INVALID_FUNCTION, f"{host_fun:#x} is not a registered kernel")
+        if not k.function:
+            self._resolve_kernel(k)
+        return k
+
+    def module(self, handle: int) -> int:
+        conn = self.conn
+        mod = self.modules.get(handle)
+        if mod is not None:
+            return mod
+        with self._lock:
+            mod = self.modules.get(handle)
+            if mod is None:
+                from cricket.protocol import gen as P
+                image = self._module_image(handle)
+                m = conn.load_module(image, P.cr_image_kind.CR_IMAGE_FATBIN)
+                self.stats.modules_loaded += 1
+                self.stats.images_sent += bool(m.sent_image)
+                mod = self.modules[handle] = m.handle
+                log.debug("module of fatbin %#x loaded (%d bytes, %s)", handle, len(image),
+                          "sent" if m.sent_image else "server already held it")
+            return mod
+
+    def _module_image(self, handle: int) -> bytes:
+        from cricket.client.runtime_api import REGISTRATIONS
+        entry = REGISTRATIONS.get(handle)
+        if entry.image is None:
+            raise RuntimeError_(E["cudaErrorInvalidKernelImage"],
+                                f"fatbin {handle:#x} holds no fatbin container cricket can read")
+        parts = [entry.image]
+        if entry.wrapper_version == 2 and entry.wrapper:
+            # -rdc: the wrapper's third word points at a NULL-terminated array of the translation
+            # units' relocatable containers, filled by the link stub before registration.
+            array = hostmem.load_u64(entry.wrapper + 16)
+            i = 0
+            while array and i < 4096:
+                ptr = hostmem.load_u64(array + 8 * i)
+                if not ptr:
+                    break
+                parts.append(_read_container(ptr))
+                i += 1
+        return b"".join(p + b"\0" * (-len(p) % 8) for p in parts)
+
+    def _resolve_kernel(self, k: KernelRecord) -> None:
+        from cricket.protocol import gen as P
+        mod = self.module(k.handle)
+        conn = self.conn
+        res = conn._check(conn._stub.CR_MODULE_GET_FUNCTION(P.cr_get_args(module=mod, name=k.name)),
+                          f"cuModuleGetFunction({k.name})")
+        f = res.function
+        layout = tuple((p.offset, p.size) for p in f.params)
+        for off, size in layout:
+            if off + size > f.param_size:
+                raise RuntimeError_(E["cudaErrorInvalidKernelImage"],
+                                    f"kernel {k.name}: parameter at {off}+{size} lies past its "
+                                    f"{f.param_size}-byte parameter buffer")
+        k.layout = layout
+        k.param_size = f.param_size
+        k.attributes = {"max_threads_per_block": f.max_threads_per_block, "num_regs": f.num_regs,
+                        "shared_size_bytes": f.shared_size_bytes, "const_size_bytes": f.const_size_bytes,
+                        "local_size_bytes": f.local_size_bytes}
+        k.function = f.handle
+
+    def var(self, host_var: int) -> VarRecord:
+        v = self.vars.get(host_var)
+        if v is None:
+            raise RuntimeError_(ERR_INVALID_SYMBOL, f"{host_var:#x} is not a registered "
+                                "__device__ or __constant__ variable")
+        if not v.ptr:
+            from cricket.protocol import gen as P
+            mod = self.module(v.handle)
+            conn = self.conn
+            g = conn._check(conn._stub.CR_MODULE_GET_GLOBAL(P.cr_get_args(module=mod, name=v.name)),
+                            f"cuModuleGetGlobal({v.name})").global_
+            self.reserve(g.ptr, g.size)
+            v.ptr, v.size = g.ptr, g.size
+        return v
+
+    # --- device address windows -----------------------------------------------------------
+
+    def reserve(self, ptr: int, size: int) -> None:
+        """Keep host mappings out of the device addresses in [ptr, ptr+size): reserve the 1 TiB
+        window around them (PROT_NONE, no memory), or failing that just their pages."""
+        window = ptr >> WINDOW_SHIFT
+        if window in self.windows or not ptr:
+            return
+        with self._lock:
+            if window in self.windows:
+                return
+            if self._map_none(window << WINDOW_SHIFT, 1 << WINDOW_SHIFT):
+                self.windows.add(window)
+                log.debug("reserved device window %#x-%#x", window << WINDOW_SHIFT,
+                          (window + 1) << WINDOW_SHIFT)
+                return
+            # Host mappings lie in this window: reserve the 2 MiB chunks the allocation touches.
+            for chunk in range(ptr >> CHUNK_SHIFT, ((ptr + max(size, 1) - 1) >> CHUNK_SHIFT) + 1):
+                if chunk in self.chunks:
+                    continue
+                if self._map_none(chunk << CHUNK_SHIFT, 1 << CHUNK_SHIFT):
+                    self.chunks.add(chunk)
+                else:
+                    log.warning("device memory at %#x (%d bytes) overlaps host memory of this "
+                                "process; pointer classification (cudaMemcpyDefault) may be wrong",
+                                ptr, size)
+
+    def _map_none(self, addr: int, length: int) -> bool:
+        prot_none, flags = 0, 0x02 | 0x20 | 0x4000 | 0x100000   # PRIVATE|ANONYMOUS|NORESERVE|FIXED_NOREPLACE
+        got = self._libc.mmap(addr, length, prot_none, flags, -1, 0)
+        if got == addr:
+            return True
+        if got not in (None, ctypes.c_void_p(-1).value):
+            self._libc.munmap(got, length)       # an old kernel ignored FIXED_NOREPLACE
+        return False
+
+    def is_device(self, ptr: int) -> bool:
+        if (ptr >> WINDOW_SHIFT) in self.windows or (ptr >> CHUNK_SHIFT) in self.chunks:
+            return True
+        i = bisect_right(self._alloc_starts, ptr) - 1
+        return i >= 0 and ptr < self._alloc_starts[i] + self.allocations.get(self._alloc_starts[i], 0)
+
+    def add_allocation(self, ptr: int, size: int) -> None:
+        self.reserve(ptr, size)
+        with self._lock:
+            self.allocations[ptr] = size
+            i = bisect_right(self._alloc_starts, ptr)
+            self._alloc_starts.insert(i, ptr)
+
+    def remove_allocation(self, ptr: int) -> None:
+        with self._lock:
+            del self.allocations[ptr]
+            i = bisect_right(self._alloc_starts, ptr) - 1
+            del self._alloc_starts[i]
+
+    # --- host memory -------------------------------------------------------------------------
+
+    def host_alloc(self, size: int) -> int:
+        out = ctypes.c_void_p()
+        if self._libc.posix_memalign(ctypes.byref(out), PAGE, max(size, 1)) != 0 or not out.value:
+            raise RuntimeError_(ERR_MEMORY, f"cannot allocate {size} bytes of host memory")
+        with self._lock:
+            self.host_allocs[out.value] = size
+        return out.value
+
+    def host_free(self, ptr: int) -> None:
+        with self._lock:
+            if self.host_allocs.pop(ptr, None) is None:
+                raise RuntimeError_(ERR_INVALID_VALUE, f"{ptr:#x} was not allocated by cudaMallocHost/"
+                                    "cudaHostAlloc")
+        self._libc.free(ptr)
+
+    def is_pinned(self, ptr: int) -> bool:
+        for table in (self.host_allocs, self.host_registered):
+            for base, size in table.items():
+                if base <= ptr < base + size:
+                    return True
+        return False
+
+    # --- copies ---------------------------------------------------------------------------------
+
+    def kind_of(self, dst: int, src: int, kind: int) -> int:
+        if kind == DEFAULT:
+            return (D2D if self.is_device(src) else H2D) if self.is_device(dst) else \
+                   (D2H if self.is_device(src) else H2H)
+        if kind not in (H2H, H2D, D2H, D2D):
+            raise RuntimeError_(ERR_INVALID_KIND, f"cudaMemcpyKind {kind} does not exist")
+        return kind
+
+    def htod(self, dst: int, src: int, count: int, stream: int, sync: bool) -> None:
+        from cricket.protocol import gen as P
+        conn = self.conn
+        self.stats.bytes_htod += count
+        # A synchronous copy sends the application's bytes in place; an asynchronous one takes a
+        # copy now, because the batch leaves later and the source may change after the call.
+        take = hostmem.view if sync else hostmem.read
+        chunks = [P.cr_htod_args(dst=dst + off, stream=stream,
+                                 data=take(src + off, min(MAX_INLINE, count - off)))
+                  for off in range(0, count, MAX_INLINE)]
+        if not sync:
+            for a in chunks:
+                conn._stub.CR_MEMCPY_HTOD_ASYNC_batched(a)
+            return
+        pending = [conn._start("CR_MEMCPY_HTOD", P.pack_cr_htod_args(a)) for a in chunks]
+        for call in pending:
+            conn._check(P.unpack_cr_status_res(call.result()), "cuMemcpyHtoD")
+
+    def dtoh_start(self, dst: int, src: int, count: int, stream: int) -> tuple[list, int, int]:
+        from cricket.protocol import gen as P
+        conn = self.conn
+        self.stats.bytes_dtoh += count
+        pending = [conn._start("CR_MEMCPY_DTOH", P.pack_cr_dtoh_args(P.cr_dtoh_args(
+            src=src + off, size=min(MAX_INLINE, count - off), stream=stream)))
+            for off in range(0, count, MAX_INLINE)]
+        return pending, dst, count
+
+    def dtoh_finish(self, started: tuple[list, int, int]) -> None:
+        from cricket.protocol import gen as P
+        pending, dst, count = started
+        conn = self.conn
+        for i, call in enumerate(pending):
+            res = conn._check(P.unpack_cr_data_res(call.result()), "cuMemcpyDtoH")
+            n = min(MAX_INLINE, count - i * MAX_INLINE)
+            if len(res.data) != n:
+                raise RuntimeError_(ERR_UNKNOWN, f"the server returned {len(res.data)} of {n} bytes")
+            hostmem.write(dst + i * MAX_INLINE, res.data)
+
+    def defer_dtoh(self, started: tuple[list, int, int]) -> None:
+        with self._lock:
+            self._pending_dtoh.append(started)
+
+    def drain(self) -> None:
+        """Complete the asynchronous device-to-host copies (at every synchronising call)."""
+        if not self._pending_dtoh:
+            return
+        with self._lock:
+            pending, self._pending_dtoh = self._pending_dtoh, []
+        error = None
+        for started in pending:
+            try:
+                self.dtoh_finish(started)
+            except Exception as exc:      # finish the others; report the first failure
+                error = error or exc
+        if error is not None:
+            raise error
+
+    def limits(self, device: int) -> tuple:
+        """(max threads per block, max block dims, max grid dims, max dynamic shared bytes)."""
+        lim = self.launch_limits.get(device)
+        if lim is None:
+            a = self.device_attribute
+            lim = self.launch_limits[device] = (
+                a(device, A_MAX_THREADS_PER_BLOCK) or 1024,
+                tuple(a(device, A_MAX_BLOCK_X + i) or 1024 for i in range(3)),
+                tuple(a(device, A_MAX_GRID_X + i) or 0x7FFFFFFF for i in range(3)),
+                a(device, A_SHARED_OPTIN) or a(device, A_SHARED_PER_BLOCK) or 49152)
+        return lim
+
+    def device_attribute(self, device: int, attribute: int) -> int:
+        devices = self.devices
+        if not 0 <= device < len(devices):
+            raise RuntimeError_(ERR_INVALID_DEVICE, f"device {device} does not exist "
+                                f"({len(devices)} device(s))")
+        return devices[device].attributes.get(attribute, 0)
+
+
+def _read_container(ptr: int) -> bytes:
+    """The fatbin container (header and payload) at ``ptr``."""
+    head = hostmem.read(ptr, 16)
+    magic = int.from_bytes(head[0:4], "little")
+    header_size = int.from_bytes(head[6:8], "little")
+    size = int.from_bytes(head[8:16], "little")
+    if magic != 0xBA55ED50 or header_size < 16 or header_size + size > 1 << 32:
+        raise RuntimeError_(E["cudaErrorInvalidKernelImage"],
+                            f"no valid fatbin container at {ptr:#x} (an -rdc translation unit)")
+    return hostmem.read(ptr, header_size + size)
+
+
+RUNTIME = Runtime()
+os.register_at_fork(after_in_child=RUNTIME.forked)
+
+
+def _report_stats() -> None:
+    s = RUNTIME.stats
+    if RUNTIME._conn is None or RUNTIME._pid != os.getpid():
+        return
+    conn = RUNTIME._conn
+    print(f"[cricket] {s.launches} kernel launch(es), {s.bytes_htod} B to and {s.bytes_dtoh} B from "
+          f"the device, {s.modules_loaded} module(s) ({s.images_sent} image(s) sent), "
+          f"on {conn.backend} via {conn.server} at {conn.address}, "
+          f"{time.monotonic() - s.started:.3f} s", file=__import__("sys").stderr, flush=True)
+
+
+if os.environ.get("CRICKET_STATS"):
+    atexit.register(_report_stats)
+
+
+def _runtime_call(fn):
+    """Wrap an implementation: exceptions become cudaError_t codes kept as the thread's last error."""
+    def call(*args: int) -> int:
+        try:
+            return RUNTIME.fail(fn(*args) or 0)
+        except Exception as exc:
+            code = cuda_error_of(exc)
+            RUNTIME.lost(exc)
+            if code in (ERR_UNKNOWN, ERR_UNAVAILABLE):
+                log.error("%s failed: %s", fn.__name__, exc)
+            else:
+                log.debug("%s: %s", fn.__name__, exc)
+            return RUNTIME.fail(code)
+    call.__name__ = call.__qualname__ = fn.__name__
+    call.__wrapped__ = fn
+    return call
+
+
+def implements(*names: str):
+    """Register ``fn`` (wrapped by ``_runtime_call``) under each CUDA name."""
+    from cricket.client.runtime_api import register
+
+    def decorate(fn):
+        wrapped = _runtime_call(fn)
+        for name in names:
+            register(name, wrapped, replace=True)
+        return fn
+    return decorate

@@ -1,0 +1,683 @@
+"""The runtime-API functions the libcudart shim forwards (``cext/preload/forward_runtime.c``).
+
+Each takes the C arguments as unsigned 64-bit integers (a ``dim3`` as two: ``x | y << 32`` and
+``z``; signed values in two's complement), writes out-parameters through ``hostmem`` and returns
+the ``cudaError_t``; an exception becomes the matching error code and the thread's last error
+(``runtime.implements``).
+"""
+from __future__ import annotations
+
+import logging
+
+from cricket.client import runtime_api
+from cricket.protocol import PROGRAM, VERSION, Skeleton
+from cricket.protocol import gen as P
+from cricket.client.cuda_errors import CUDART_VERSION
+from cricket.client.runtime import (
+    A_BLOCKS_PER_SM, A_REGS_PER_SM,
+    A_SHARED_OPTIN, A_SHARED_PER_SM, A_THREADS_PER_SM, A_WARP, D2D, D2H,
+    ERR_HOST_NOT_REGISTERED, ERR_HOST_REGISTERED, ERR_INVALID_CONFIG, ERR_INVALID_DEVICE,
+    ERR_INVALID_DEVPTR, ERR_INVALID_HANDLE, ERR_INVALID_VALUE, ERR_MEMORY, ERR_NOT_READY, H2D, H2H,
+    RUNTIME, SUCCESS, KernelRecord, RuntimeError_, VarRecord, hostmem, implements,
+)
+
+log = logging.getLogger(__name__)
+
+rt = RUNTIME
+
+
+def _i32(v: int) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v & 0x80000000 else v
+
+
+def _dim(xy: int, z: int) -> tuple[int, int, int]:
+    return xy & 0xFFFFFFFF, xy >> 32, z & 0xFFFFFFFF
+
+
+def _synchronizing() -> None:
+    """What every synchronising call does first: finish the deferred device-to-host copies."""
+    rt.drain()
+
+
+# ------------------------------------------------------------------ registration (indexing)
+
+_register_function = runtime_api.IMPLEMENTATIONS["__cudaRegisterFunction"]
+_register_var = runtime_api.IMPLEMENTATIONS["__cudaRegisterVar"]
+_unregister = runtime_api.IMPLEMENTATIONS["__cudaUnregisterFatBinary"]
+
+
+def register_function(handle: int, host_fun: int, device_fun: bytes | None, device_name: bytes | None,
+                      thread_limit: int) -> None:
+    _register_function(handle, host_fun, device_fun, device_name, thread_limit)
+    name = (device_name or device_fun or b"").decode(errors="replace")
+    rt.kernels[host_fun] = KernelRecord(host_fun, handle, name)
+
+
+def register_var(handle: int, host_var: int, device_address: bytes | None, device_name: bytes | None,
+                 ext: int, size: int, constant: int, global_: int) -> None:
+    _register_var(handle, host_var, device_address, device_name, ext, size, constant, global_)
+    name = (device_name or device_address or b"").decode(errors="replace")
+    rt.vars[host_var] = VarRecord(host_var, handle, name, size)
+
+
+def unregister_fat_binary(handle: int) -> None:
+    _unregister(handle)
+    # Nothing is sent: the session's modules go when the connection closes at exit.
+    for table in (rt.kernels, rt.vars):
+        for key in [k for k, rec in table.items() if rec.handle == handle]:
+            del table[key]
+    rt.modules.pop(handle, None)
+
+
+runtime_api.register("__cudaRegisterFunction", register_function, replace=True)
+runtime_api.register("__cudaRegisterVar", register_var, replace=True)
+runtime_api.register("__cudaUnregisterFatBinary", unregister_fat_binary, replace=True)
+
+
+# ------------------------------------------------------------------ errors and devices
+
+def cuda_get_last_error() -> int:
+    err, rt.thread.last_error = rt.thread.last_error, 0
+    return err
+
+
+def cuda_peek_at_last_error() -> int:
+    return rt.thread.last_error
+
+
+runtime_api.register("cudaGetLastError", cuda_get_last_error, replace=True)
+runtime_api.register("cudaPeekAtLastError", cuda_peek_at_last_error, replace=True)
+
+
+@implements("cudaGetDeviceCount")
+def get_device_count(count: int) -> int:
+    if not count:
+        return ERR_INVALID_VALUE
+    hostmem.store_i32(count, len(rt.devices))
+    return SUCCESS
+
+
+@implements("cudaGetDevice")
+def get_device(device: int) -> int:
+    if not device:
+        return ERR_INVALID_VALUE
+    hostmem.store_i32(device, rt.thread.device)
+    return SUCCESS
+
+
+@implements("cudaSetDevice")
+def set_device(device: int) -> int:
+    device = _i32(device)
+    if not 0 <= device < len(rt.devices):
+        return ERR_INVALID_DEVICE
+    if device != rt.thread.device:
+        rt.conn.set_device(device)
+    rt.thread.device = device
+    return SUCCESS
+
+
+@implements("cudaInitDevice")
+def init_device(device: int, device_flags: int, flags: int) -> int:
+    device = _i32(device)
+    return SUCCESS if 0 <= device < len(rt.devices) else ERR_INVALID_DEVICE
+
+
+@implements("cudaSetDeviceFlags")
+def set_device_flags(flags: int) -> int:
+    rt.conn       # noqa: B018 -- the call initialises the runtime, as CUDA's does
+    return SUCCESS
+
+
+@implements("cudaGetDeviceFlags")
+def get_device_flags(flags: int) -> int:
+    if not flags:
+        return ERR_INVALID_VALUE
+    hostmem.store_u32(flags, 0)
+    return SUCCESS
+
+
+@implements("cudaDeviceGetAttribute")
+def device_get_attribute(value: int, attribute: int, device: int) -> int:
+    if not value:
+        return ERR_INVALID_VALUE
+    hostmem.store_i32(value, rt.device_attribute(_i32(device), attribute))
+    return SUCCESS
+
+
+@implements("cricket_device_identity")
+def device_identity(device: int, name: int, name_size: int, uuid: int, total_memory: int) -> int:
+    device = _i32(device)
+    devices = rt.devices
+    if not 0 <= device < len(devices):
+        return ERR_INVALID_DEVICE
+    d = devices[device]
+    hostmem.write(name, d.name.encode()[:name_size - 1] + b"\0")
+    hostmem.write(uuid, d.uuid[:16].ljust(16, b"\0"))
+    hostmem.store_u64(total_memory, d.total_memory)
+    return SUCCESS
+
+
+@implements("cudaDeviceSynchronize")
+def device_synchronize() -> int:
+    _synchronizing()
+    rt.conn.synchronize()
+    return SUCCESS
+
+
+@implements("cudaDeviceReset")
+def device_reset() -> int:
+    """Frees this process's device memory, streams and events (modules stay loaded)."""
+    _synchronizing()
+    conn = rt.conn
+    try:
+        conn.synchronize()
+    except Exception as exc:        # a sticky error is cleared by the reset
+        log.debug("cudaDeviceReset: %s", exc)
+    for ptr in list(rt.allocations):
+        conn._check(conn._stub.CR_MEM_FREE(ptr), "cuMemFree")
+        rt.remove_allocation(ptr)
+    for table, proc in ((rt.streams, "CR_STREAM_DESTROY"), (rt.events, "CR_EVENT_DESTROY")):
+        for handle in list(table):
+            getattr(conn._stub, proc)(table.pop(handle))
+    rt.thread.last_error = 0
+    return SUCCESS
+
+
+@implements("cudaMemGetInfo")
+def mem_get_info(free: int, total: int) -> int:
+    f, t = rt.conn.mem_get_info()
+    if free:
+        hostmem.store_u64(free, f)
+    if total:
+        hostmem.store_u64(total, t)
+    return SUCCESS
+
+
+@implements("cudaDriverGetVersion")
+def driver_get_version(version: int) -> int:
+    if not version:
+        return ERR_INVALID_VALUE
+    hostmem.store_i32(version, rt.conn.driver_version or CUDART_VERSION)
+    return SUCCESS
+
+
+@implements("cudaDeviceGetStreamPriorityRange")
+def stream_priority_range(least: int, greatest: int) -> int:
+    if least:
+        hostmem.store_i32(least, 0)
+    if greatest:
+        hostmem.store_i32(greatest, 0)
+    return SUCCESS
+
+
+@implements("cudaDeviceSetCacheConfig", "cudaFuncSetCacheConfig")
+def cache_config(*_: int) -> int:
+    return SUCCESS                     # a hint; no effect on results
+
+
+_LIMITS = {0: 1024, 1: 1 << 20, 2: 8 << 20}   # stack size, printf FIFO, malloc heap
+
+
+@implements("cudaDeviceGetLimit")
+def device_get_limit(value: int, limit: int) -> int:
+    if not value or limit not in _LIMITS:
+        return ERR_INVALID_VALUE
+    hostmem.store_u64(value, _LIMITS[limit])
+    return SUCCESS
+
+
+@implements("cudaDeviceSetLimit")
+def device_set_limit(limit: int, value: int) -> int:
+    if limit not in _LIMITS:
+        return ERR_INVALID_VALUE
+    _LIMITS[limit] = value
+    return SUCCESS
+
+
+# ------------------------------------------------------------------ memory
+
+@implements("cudaMalloc")
+def malloc(dev_ptr: int, size: int) -> int:
+    if not dev_ptr:
+        return ERR_INVALID_VALUE
+    if size == 0:
+        hostmem.store_u64(dev_ptr, 0)
+        return SUCCESS
+    conn = rt.conn
+    res = conn._stub.CR_MEM_ALLOC(size)
+    if res.status != 0:
+        log.debug("cudaMalloc(%d): %s", size, getattr(res, "message", ""))
+        return ERR_MEMORY if res.status == 2 else conn._check(res, "cuMemAlloc")
+    rt.add_allocation(res.ptr, size)
+    hostmem.store_u64(dev_ptr, res.ptr)
+    return SUCCESS
+
+
+@implements("cudaMallocPitch")
+def malloc_pitch(dev_ptr: int, pitch: int, width: int, height: int) -> int:
+    if not pitch:
+        return ERR_INVALID_VALUE
+    p = (max(width, 1) + 255) & ~255
+    err = malloc(dev_ptr, p * height)
+    if err == SUCCESS:
+        hostmem.store_u64(pitch, p)
+    return err
+
+
+@implements("cudaFree")
+def free(ptr: int) -> int:
+    if not ptr:
+        rt.conn   # noqa: B018 -- cudaFree(0) is the conventional way to initialise the runtime
+        return SUCCESS
+    if ptr not in rt.allocations:
+        return ERR_INVALID_DEVPTR
+    _synchronizing()
+    rt.conn._check(rt.conn._stub.CR_MEM_FREE(ptr), "cuMemFree")
+    rt.remove_allocation(ptr)
+    return SUCCESS
+
+
+@implements("cudaMallocHost")
+def malloc_host(ptr: int, size: int) -> int:
+    if not ptr:
+        return ERR_INVALID_VALUE
+    hostmem.store_u64(ptr, rt.host_alloc(size))
+    return SUCCESS
+
+
+@implements("cudaHostAlloc")
+def host_alloc(ptr: int, size: int, flags: int) -> int:
+    return malloc_host(ptr, size)
+
+
+@implements("cudaFreeHost")
+def free_host(ptr: int) -> int:
+    if ptr:
+        rt.host_free(ptr)
+    return SUCCESS
+
+
+@implements("cudaHostRegister")
+def host_register(ptr: int, size: int, flags: int) -> int:
+    if not ptr or not size:
+        return ERR_INVALID_VALUE
+    if ptr in rt.host_registered:
+        return ERR_HOST_REGISTERED
+    rt.host_registered[ptr] = size
+    return SUCCESS
+
+
+@implements("cudaHostUnregister")
+def host_unregister(ptr: int) -> int:
+    if rt.host_registered.pop(ptr, None) is None:
+        return ERR_HOST_NOT_REGISTERED
+    return SUCCESS
+
+
+@implements("cudaHostGetFlags")
+def host_get_flags(flags: int, ptr: int) -> int:
+    if not rt.is_pinned(ptr):
+        return ERR_INVALID_VALUE
+    if flags:
+        hostmem.store_u32(flags, 0)
+    return SUCCESS
+
+
+@implements("cudaPointerGetAttributes")
+def pointer_get_attributes(values: int, ptr: int) -> int:
+    # cudaMemoryType: 0 unregistered, 1 host, 2 device
+    if rt.is_device(ptr):
+        hostmem.store_i64s(values, (2, rt.thread.device, ptr))
+    elif rt.is_pinned(ptr):
+        hostmem.store_i64s(values, (1, rt.thread.device, 0))
+    else:
+        hostmem.store_i64s(values, (0, -1, 0))
+    return SUCCESS
+
+
+# ------------------------------------------------------------------ copies and memset
+
+def _copy(dst: int, src: int, count: int, kind: int, stream_handle: int, sync: bool) -> int:
+    if count == 0:
+        return SUCCESS
+    kind = rt.kind_of(dst, src, kind)
+    stream = rt.stream(stream_handle)
+    if kind == H2H:
+        if sync:
+            _synchronizing()
+        hostmem.write(dst, hostmem.view(src, count))
+    elif kind == H2D:
+        # The bytes are taken now, so the call need not wait even from pageable memory.
+        if sync:
+            _synchronizing()
+        rt.htod(dst, src, count, stream, sync=bool(sync))
+    elif kind == D2H:
+        started = rt.dtoh_start(dst, src, count, stream)
+        if sync or not rt.is_pinned(dst):       # pageable destination: synchronous, as in CUDA
+            _synchronizing()
+            rt.dtoh_finish(started)
+        else:
+            rt.defer_dtoh(started)
+    else:
+        if sync:
+            _synchronizing()
+        rt.conn.memcpy_dtod(dst, src, count, stream=_Stream(stream), sync=bool(sync))
+    return SUCCESS
+
+
+class _Stream:
+    """The ``stream`` argument api.Connection expects (an object with ``handle``)."""
+    __slots__ = ("handle",)
+
+    def __init__(self, handle: int) -> None:
+        self.handle = handle
+
+
+@implements("cudaMemcpy")
+def memcpy(dst: int, src: int, count: int, kind: int) -> int:
+    return _copy(dst, src, count, kind, 0, True)
+
+
+@implements("cudaMemcpyAsync")
+def memcpy_async(dst: int, src: int, count: int, kind: int, stream: int) -> int:
+    return _copy(dst, src, count, kind, stream, False)
+
+
+@implements("cudaMemcpy2DAsync")
+def memcpy_2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height: int, kind: int,
+              stream: int, sync: int) -> int:
+    if width > dpitch or width > spitch:
+        return E_INVALID_PITCH
+    if width == dpitch == spitch:
+        return _copy(dst, src, width * height, kind, stream, bool(sync))
+    for row in range(height):
+        err = _copy(dst + row * dpitch, src + row * spitch, width, kind, stream, False)
+        if err:
+            return err
+    if sync:
+        _synchronizing()
+        rt.conn.synchronize()
+    return SUCCESS
+
+
+E_INVALID_PITCH = runtime_api.CODES["cudaErrorInvalidPitchValue"]
+
+
+def _symbol(symbol: int, offset: int, count: int) -> int:
+    v = rt.var(symbol)
+    if offset + count > v.size:
+        raise RuntimeError_(ERR_INVALID_VALUE, f"{offset}+{count} bytes lie outside the {v.size}-byte "
+                            f"variable {v.name}")
+    return v.ptr + offset
+
+
+@implements("cudaMemcpyToSymbolAsync")
+def memcpy_to_symbol(symbol: int, src: int, count: int, offset: int, kind: int, stream: int,
+                     sync: int) -> int:
+    if kind not in (H2D, D2D, 4):
+        return runtime_api.CODES["cudaErrorInvalidMemcpyDirection"]
+    return _copy(_symbol(symbol, offset, count), src, count, kind, stream, bool(sync))
+
+
+@implements("cudaMemcpyFromSymbolAsync")
+def memcpy_from_symbol(dst: int, symbol: int, count: int, offset: int, kind: int, stream: int,
+                       sync: int) -> int:
+    if kind not in (D2H, D2D, 4):
+        return runtime_api.CODES["cudaErrorInvalidMemcpyDirection"]
+    return _copy(dst, _symbol(symbol, offset, count), count, kind, stream, bool(sync))
+
+
+@implements("cudaGetSymbolAddress")
+def get_symbol_address(dev_ptr: int, symbol: int) -> int:
+    if not dev_ptr:
+        return ERR_INVALID_VALUE
+    hostmem.store_u64(dev_ptr, rt.var(symbol).ptr)
+    return SUCCESS
+
+
+@implements("cudaGetSymbolSize")
+def get_symbol_size(size: int, symbol: int) -> int:
+    if not size:
+        return ERR_INVALID_VALUE
+    hostmem.store_u64(size, rt.var(symbol).size)
+    return SUCCESS
+
+
+@implements("cudaMemsetAsync")
+def memset(ptr: int, value: int, count: int, stream: int, sync: int) -> int:
+    if count == 0:
+        return SUCCESS
+    s = rt.stream(stream)
+    if sync:
+        _synchronizing()
+    rt.conn.memset(ptr, value & 0xFF, count, stream=_Stream(s), sync=bool(sync))
+    return SUCCESS
+
+
+# ------------------------------------------------------------------ streams and events
+
+@implements("cudaStreamCreateWithPriority")
+def stream_create(stream: int, flags: int, priority: int) -> int:
+    if not stream:
+        return ERR_INVALID_VALUE
+    conn = rt.conn
+    server = conn._check(conn._stub.CR_STREAM_CREATE(flags & 0xFFFFFFFF), "cuStreamCreate").handle
+    handle = rt.new_handle()
+    rt.streams[handle] = server
+    hostmem.store_u64(stream, handle)
+    return SUCCESS
+
+
+@implements("cudaStreamDestroy")
+def stream_destroy(stream: int) -> int:
+    server = rt.stream(stream)
+    if not server:
+        return ERR_INVALID_HANDLE
+    rt.conn._check(rt.conn._stub.CR_STREAM_DESTROY(server), "cuStreamDestroy")
+    del rt.streams[stream]
+    return SUCCESS
+
+
+@implements("cudaStreamSynchronize")
+def stream_synchronize(stream: int) -> int:
+    server = rt.stream(stream)
+    _synchronizing()
+    rt.conn._check(rt.conn._stub.CR_STREAM_SYNCHRONIZE(server), "cuStreamSynchronize")
+    return SUCCESS
+
+
+def stream_query(stream: int) -> int:
+    try:
+        server = rt.stream(stream)
+        res = rt.conn._stub.CR_STREAM_QUERY(server)
+        if res.status == 0:
+            _synchronizing()
+        return res.status if res.status in (0, ERR_NOT_READY) else rt.fail(res.status)
+    except Exception as exc:
+        from cricket.client.runtime import cuda_error_of
+        rt.lost(exc)
+        return rt.fail(cuda_error_of(exc))
+
+
+runtime_api.register("cudaStreamQuery", stream_query, replace=True)
+
+
+@implements("cudaStreamWaitEvent")
+def stream_wait_event(stream: int, event: int, flags: int) -> int:
+    rt.conn._stub.CR_STREAM_WAIT_EVENT_ASYNC_batched(
+        P.cr_stream_wait_args(stream=rt.stream(stream), event=rt.event(event)))
+    return SUCCESS
+
+
+@implements("cudaEventCreateWithFlags")
+def event_create(event: int, flags: int) -> int:
+    if not event:
+        return ERR_INVALID_VALUE
+    conn = rt.conn
+    server = conn._check(conn._stub.CR_EVENT_CREATE(flags & 0xFFFFFFFF), "cuEventCreate").handle
+    handle = rt.new_handle()
+    rt.events[handle] = server
+    hostmem.store_u64(event, handle)
+    return SUCCESS
+
+
+@implements("cudaEventRecord")
+def event_record(event: int, stream: int) -> int:
+    rt.conn._stub.CR_EVENT_RECORD_ASYNC_batched(
+        P.cr_event_record_args(event=rt.event(event), stream=rt.stream(stream)))
+    return SUCCESS
+
+
+@implements("cudaEventSynchronize")
+def event_synchronize(event: int) -> int:
+    server = rt.event(event)
+    _synchronizing()
+    rt.conn._check(rt.conn._stub.CR_EVENT_SYNCHRONIZE(server), "cuEventSynchronize")
+    return SUCCESS
+
+
+def event_query(event: int) -> int:
+    try:
+        res = rt.conn._stub.CR_EVENT_QUERY(rt.event(event))
+        return res.status if res.status in (0, ERR_NOT_READY) else rt.fail(res.status)
+    except Exception as exc:
+        from cricket.client.runtime import cuda_error_of
+        rt.lost(exc)
+        return rt.fail(cuda_error_of(exc))
+
+
+runtime_api.register("cudaEventQuery", event_query, replace=True)
+
+
+@implements("cudaEventElapsedTime")
+def event_elapsed_time(ms: int, start: int, end: int) -> int:
+    if not ms:
+        return ERR_INVALID_VALUE
+    conn = rt.conn
+    res = conn._check(conn._stub.CR_EVENT_ELAPSED_TIME(
+        P.cr_elapsed_args(start=rt.event(start), end=rt.event(end))), "cuEventElapsedTime")
+    hostmem.store_f32(ms, res.value)
+    return SUCCESS
+
+
+@implements("cudaEventDestroy")
+def event_destroy(event: int) -> int:
+    server = rt.event(event)
+    rt.conn._check(rt.conn._stub.CR_EVENT_DESTROY(server), "cuEventDestroy")
+    del rt.events[event]
+    return SUCCESS
+
+
+# ------------------------------------------------------------------ launch
+
+def push_call_configuration(gxy: int, gz: int, bxy: int, bz: int, shared: int, stream: int) -> int:
+    rt.thread.configs.append((gxy, gz, bxy, bz, shared, stream))
+    return 0
+
+
+runtime_api.register("__cudaPushCallConfiguration", push_call_configuration, replace=True)
+
+
+@implements("__cudaPopCallConfiguration")
+def pop_call_configuration(grid: int, block: int, shared: int, stream: int) -> int:
+    configs = rt.thread.configs
+    if not configs:
+        return ERR_INVALID_CONFIG
+    gxy, gz, bxy, bz, shm, s = configs.pop()
+    hostmem.store_u64(grid, gxy)
+    hostmem.store_u32(grid + 8, gz)
+    hostmem.store_u64(block, bxy)
+    hostmem.store_u32(block + 8, bz)
+    hostmem.store_u64(shared, shm)
+    hostmem.store_u64(stream, s)
+    return SUCCESS
+
+
+@implements("__cudaGetKernel")
+def get_kernel(kernel: int, host_fun: int) -> int:
+    if not kernel:
+        return ERR_INVALID_VALUE
+    if host_fun not in rt.kernels:
+        return runtime_api.CODES["cudaErrorInvalidDeviceFunction"]
+    hostmem.store_u64(kernel, host_fun)    # the kernel handle is the host stub's address
+    return SUCCESS
+
+
+def _check_config(grid: tuple, block: tuple, shared: int) -> None:
+    max_threads, max_block, max_grid, max_shared = rt.limits(rt.thread.device)
+    bx, by, bz = block
+    gx, gy, gz = grid
+    if (not 0 < bx * by * bz <= max_threads or not gx * gy * gz
+            or bx > max_block[0] or by > max_block[1] or bz > max_block[2]
+            or gx > max_grid[0] or gy > max_grid[1] or gz > max_grid[2]):
+        raise RuntimeError_(ERR_INVALID_CONFIG, f"invalid launch configuration: grid {grid}, block {block}")
+    if shared > max_shared:
+        raise RuntimeError_(ERR_INVALID_VALUE, f"{shared} bytes of dynamic shared memory exceed the "
+                            f"device's {max_shared}")
+
+
+_LAUNCH_ASYNC = {proc.name: number for number, proc in Skeleton.procedures.items()}["CR_LAUNCH_ASYNC"]
+
+
+@implements("cudaLaunchKernel")
+def launch_kernel(func: int, gxy: int, gz: int, bxy: int, bz: int, args: int, shared: int,
+                  stream: int) -> int:
+    k = rt.kernel(func)
+    grid, block = _dim(gxy, gz), _dim(bxy, bz)
+    _check_config(grid, block, shared)
+    # The hot path: the XDR record is built in one piece (hostmem) and batched without a reply.
+    record = hostmem.launch_record(k.function, grid, block, shared, rt.stream(stream), args,
+                                   k.layout, k.param_size)
+    rt.conn._rpc.call_batched(PROGRAM, VERSION, _LAUNCH_ASYNC, [record])
+    rt.stats.launches += 1
+    return SUCCESS
+
+
+# ------------------------------------------------------------------ functions and occupancy
+
+@implements("cudaFuncGetAttributes")
+def func_get_attributes(values: int, func: int) -> int:
+    k = rt.kernel(func)
+    a = k.attributes
+    cc = rt.device_attribute(rt.thread.device, 75) * 10 + rt.device_attribute(rt.thread.device, 76)
+    optin = rt.device_attribute(rt.thread.device, A_SHARED_OPTIN)
+    hostmem.store_i64s(values, (a["shared_size_bytes"], a["const_size_bytes"], a["local_size_bytes"],
+                                a["max_threads_per_block"], a["num_regs"], cc, cc,
+                                max(optin - a["shared_size_bytes"], 0)))
+    return SUCCESS
+
+
+@implements("cudaFuncSetAttribute")
+def func_set_attribute(func: int, attribute: int, value: int) -> int:
+    rt.kernel(func)
+    return SUCCESS                      # a hint (carveout, max dynamic shared): no effect on results
+
+
+@implements("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags")
+def occupancy(num_blocks: int, func: int, block_size: int, dynamic_shared: int, flags: int) -> int:
+    """Answered from the cached device properties and the kernel's attributes (no round trip)."""
+    if not num_blocks:
+        return ERR_INVALID_VALUE
+    block_size = _i32(block_size)
+    k = rt.kernel(func)
+    dev = rt.thread.device
+    attr = rt.device_attribute
+    if block_size <= 0 or block_size > k.attributes["max_threads_per_block"]:
+        hostmem.store_i32(num_blocks, 0)
+        return SUCCESS
+    warp = attr(dev, A_WARP) or 32
+    warps = -(-block_size // warp) * warp
+    limits = [attr(dev, A_BLOCKS_PER_SM) or 32, (attr(dev, A_THREADS_PER_SM) or 2048) // warps]
+    shared = k.attributes["shared_size_bytes"] + dynamic_shared
+    if shared:
+        limits.append((attr(dev, A_SHARED_PER_SM) or 65536) // shared)
+    regs = k.attributes["num_regs"] * warps
+    if regs:
+        limits.append((attr(dev, A_REGS_PER_SM) or 65536) // regs)
+    hostmem.store_i32(num_blocks, max(min(limits), 0))
+    return SUCCESS
+
+
+# The names implemented here and by runtime_api, for the README and the tests.
+IMPLEMENTED = sorted(set(runtime_api.IMPLEMENTATIONS) - {"cricket_device_identity"})

@@ -1,0 +1,123 @@
+"""Build the example CUDA programs with ``nvcc -cudart shared``: ``python examples/build.py [OUTDIR]``.
+
+Default OUTDIR is ``build/examples``. A program whose output is newer than its sources is kept.
+Each program prints PASS or FAIL and exits with status 0 or 1; run one through cricket with
+``cricket run -- build/examples/vector_add``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Example:
+    name: str                          # the output file in OUTDIR
+    sources: tuple[str, ...]
+    flags: tuple[str, ...] = ()
+    shared: bool = False               # a shared library (lib<name>.so)
+    needs: tuple[str, ...] = field(default=())   # other examples it loads at run time
+
+    @property
+    def output(self) -> str:
+        return f"lib{self.name}.so" if self.shared else self.name
+
+
+EXAMPLES = (
+    Example("vector_add", ("vector_add.cu",)),
+    Example("device_info", ("device_info.cu",)),
+    Example("matmul_tiled", ("matmul_tiled.cu",)),
+    Example("reduction", ("reduction.cu",)),
+    Example("streams_events", ("streams_events.cu",)),
+    Example("symbols", ("symbols.cu",)),
+    Example("struct_by_value", ("struct_by_value.cu",)),
+    Example("templates", ("templates.cu",)),
+    Example("printf_kernel", ("printf_kernel.cu",)),
+    Example("launch_kernel", ("launch_kernel.cu",)),
+    Example("memory", ("memory.cu",)),
+    Example("error_paths", ("error_paths.cu",)),
+    Example("kernel_lib", ("kernel_lib.cu",), shared=True),
+    Example("dlopen_host", ("dlopen_host.cu",), ("-ldl",), needs=("kernel_lib",)),
+    Example("two_tu", ("two_tu_main.cu", "two_tu_kernels.cu")),
+    Example("rdc", ("two_tu_main.cu", "two_tu_kernels.cu"), ("-rdc=true", "-DUSE_RDC")),
+    Example("threads", ("threads.cu",), ("-Xcompiler", "-pthread")),
+    Example("fork_child", ("fork_child.cu",)),
+    Example("long_running", ("long_running.cu",)),
+    Example("empty_kernel", ("empty_kernel.cu",)),
+)
+BY_NAME = {e.name: e for e in EXAMPLES}
+
+
+class BuildError(RuntimeError):
+    """nvcc failed on an example; the message holds its output."""
+
+
+def command(example: Example, outdir: Path, nvcc: str = "nvcc") -> list[str]:
+    cmd = [nvcc, "-cudart", "shared", "-O2", "-o", str(outdir / example.output)]
+    if example.shared:
+        cmd += ["-shared", "-Xcompiler", "-fPIC"]
+    return cmd + [str(HERE / s) for s in example.sources] + list(example.flags)
+
+
+def up_to_date(example: Example, outdir: Path) -> bool:
+    out = outdir / example.output
+    if not out.exists():
+        return False
+    newest = max((HERE / s).stat().st_mtime for s in (*example.sources, "check.h"))
+    return out.stat().st_mtime >= newest
+
+
+def build_one(example: Example, outdir: Path, nvcc: str = "nvcc") -> Path:
+    out = outdir / example.output
+    if up_to_date(example, outdir):
+        return out
+    res = subprocess.run(command(example, outdir, nvcc), capture_output=True, text=True)
+    if res.returncode != 0:
+        raise BuildError(f"nvcc failed on {example.name}:\n{res.stdout}{res.stderr}")
+    return out
+
+
+def build(names: list[str] | None = None, outdir: Path = Path("build/examples"), jobs: int = 2,
+          nvcc: str = "nvcc") -> dict[str, Path]:
+    """Build the named examples (default all) and what they load; returns name -> path."""
+    if shutil.which(nvcc) is None:
+        raise BuildError(f"{nvcc} not found: install the CUDA 13 toolkit to build the examples")
+    wanted: list[Example] = []
+    for name in names or [e.name for e in EXAMPLES]:
+        if name not in BY_NAME:
+            raise BuildError(f"no example named {name!r}; the examples are {', '.join(BY_NAME)}")
+        for dep in (*BY_NAME[name].needs, name):
+            if BY_NAME[dep] not in wanted:
+                wanted.append(BY_NAME[dep])
+    outdir.mkdir(parents=True, exist_ok=True)
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        paths = list(pool.map(lambda e: build_one(e, outdir, nvcc), wanted))
+    return {e.name: p for e, p in zip(wanted, paths)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("outdir", nargs="?", type=Path, default=Path("build/examples"))
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="build only these examples")
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
+    args = parser.parse_args(argv)
+    try:
+        built = build(args.only, args.outdir, args.jobs)
+    except BuildError as exc:
+        print(f"examples/build.py: {exc}", file=sys.stderr)
+        return 1
+    for name, path in built.items():
+        print(f"built {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

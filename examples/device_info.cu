@@ -1,0 +1,26 @@
+// Device management answered from the server's HELLO snapshot: count, properties, attributes.
+#include "check.h"
+#include <cstring>
+
+int main()
+{
+    int count = 0, dev = -1, runtime = 0, driver = 0, sm = 0;
+    CHECK(cudaGetDeviceCount(&count));
+    CHECK(cudaSetDevice(0));
+    CHECK(cudaGetDevice(&dev));
+    cudaDeviceProp prop;
+    CHECK(cudaGetDeviceProperties(&prop, 0));
+    CHECK(cudaDeviceGetAttribute(&sm, cudaDevAttrMultiProcessorCount, 0));
+    CHECK(cudaRuntimeGetVersion(&runtime));
+    CHECK(cudaDriverGetVersion(&driver));
+    size_t free_mem = 0, total = 0;
+    CHECK(cudaMemGetInfo(&free_mem, &total));
+    printf("%d device(s); device %d: %s, sm_%d%d, %d SMs, %zu MiB, %d threads/block, runtime %d\n",
+           count, dev, prop.name, prop.major, prop.minor, prop.multiProcessorCount,
+           prop.totalGlobalMem >> 20, prop.maxThreadsPerBlock, runtime);
+    int bad = count < 1 || dev != 0 || strlen(prop.name) == 0 || prop.maxThreadsPerBlock <= 0
+              || sm != prop.multiProcessorCount || total == 0 || free_mem > total || runtime < 13000
+              || cudaSetDevice(count) != cudaErrorInvalidDevice;
+    cudaGetLastError();
+    return report("device management", bad);
+}

@@ -1,0 +1,15 @@
+// A kernel library: built as a shared object and loaded at run time by dlopen_host.cu and by
+// python_host.py (its kernels register when the library is loaded).
+#include <cuda_runtime.h>
+
+__global__ void saxpy(float a, const float *x, float *y, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+
+extern "C" int lib_saxpy(float a, const float *x, float *y, int n)
+{
+    saxpy<<<(n + 127) / 128, 128>>>(a, x, y, n);
+    return (int)cudaGetLastError();
+}
