@@ -4,7 +4,8 @@
 # Fits in eight minutes (limits: wheels 45 s, install 120 s, tests 110 s, benches 180 s); every step has its own time limit and the report is written whatever fails.
 #
 #   On a machine with nvcc and registry access, once:   bench/gpu.sh --prepare
-#       builds build/gpu/ (overhead: the native test program for sm_90; overhead.sm_90.fatbin)
+#       builds build/gpu/ (overhead: the native test program for sm_90; overhead.cricket: the same
+#       with -cudart shared, for `cricket run`; overhead.sm_90.fatbin: its kernels for the Python API)
 #       and downloads into .whl/ the wheels the GPU machine may lack (no registry there).
 #   On the GPU machine (Python 3.12 with cuda-bindings, Cython, uvloop, numpy):
 #       OUT=/some/dir bench/gpu.sh                     (carry .whl and build/gpu along)
@@ -16,7 +17,9 @@ PREBUILT=build/gpu
 if [ "${1:-}" = "--prepare" ]; then
     set -e
     mkdir -p "$PREBUILT" .whl
-    nvcc -O2 -arch=sm_90 -o "$PREBUILT/overhead" examples/overhead/overhead.cu
+    SM90="-gencode arch=compute_90,code=[sm_90,compute_90]"
+    nvcc -O2 $SM90 -o "$PREBUILT/overhead" examples/overhead/overhead.cu
+    nvcc -O2 -cudart shared $SM90 -o "$PREBUILT/overhead.cricket" examples/overhead/overhead.cu
     nvcc -fatbin -gencode arch=compute_90,code='[sm_90,compute_90]' \
         -o "$PREBUILT/overhead.sm_90.fatbin" examples/overhead/overhead.cu
     # Pure-Python or manylinux wheels for CPython 3.12 on x86_64: what cricket and its test and
@@ -71,7 +74,7 @@ echo "pytest -m gpu exit status $?" | tee -a "$LOG"
 tail -5 "$OUT/pytest-gpu.log" | tee -a "$LOG"
 
 step "benches: overhead and copies against native CUDA; rpc, latency by size, xdr on this host"
-timeout 180 $PY -m cricket bench --quick --backend cuda --only overhead copy rpc latency xdr \
+timeout 180 $PY -m cricket bench --quick --backend cuda --only overhead copy calls rpc latency xdr \
     --out "$OUT/report" 2> "$OUT/bench.log"
 echo "cricket bench exit status $? (report: report/report.md)" | tee -a "$LOG"
 tail -3 "$OUT/bench.log" | tee -a "$LOG"

@@ -87,6 +87,10 @@ def draw(results: list[BenchResult], out_dir: Path) -> list[str]:
             made.append(_by_size(out_dir / "copy_bandwidth.png", r.series["copy"],
                                  title="Copy bandwidth by size: cricket vs raw socket (median, range)",
                                  ylabel="bandwidth (MB/s)", factor=1e6))
+        if "calls_copy" in r.series:
+            made.append(_by_size(out_dir / "copy_bandwidth_preload.png", r.series["calls_copy"],
+                                 title="cudaMemcpy through `cricket run` vs raw Unix socket (median, range)",
+                                 ylabel="bandwidth (MB/s)", factor=1e6))
         if "emu" in r.series:
             made.append(_bars(out_dir / "emu_throughput.png", r.series["emu"],
                               title="emu backend throughput by kernel (median, range of runs)",

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .config import Config
 from .report import BenchResult, Row, gpu_name
-from .stats import Sample
+from .stats import Sample, size_label
 
 ROOT = Path(__file__).resolve().parent.parent
 Progress = Callable[[str], None]
@@ -216,21 +216,28 @@ def _prebuilt(name: str) -> Path | None:
     return path if path and path.exists() else None
 
 
-def _overhead_native(workdir: Path, iterations: int) -> dict[str, float]:
-    exe = _prebuilt("overhead")
+def _parse_overhead(stdout: str) -> dict[str, float]:
+    """``overhead CASE US`` lines → {case: seconds}."""
+    return {p[1]: float(p[2]) * 1e-6 for p in (line.split() for line in stdout.splitlines())
+            if len(p) == 3 and p[0] == "overhead"}
+
+
+def _overhead_program(workdir: Path, name: str, flags: list[str]) -> Path:
+    exe = _prebuilt(name)
     if exe is None:
-        exe = workdir / "overhead"
-        subprocess.run(["nvcc", "-O2", "-o", str(exe), str(ROOT / "examples" / "overhead" / "overhead.cu")],
-                       check=True, capture_output=True)
-    out = subprocess.run([str(exe), str(iterations)], check=True, capture_output=True, text=True).stdout
-    return {p[1]: float(p[2]) for p in (line.split() for line in out.splitlines()) if p[0] == "overhead"}
+        exe = workdir / name
+        r = subprocess.run(["nvcc", "-O2", *flags, "-o", str(exe), str(ROOT / "examples" / "overhead" / "overhead.cu")],
+                           capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(f"nvcc failed on overhead.cu:\n{r.stderr[-1500:]}")
+    return exe
 
 
 def bench_overhead(cfg: Config, progress: Progress, backend: str = "emu") -> BenchResult:
     sys.path.insert(0, str(ROOT / "examples" / "overhead"))
     import overhead
     from bench.servers import CricketServer
-    res = BenchResult("overhead", f"Remoting overhead (examples/overhead), cricket Python API, {backend} backend")
+    res = BenchResult("overhead", f"Remoting overhead (examples/overhead), {backend} backend")
     on_gpu = backend == "cuda"
     arch = "sm_90" if on_gpu else "sm_75"
     prebuilt = _prebuilt(f"overhead.{arch}.fatbin")
@@ -240,35 +247,56 @@ def bench_overhead(cfg: Config, progress: Progress, backend: str = "emu") -> Ben
         return res
     iterations = 200 if cfg.tiny else 2000 if cfg.quick else 10000
     launches = 20 if cfg.tiny else 200 if cfg.quick else 1000
+    program_n = 50 if cfg.tiny else 300 if cfg.quick else 2000
     if on_gpu:
-        launches = iterations
-    runs: dict[str, list[float]] = {}
+        launches, program_n = iterations, iterations * 5
+    have_run = _has_module("cricket.client.run_cli")
+    gencode = ["-gencode", "arch=compute_90,code=[sm_90,compute_90]"] if on_gpu else []
+    py: dict[str, list[float]] = {}
+    run: dict[str, list[float]] = {}
     native: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="cricket-bench-overhead-") as tmp:
         fatbin = prebuilt or overhead.build_fatbin(Path(tmp), arch)
+        shared = _overhead_program(Path(tmp), "overhead.cricket", ["-cudart", "shared", *gencode]) \
+            if have_run else None
         server = CricketServer(backend)
         try:
             for r in range(cfg.repeat):
-                progress(f"through cricket, run {r + 1}/{cfg.repeat}")
+                progress(f"Python API, run {r + 1}/{cfg.repeat}")
                 for k, v in overhead.measure(server.address, fatbin, iterations, launches).items():
-                    runs.setdefault(k, []).append(v * 1e-6)
+                    py.setdefault(k, []).append(v * 1e-6)
+                if shared is not None:
+                    progress(f"cricket run -- overhead, run {r + 1}/{cfg.repeat}")
+                    p = subprocess.run([sys.executable, "-m", "cricket", "run", "--server", server.address, "--",
+                                        str(shared), str(program_n)], capture_output=True, text=True,
+                                       timeout=600, cwd=ROOT)
+                    if p.returncode:
+                        raise RuntimeError(f"cricket run -- overhead failed ({p.returncode}):\n"
+                                           f"{p.stdout[-800:]}{p.stderr[-1500:]}")
+                    for k, v in _parse_overhead(p.stdout).items():
+                        run.setdefault(k, []).append(v)
         finally:
             server.stop()
         if on_gpu:
+            exe = _overhead_program(Path(tmp), "overhead", gencode)
             for r in range(cfg.repeat):
                 progress(f"native CUDA, run {r + 1}/{cfg.repeat}")
-                for k, v in _overhead_native(Path(tmp), iterations * 10).items():
-                    native.setdefault(k, []).append(v * 1e-6)
+                p = subprocess.run([str(exe), str(iterations * 10)], check=True, capture_output=True, text=True)
+                for k, v in _parse_overhead(p.stdout).items():
+                    native.setdefault(k, []).append(v)
+    label = "native CUDA" if on_gpu else "no GPU here: native not measured"
     for case in overhead.CASES:
         ref = Sample.of(native[case], "s") if case in native else None
-        label = "native CUDA" if ref else ("no GPU here: native skipped" if not on_gpu else "—")
-        what = case + (" (client cache)" if case == "cudaGetDeviceCount" else "")
-        res.rows.append(Row(what, Sample.of(runs[case], "s"), ref, label))
-    res.notes.append(f"{iterations} iterations per call case, {launches} per launch case; µs per call "
-                     "(the async cases include the final synchronize)")
-    if not _has_module("cricket.client.run_cli"):
-        res.notes.append("`cricket run -- ./overhead` (the CUDA program through the preloaded client) "
-                         "is not in this build yet: not measured")
+        if case in run:
+            res.rows.append(Row(f"{case}: `cricket run` (C program)", Sample.of(run[case], "s"), ref, label))
+        what = f"{case}: Python API" + (" (client cache)" if case == "cudaGetDeviceCount" else "")
+        res.rows.append(Row(what, Sample.of(py[case], "s"), ref if case != "null_rpc" else None,
+                            label if case != "null_rpc" else "one NULL round trip, for scale"))
+    res.notes.append(f"µs per call; C program: {program_n} iterations per case (after 100 warm-up), "
+                     f"Python API: {iterations} per call case, {launches} per launch case; the async "
+                     "cases include the final synchronize")
+    if not have_run:
+        res.notes.append("`cricket run` is not in this build: the C program was not run through cricket")
     return res
 
 
@@ -281,18 +309,77 @@ def _has_module(name: str) -> bool:
 
 # ---- client calls (the preloaded client's bench) -----------------------------------------------
 
-def bench_calls(cfg: Config, progress: Progress) -> BenchResult:
-    res = BenchResult("calls", "Client calls and copies through the preloaded libcudart (bench/calls.py)")
-    script = ROOT / "bench" / "calls.py"
-    if not script.exists():
-        res.skipped = "bench/calls.py (the preloaded client's bench) is not in this build yet"
+def bench_calls(cfg: Config, progress: Progress, backend: str = "emu") -> BenchResult:
+    res = BenchResult("calls", f"Client calls and copies through the preloaded libcudart (bench/calls.py, "
+                               f"{backend} backend, Unix socket)")
+    if not (ROOT / "bench" / "calls.py").exists() or not _has_module("cricket.client.run_cli"):
+        res.skipped = "bench/calls.py and `cricket run` (the preloaded client) are not in this build yet"
         return res
-    progress("bench/calls.py")
-    r = subprocess.run([sys.executable, str(script)] + (["--quick"] if cfg.quick else []),
-                       capture_output=True, text=True, timeout=600)
-    if r.returncode:
-        res.error = f"bench/calls.py exited with {r.returncode}: {r.stderr.strip()[-500:]}"
-    res.notes.append("as printed by bench/calls.py:\n\n" + r.stdout.strip())
+    if not shutil.which("nvcc"):
+        res.skipped = "needs nvcc (CUDA 13) to build examples/empty_kernel.cu"
+        return res
+    from bench import calls
+    iterations = 50 if cfg.tiny else 200 if cfg.quick else 1000
+    max_copy = (1 << 20) if cfg.tiny else (16 << 20) if cfg.quick else (64 << 20)
+    sizes = []
+    size = 4096
+    while size <= max_copy:
+        sizes.append(size)
+        size *= 4
+    progress("nvcc builds examples/empty_kernel.cu")
+    program = calls._examples_build().build(["empty_kernel"], ROOT / "build" / "examples", jobs=1)["empty_kernel"]
+    ours: dict[str, list[float]] = {}
+    null: list[float] = []
+    raw: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory(prefix="cricket-bench-calls-") as d:
+        server, address = calls.start_server(Path(d), backend)
+        try:
+            for r in range(cfg.repeat):
+                progress(f"cricket run -- empty_kernel, run {r + 1}/{cfg.repeat}")
+                for k, v in calls.run_program(program, address, iterations, max_copy).items():
+                    ours.setdefault(k, []).append(v * 1e-6)
+                null.append(calls.null_rpc_us(address, iterations * 5) * 1e-6)
+        finally:
+            server.terminate()
+            server.wait(10)
+    for r in range(cfg.repeat):
+        progress(f"raw Unix socket, run {r + 1}/{cfg.repeat}")
+        for k, v in calls.raw_socket_us(sizes, [20 if s <= 1 << 20 else 3 for s in sizes]).items():
+            raw.setdefault(k, []).append(v * 1e-6)
+    nul = Sample.of(null, "s")
+    rows = [("cudaGetDeviceCount (answered locally)", "cudaGetDeviceCount", ("<=", 0.1)),
+            ("cudaMalloc + cudaFree", "cudaMalloc+cudaFree", "—"),
+            ("__cudaRegisterFunction (nothing sent)", "registration", ("<=", 0.1)),
+            ("empty launch + cudaDeviceSynchronize", "launch_sync", "—"),
+            ("asynchronous empty launch, issue to completion", "launch_async_total", "—")]
+    for what, key, goal in rows:
+        if key in ours:
+            res.rows.append(Row(what, Sample.of(ours[key], "s"), nul, "NULL RPC", goal))
+    if "launch_async_issue" in ours:
+        res.rows.append(Row("asynchronous empty launch, issue (goal 5 µs)", Sample.of(ours["launch_async_issue"], "s"),
+                            None, "", ("<=", 5e-6), goal_on="ours"))
+    series = {}
+    for direction, label in (("htod", "cudaMemcpy H→D"), ("dtoh", "cudaMemcpy D→H")):
+        mine_all, ref_all = [], []
+        for s in sizes:
+            key = f"{direction}_{s}"
+            if key not in ours:
+                continue
+            mine = Sample.of([s / t for t in ours[key]], "B/s")
+            ref = Sample.of([s / t for t in raw[key]], "B/s")
+            mine_all.append(mine)
+            ref_all.append(ref)
+            res.rows.append(Row(f"{label} {size_label(s)} (pinned)", mine, ref, "raw Unix socket", (">=", 0.8)))
+        series[f"cricket run, {label}"] = mine_all
+        series[f"raw Unix socket, {'send + 1-byte ack' if direction == 'htod' else 'receive'}"] = ref_all
+    if all(len(v) == len(sizes) for v in series.values()):
+        res.series["calls_copy"] = {"x": sizes, "series": series, "styles": {
+            "cricket run, cudaMemcpy H→D": {"color": "tab:blue"},
+            "raw Unix socket, send + 1-byte ack": {"color": "tab:blue", "linestyle": "--"},
+            "cricket run, cudaMemcpy D→H": {"color": "tab:orange"},
+            "raw Unix socket, receive": {"color": "tab:orange", "linestyle": "--"}}}
+    res.notes.append(f"examples/empty_kernel.cu through `cricket run`, {iterations} iterations, copies "
+                     f"4 KiB to {size_label(max_copy)} from pinned memory")
     return res
 
 
@@ -338,10 +425,10 @@ def run(names: list[str], cfg: Config, progress_stream=sys.stderr, backend: str 
         progress("starting")
         fn = BENCHES[name]
         try:
-            if name in ("copy", "overhead") and backend == "cuda" and cuda_unavailable_reason():
+            if name in ("copy", "overhead", "calls") and backend == "cuda" and cuda_unavailable_reason():
                 result = BenchResult(name, TITLES[name],
                                      skipped=f"--backend cuda: {cuda_unavailable_reason()}")
-            elif name in ("copy", "overhead"):
+            elif name in ("copy", "overhead", "calls"):
                 result = fn(cfg, progress, backend=backend)
             else:
                 result = fn(cfg, progress)
