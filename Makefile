@@ -5,7 +5,7 @@ PY      = $(VENV)/bin/python
 PYTEST_ARGS ?=
 # Test folders whose modules have a Cython implementation and a pure-Python twin:
 # they run a second time with CRICKET_PUREPYTHON=1.
-TWIN_TESTS = $(wildcard tests/xdr tests/rpcgen tests/rpc tests/preload tests/protocol tests/client)
+TWIN_TESTS = $(wildcard tests/xdr tests/rpcgen tests/rpc tests/preload tests/protocol tests/client tests/client_runtime)
 
 .PHONY: all venv build test test-fast demo examples bench clean
 
@@ -34,6 +34,10 @@ test-fast: build
 
 demo: build
 	$(PY) examples/demo.py
+
+# The CUDA sample programs, built with `nvcc -cudart shared` into build/examples.
+examples: build
+	$(PY) examples/build.py build/examples
 
 bench: build
 	$(PY) -m cricket bench
