@@ -22,13 +22,18 @@ from cricket.backends.emu import EmuDevice, pack_params  # noqa: E402
 PTX = ROOT / "tests" / "emu" / "ptx"
 
 
-def best_of(fn, repeat):
-    best = float("inf")
+def times_of(fn, repeat):
+    """Seconds of each of ``repeat`` runs."""
+    times = []
     for _ in range(repeat):
         t = time.perf_counter()
         fn()
-        best = min(best, time.perf_counter() - t)
-    return best
+        times.append(time.perf_counter() - t)
+    return times
+
+
+def best_of(fn, repeat):
+    return min(times_of(fn, repeat))
 
 
 class Bench:
@@ -36,6 +41,7 @@ class Bench:
         self.dev = EmuDevice(max_lanes=lanes, printf_sink=lambda s: None)
         self.repeat = repeat
         self.rows = []
+        self.data = []      # per kernel: every run's rate and reference time (for cricket bench)
         self.rng = np.random.default_rng(1)
 
     def put(self, a):
@@ -55,9 +61,13 @@ class Bench:
         def run():
             self.dev.launch(fn, grid, block, shared, params)
             stats.update(self.dev.last_launch)
-        t = best_of(run, self.repeat)
+        times = times_of(run, self.repeat)
+        t = min(times)
         rate = stats["thread_instructions"] / t / 1e6
-        tref = best_of(ref_fn, max(3, self.repeat))
+        ref_times = times_of(ref_fn, max(3, self.repeat))
+        tref = min(ref_times)
+        self.data.append({"what": what, "goal_m": goal_m, "times": times, "ref_times": ref_times,
+                          "rates": [stats["thread_instructions"] / x for x in times]})
         self.rows.append((what, f"{rate:,.0f} M thread-instr/s ({t * 1e3:.1f} ms)", f"{tref * 1e3:.2f} ms",
                           f"{t / tref:,.0f}x slower", f">= {goal_m} M/s", "yes" if rate >= goal_m else "no"))
 
@@ -106,8 +116,13 @@ class Bench:
         params = pack_params(fn, pa, pb, pc, 256)
         self.dev.launch(fn, (1,), (256,), 0, params)
         launches = 200
-        t = best_of(lambda: [self.dev.launch(fn, (1,), (256,), 0, params) for _ in range(launches)], 3) / launches
-        tref = best_of(lambda: np.add(a[:256], b[:256]), 20)
+        times = [x / launches for x in
+                 times_of(lambda: [self.dev.launch(fn, (1,), (256,), 0, params) for _ in range(launches)],
+                          max(3, self.repeat))]
+        ref_times = times_of(lambda: np.add(a[:256], b[:256]), 20)
+        t, tref = min(times), min(ref_times)
+        self.data.append({"what": "fixed cost of a small launch (vecadd, 256 threads)", "times": times,
+                          "ref_times": ref_times, "goal_s": 0.5e-3})
         self.rows.append(("fixed cost of a small launch (vecadd, 256 threads)", f"{t * 1e3:.3f} ms",
                           f"{tref * 1e3:.4f} ms", f"{t / tref:,.0f}x", "<= 0.5 ms", "yes" if t <= 0.5e-3 else "no"))
 

@@ -48,14 +48,21 @@ def _generate(build_root: Path, package: str, cython: bool):
     return importlib.import_module(f"{package}.xdrbench")
 
 
-def _time(fn, quick: bool) -> float:
+def _times(fn, quick: bool) -> list[float]:
+    """µs per operation in each timeit round."""
     t = timeit.Timer(fn)
     n, _ = t.autorange()
-    return min(t.repeat(3 if quick else 5, n)) / n * 1e6
+    return [x / n * 1e6 for x in t.repeat(3 if quick else 5, n)]
 
 
-def measure_ours(mod, quick: bool) -> dict[str, float]:
-    """The codec the generated module uses (compiled, or pure under CRICKET_PUREPYTHON=1)."""
+def _time(fn, quick: bool) -> float:
+    return min(_times(fn, quick))
+
+
+def measure_ours(mod, quick: bool, timer=_time) -> dict[str, float]:
+    """The codec the generated module uses (compiled, or pure under CRICKET_PUREPYTHON=1).
+    ``timer(fn, quick)`` gives the figure: the best round (default), or ``_times`` for every round."""
+    _time = timer
     from cricket.xdr import Packer, Unpacker
     arr = list(range(10000))
     arr_bytes = mod.pack_intarr(arr)
@@ -89,8 +96,9 @@ def measure_ours(mod, quick: bool) -> dict[str, float]:
     }
 
 
-def measure_xdrlib3(mod, quick: bool) -> dict[str, float]:
+def measure_xdrlib3(mod, quick: bool, timer=_time) -> dict[str, float]:
     """Hand-written xdrlib3 code for the same types (the reference)."""
+    _time = timer
     import xdrlib3
     arr = list(range(10000))
     ten = mod.ten(a=1, b=2, c=3, d=4, e=5, f=6, g=7, h=8, i=9, j=10)

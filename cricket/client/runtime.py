@@ -182,15 +182,36 @@ class Runtime:
         from cricket.client.api import connect
         address = os.environ.get("CRICKET_SERVER") or None
         backend = os.environ.get("CRICKET_BACKEND", "")
+        local = None
         try:
+            if address is None:
+                # No server named: start one of our own, without this shim preloaded into it.
+                from cricket.client.local_server import LocalServer
+                preload = ":".join(p for p in os.environ.get("LD_PRELOAD", "").split(":")
+                                   if p and "libcricket-cudart" not in p)
+                local = LocalServer([backend] if backend else None, env={"LD_PRELOAD": preload})
+                address = local.address
+                os.environ["CRICKET_SERVER"] = address    # forked children use it too
+                atexit.register(self._stop_embedded, local)
             self._conn = connect(address, backend=backend)
         except Exception as exc:
             self._broken = (f"cannot reach the cricket server at {address or '(embedded)'}: {exc}; "
                             "start one with `cricket server` or run the program with `cricket run -- CMD`")
             log.error("%s", self._broken)
             raise RuntimeError_(ERR_UNAVAILABLE, self._broken) from exc
-        log.info("connected to %s (%s backend, %d device(s))", self._conn.server, self._conn.backend,
-                 len(self._conn.devices))
+        log.info("connected to %s (%s backend, %d device(s))%s", self._conn.server, self._conn.backend,
+                 len(self._conn.devices), " started for this process" if local else "")
+
+    def _stop_embedded(self, local: Any) -> None:
+        """At exit: the server this process started must not outlive it."""
+        if self._pid != os.getpid():
+            return
+        try:
+            if self._conn is not None:
+                self._conn.close()
+            local.stop()
+        except Exception as exc:         # exiting anyway; say what was left behind
+            log.warning("stopping the embedded cricket server failed: %s", exc)
 
     def forked(self) -> None:
         """In a forked child (os.register_at_fork, which the shim's fork handlers also run): the
@@ -434,8 +455,11 @@ class Runtime:
         from cricket.protocol import gen as P
         conn = self.conn
         self.stats.bytes_htod += count
+        # A synchronous copy sends the application's bytes in place; an asynchronous one takes a
+        # copy now, because the batch leaves later and the source may change after the call.
+        take = hostmem.view if sync else hostmem.read
         chunks = [P.cr_htod_args(dst=dst + off, stream=stream,
-                                 data=hostmem.read(src + off, min(MAX_INLINE, count - off)))
+                                 data=take(src + off, min(MAX_INLINE, count - off)))
                   for off in range(0, count, MAX_INLINE)]
         if not sync:
             for a in chunks:

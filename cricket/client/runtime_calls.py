@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 
 from cricket.client import runtime_api
+from cricket.protocol import PROGRAM, VERSION, Skeleton
 from cricket.protocol import gen as P
 from cricket.client.cuda_errors import CUDART_VERSION
 from cricket.client.runtime import (
@@ -616,17 +617,19 @@ def _check_config(grid: tuple, block: tuple, shared: int) -> None:
                             f"device's {max_shared}")
 
 
+_LAUNCH_ASYNC = {proc.name: number for number, proc in Skeleton.procedures.items()}["CR_LAUNCH_ASYNC"]
+
+
 @implements("cudaLaunchKernel")
 def launch_kernel(func: int, gxy: int, gz: int, bxy: int, bz: int, args: int, shared: int,
                   stream: int) -> int:
     k = rt.kernel(func)
     grid, block = _dim(gxy, gz), _dim(bxy, bz)
     _check_config(grid, block, shared)
-    params = hostmem.pack_params(args, k.layout, k.param_size) if k.layout else b""
-    rt.conn._stub.CR_LAUNCH_ASYNC_batched(P.cr_launch_args(
-        function=k.function, grid=P.cr_dim3(x=grid[0], y=grid[1], z=grid[2]),
-        block=P.cr_dim3(x=block[0], y=block[1], z=block[2]),
-        shared_mem=shared, stream=rt.stream(stream), params=params))
+    # The hot path: the XDR record is built in one piece (hostmem) and batched without a reply.
+    record = hostmem.launch_record(k.function, grid, block, shared, rt.stream(stream), args,
+                                   k.layout, k.param_size)
+    rt.conn._rpc.call_batched(PROGRAM, VERSION, _LAUNCH_ASYNC, [record])
     rt.stats.launches += 1
     return SUCCESS
 

@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -94,3 +95,23 @@ def test_program_whose_server_dies_gets_cuda_errors_and_exits(examples, fresh_se
     assert "stopped: cudaErrorDevicesUnavailable" in out
     assert "connection to the cricket server was lost" in err
     assert time.monotonic() - started < 30
+
+
+@pytest.mark.nvcc
+def test_without_cricket_run_or_a_server_the_client_starts_and_stops_its_own(examples, tmp_path):
+    env = run_cli.program_environment("", "emu")
+    env.pop("CRICKET_SERVER")
+    env["TMPDIR"] = str(tmp_path)             # where the embedded server's socket directory goes
+    res = subprocess.run([str(examples["vector_add"])], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "PASS" in res.stdout
+    time.sleep(0.5)
+    leftovers = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if str(tmp_path).encode() in cmdline.read_bytes():
+                leftovers.append(cmdline.parent.name)
+        except OSError:
+            pass
+    assert leftovers == [], f"embedded server processes left running: {leftovers}"
