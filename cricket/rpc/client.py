@@ -23,6 +23,7 @@ from . import message
 from .auth import AuthNone, ClientAuth
 from .constants import DEFAULT_MAX_RECORD, LAST_FRAGMENT, MAX_FRAGMENT
 from .errors import ProtocolError, RecordTooLarge, RpcConnectionError, RpcError, RpcTimeout
+from .heap import keep_large_buffers
 from .record import RecordReader
 from .transport import Address, connect_socket, parse_address
 
@@ -75,6 +76,7 @@ class Client:
     def __init__(self, address: Address, *, timeout: float | None = 25.0,
                  connect_timeout: float | None = 10.0, auth: ClientAuth | None = None,
                  max_record_size: int = DEFAULT_MAX_RECORD) -> None:
+        keep_large_buffers()
         self.address = parse_address(address)
         self._timeout_s = timeout
         self.auth = auth or AuthNone()

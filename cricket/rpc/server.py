@@ -35,6 +35,7 @@ from .constants import (DEFAULT_MAX_RECORD, MAX_FRAGMENT, RPC_VERSION, AcceptSta
                         AuthStat)
 from .context import NO_REPLY, _current
 from .errors import AuthError, RecordTooLarge, RpcError
+from .heap import keep_large_buffers
 from .record import RecordReader, frame, mark
 from .transport import Address, is_unix, new_event_loop, parse_address
 
@@ -96,6 +97,7 @@ class Server:
                  on_connect: ConnectHook | None = None,
                  on_disconnect: DisconnectHook | None = None,
                  ordered: bool = True) -> None:
+        keep_large_buffers()
         self.max_record_size = max_record_size
         self.max_fragment = max_fragment
         self.authenticators = default_authenticators() if authenticators is None else dict(authenticators)
