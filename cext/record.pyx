@@ -4,10 +4,16 @@
 A record is a sequence of fragments, each behind a 4-byte header: bit 31 marks the last fragment,
 bits 0-30 give its length. :class:`RecordReader` reassembles records from arbitrary stream chunks
 and checks every fragment header against the maximum record size *before* it buffers the fragment.
+
+A one-fragment record that spans chunks (every large payload) is assembled in place: the record's
+``bytes`` is allocated once at its header and filled as data arrives, with no list of pieces and no
+join. :meth:`RecordReader.writable` hands out the unfilled part of it, so a reader can ``recv_into``
+the record directly and report the bytes with :meth:`RecordReader.advance` (zero-copy receive).
 """
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
-from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.stdint cimport uint32_t
+from libc.string cimport memcpy
 
 from cricket.rpc.constants import DEFAULT_MAX_RECORD
 from cricket.rpc.errors import RecordTooLarge
@@ -75,6 +81,33 @@ def frame(buffers, Py_ssize_t max_fragment=MAXFRAG):
     return out
 
 
+cdef class _Window:
+    """A writable buffer over part of a record still being received; keeps the record alive."""
+    cdef object _owner
+    cdef char *_ptr
+    cdef Py_ssize_t _len
+    cdef Py_ssize_t _shape[1]
+    cdef Py_ssize_t _strides[1]
+
+    def __getbuffer__(self, Py_buffer *buffer, int flags):
+        self._shape[0] = self._len
+        self._strides[0] = 1
+        buffer.buf = self._ptr
+        buffer.obj = self
+        buffer.len = self._len
+        buffer.readonly = 0
+        buffer.itemsize = 1
+        buffer.format = "B"
+        buffer.ndim = 1
+        buffer.shape = self._shape
+        buffer.strides = self._strides
+        buffer.suboffsets = NULL
+        buffer.internal = NULL
+
+    def __releasebuffer__(self, Py_buffer *buffer):
+        pass
+
+
 cdef class RecordReader:
     """Reassembles records from stream chunks; ``feed`` returns the records completed so far."""
     cdef Py_ssize_t _max
@@ -85,6 +118,8 @@ cdef class RecordReader:
     cdef Py_ssize_t _frag_left
     cdef bint _in_header
     cdef bint _last
+    cdef bytes _rec           # a one-fragment record being filled in place, else None
+    cdef Py_ssize_t _fill     # bytes of _rec filled so far
 
     def __init__(self, Py_ssize_t max_record_size=DEFAULT_MAX_RECORD):
         if max_record_size < 0:
@@ -96,6 +131,8 @@ cdef class RecordReader:
         self._frag_left = 0
         self._in_header = True
         self._last = False
+        self._rec = None
+        self._fill = 0
 
     @property
     def max_record_size(self):
@@ -105,6 +142,35 @@ cdef class RecordReader:
     def in_record(self):
         """True while part of a record has arrived but not all of it."""
         return self._hdr_len > 0 or not self._in_header or len(self._parts) > 0
+
+    def writable(self):
+        """A writable memoryview of the part of the current record still to come (receive into it
+        and call :meth:`advance`), or None when no record is being filled in place."""
+        cdef _Window w
+        if self._rec is None or self._frag_left == 0:
+            return None
+        w = _Window.__new__(_Window)
+        w._owner = self._rec
+        w._ptr = PyBytes_AS_STRING(self._rec) + self._fill
+        w._len = self._frag_left
+        return memoryview(w)
+
+    def advance(self, Py_ssize_t nbytes):
+        """Count ``nbytes`` written into the view from :meth:`writable`; returns the records
+        completed (the current one once it is full, else none)."""
+        cdef bytes rec
+        if self._rec is None or nbytes < 0 or nbytes > self._frag_left:
+            raise ValueError(f"advance({nbytes}): only {self._frag_left if self._rec is not None else 0} "
+                             "bytes of a record are open for writing")
+        self._fill += nbytes
+        self._frag_left -= nbytes
+        if self._frag_left:
+            return []
+        rec = self._rec
+        self._rec = None
+        self._in_header = True
+        self._size = 0
+        return [rec]
 
     def feed(self, data):
         cdef Py_buffer view
@@ -138,22 +204,34 @@ cdef class RecordReader:
                     raise RecordTooLarge(self._size + flen, self._max)
                 self._last = (h & LAST) != 0
                 self._in_header = False
-                if self._last and len(self._parts) == 0 and n - pos >= flen:
-                    out.append(PyBytes_FromStringAndSize(<const char *>p + pos, flen))
-                    pos += flen
-                    self._in_header = True
-                    continue
+                if self._last and len(self._parts) == 0:
+                    if n - pos >= flen:
+                        out.append(PyBytes_FromStringAndSize(<const char *>p + pos, flen))
+                        pos += flen
+                        self._in_header = True
+                        continue
+                    # The whole record is this fragment: allocate it once, fill it in place.
+                    self._rec = PyBytes_FromStringAndSize(NULL, flen)
+                    self._fill = 0
                 self._frag_left = flen
                 self._size += flen
             take = self._frag_left if self._frag_left < n - pos else n - pos
             if take > 0:
-                self._parts.append(PyBytes_FromStringAndSize(<const char *>p + pos, take))
+                if self._rec is not None:
+                    memcpy(PyBytes_AS_STRING(self._rec) + self._fill, p + pos, take)
+                    self._fill += take
+                else:
+                    self._parts.append(PyBytes_FromStringAndSize(<const char *>p + pos, take))
                 pos += take
                 self._frag_left -= take
             if self._frag_left > 0:
                 break
             self._in_header = True
-            if self._last:
+            if self._rec is not None:
+                out.append(self._rec)
+                self._rec = None
+                self._size = 0
+            elif self._last:
                 parts = self._parts
                 out.append(parts[0] if len(parts) == 1 else b"".join(parts))
                 self._parts = []

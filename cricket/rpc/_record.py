@@ -3,6 +3,11 @@
 A record is a sequence of fragments, each behind a 4-byte header: bit 31 marks the last fragment,
 bits 0-30 give its length. :class:`RecordReader` reassembles records from arbitrary stream chunks
 and checks every fragment header against the maximum record size *before* it buffers the fragment.
+
+A one-fragment record that spans chunks (every large payload) is assembled in one buffer allocated
+at its header, with no list of pieces and no join. :meth:`RecordReader.writable` hands out the
+unfilled part of it, so a reader can ``recv_into`` the record directly and report the bytes with
+:meth:`RecordReader.advance` (zero-copy receive; here one copy remains, into the returned bytes).
 """
 from __future__ import annotations
 
@@ -66,6 +71,8 @@ class RecordReader:
         self._frag_left = 0          # bytes of the current fragment still to come
         self._in_header = True
         self._last = False
+        self._rec: bytearray | None = None   # a one-fragment record being filled in place
+        self._fill = 0                       # bytes of it filled so far
 
     @property
     def max_record_size(self) -> int:
@@ -75,6 +82,32 @@ class RecordReader:
     def in_record(self) -> bool:
         """True while part of a record has arrived but not all of it."""
         return bool(self._hdr) or not self._in_header or bool(self._parts)
+
+    def writable(self) -> memoryview | None:
+        """A writable memoryview of the part of the current record still to come (receive into it
+        and call :meth:`advance`), or None when no record is being filled in place."""
+        if self._rec is None or not self._frag_left:
+            return None
+        return memoryview(self._rec)[self._fill:self._fill + self._frag_left]
+
+    def advance(self, nbytes: int) -> list[bytes]:
+        """Count ``nbytes`` written into the view from :meth:`writable`; returns the records
+        completed (the current one once it is full, else none)."""
+        if self._rec is None or not 0 <= nbytes <= self._frag_left:
+            open_ = self._frag_left if self._rec is not None else 0
+            raise ValueError(f"advance({nbytes}): only {open_} bytes of a record are open for writing")
+        self._fill += nbytes
+        self._frag_left -= nbytes
+        if self._frag_left:
+            return []
+        return [self._finish_in_place()]
+
+    def _finish_in_place(self) -> bytes:
+        rec = bytes(self._rec)   # type: ignore[arg-type]
+        self._rec = None
+        self._in_header = True
+        self._size = 0
+        return rec
 
     def feed(self, data: BytesLike) -> list[bytes]:
         view = memoryview(data).cast("B")
@@ -99,20 +132,30 @@ class RecordReader:
                     raise RecordTooLarge(self._size + flen, self._max)
                 self._last = bool(h & LAST_FRAGMENT)
                 self._in_header = False
-                if self._last and not self._parts and n - pos >= flen:
-                    out.append(bytes(view[pos:pos + flen]))   # whole record in this chunk
-                    pos += flen
-                    self._in_header = True
-                    continue
+                if self._last and not self._parts:
+                    if n - pos >= flen:
+                        out.append(bytes(view[pos:pos + flen]))   # whole record in this chunk
+                        pos += flen
+                        self._in_header = True
+                        continue
+                    self._rec = bytearray(flen)   # the whole record is this fragment
+                    self._fill = 0
                 self._frag_left = flen
                 self._size += flen
             take = min(self._frag_left, n - pos)
             if take:
-                self._parts.append(bytes(view[pos:pos + take]))
+                if self._rec is not None:
+                    self._rec[self._fill:self._fill + take] = view[pos:pos + take]
+                    self._fill += take
+                else:
+                    self._parts.append(bytes(view[pos:pos + take]))
                 pos += take
                 self._frag_left -= take
             if self._frag_left:
                 break
+            if self._rec is not None:
+                out.append(self._finish_in_place())
+                continue
             self._in_header = True
             if self._last:
                 parts = self._parts

@@ -18,6 +18,7 @@ from .auth import AuthNone, ClientAuth
 from .client import Buffers, _nbytes, first_xid, verifier_check
 from .constants import DEFAULT_MAX_RECORD, RPC_VERSION, MsgType
 from .errors import ProtocolError, RecordTooLarge, RpcConnectionError, RpcError, RpcTimeout
+from .heap import keep_large_buffers
 from .record import RecordReader, mark
 from .transport import Address, is_unix, parse_address
 
@@ -72,6 +73,7 @@ class AsyncClient:
 
     def __init__(self, address: Address, *, timeout: float | None = 25.0,
                  auth: ClientAuth | None = None, max_record_size: int = DEFAULT_MAX_RECORD) -> None:
+        keep_large_buffers()
         self.address = parse_address(address)
         self.timeout = timeout
         self.auth = auth or AuthNone()

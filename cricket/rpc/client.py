@@ -23,6 +23,7 @@ from . import message
 from .auth import AuthNone, ClientAuth
 from .constants import DEFAULT_MAX_RECORD, LAST_FRAGMENT, MAX_FRAGMENT
 from .errors import ProtocolError, RecordTooLarge, RpcConnectionError, RpcError, RpcTimeout
+from .heap import keep_large_buffers
 from .record import RecordReader
 from .transport import Address, connect_socket, parse_address
 
@@ -34,6 +35,7 @@ _TIMEVAL = struct.Struct("@ll")
 _SUCCESS_NONE_TAIL = b"\0\0\0\1" + b"\0" * 16
 _BATCH_FLUSH = 256 * 1024      # queued batched bytes that force a write
 _RECV_SIZE = 256 * 1024
+_DIRECT_RECV = 64 * 1024   # a reply with at least this much still to come is received in place
 
 
 # A peer that went away makes a send fail with EPIPE instead of raising SIGPIPE, which would kill
@@ -80,6 +82,7 @@ class Client:
     def __init__(self, address: Address, *, timeout: float | None = 25.0,
                  connect_timeout: float | None = 10.0, auth: ClientAuth | None = None,
                  max_record_size: int = DEFAULT_MAX_RECORD) -> None:
+        keep_large_buffers()
         self.address = parse_address(address)
         self._timeout_s = timeout
         self.auth = auth or AuthNone()
@@ -324,9 +327,14 @@ class Client:
         deadline = None if timeout is None else time.monotonic() + timeout
         if self._rcvtimeo != timeout:
             self._set_rcvtimeo(timeout)
+        reader = self._reader
         while True:
+            # The rest of a large reply goes straight into the reply's own bytes (no copy).
+            window = reader.writable()
+            if window is not None and len(window) < _DIRECT_RECV:
+                window = None
             try:
-                n = sock.recv_into(rbuf)
+                n = sock.recv_into(rbuf if window is None else window)
             except (BlockingIOError, socket.timeout, InterruptedError):
                 n = -1
             except OSError as exc:
@@ -338,10 +346,13 @@ class Client:
             if n == 0:
                 self._lost()
             if n > 0:
-                try:
-                    records = self._reader.feed(rbuf[:n])
-                except RecordTooLarge as exc:
-                    raise self._fail(exc) from None
+                if window is not None:
+                    records = reader.advance(n)
+                else:
+                    try:
+                        records = reader.feed(rbuf[:n])
+                    except RecordTooLarge as exc:
+                        raise self._fail(exc) from None
                 if len(records) == 1 and records[0][:4] == xid_bytes:
                     return records[0]           # the common case: just our reply
                 mine = self._hand_over(records, xid)

@@ -35,6 +35,7 @@ from .constants import (DEFAULT_MAX_RECORD, MAX_FRAGMENT, RPC_VERSION, AcceptSta
                         AuthStat)
 from .context import NO_REPLY, _current
 from .errors import AuthError, RecordTooLarge, RpcError
+from .heap import keep_large_buffers
 from .record import RecordReader, frame, mark
 from .transport import Address, is_unix, new_event_loop, parse_address
 
@@ -49,6 +50,7 @@ _NO_AUTH = b"\0" * 16                     # AUTH_NONE credential and verifier
 _NULL_REPLY = struct.Struct(">7I")        # record mark + a SUCCESS reply with no results
 _NULL_MARK = 0x80000000 | 24
 _READ_SIZE = 256 * 1024
+_DIRECT_READ = 64 * 1024   # a record with at least this much still to come is received in place
 _SMALL_REPLY = 16384       # replies up to this size are joined into one write
 _QUEUE_PAUSE = 4096        # queued records per connection before reading is paused
 _DECODE_ERRORS = (XdrError, ValueError, IndexError, TypeError, OverflowError, EOFError)
@@ -96,6 +98,7 @@ class Server:
                  on_connect: ConnectHook | None = None,
                  on_disconnect: DisconnectHook | None = None,
                  ordered: bool = True) -> None:
+        keep_large_buffers()
         self.max_record_size = max_record_size
         self.max_fragment = max_fragment
         self.authenticators = default_authenticators() if authenticators is None else dict(authenticators)
@@ -232,7 +235,8 @@ class _Connection(asyncio.BufferedProtocol):
     """One client connection: record reassembly, in-order dispatch, replies.
 
     A buffered protocol: the event loop reads straight into a buffer of the connection (no bytes
-    object per read); the record reader copies each complete record out of it.
+    object per read); the record reader copies each complete record out of it. The rest of a large
+    record is read straight into the record itself (``RecordReader.writable``): no copy at all.
     """
 
     def __init__(self, server: Server, connection_id: int) -> None:
@@ -249,6 +253,7 @@ class _Connection(asyncio.BufferedProtocol):
         self._paused_write = False
         self._out: list[bytes] | None = None     # replies collected while a chunk is handled
         self._rview = memoryview(bytearray(_READ_SIZE))
+        self._direct = False         # the last buffer handed out was the record being received
         none = server.authenticators.get(AuthFlavor.AUTH_NONE)
         self._none_auth = none if type(none) is NoneAuthenticator else None
 
@@ -275,9 +280,20 @@ class _Connection(asyncio.BufferedProtocol):
         # so that a session is never freed under a handler that still uses it.
 
     def get_buffer(self, sizehint: int) -> memoryview:
+        window = self.reader.writable()
+        if window is not None and len(window) >= _DIRECT_READ:
+            self._direct = True
+            return window
+        self._direct = False
         return self._rview
 
     def buffer_updated(self, nbytes: int) -> None:
+        if self._direct:
+            self._direct = False
+            records = self.reader.advance(nbytes)
+            if records:
+                self._deliver(records)
+            return
         self.data_received(self._rview[:nbytes])
 
     def data_received(self, data: bytes | memoryview) -> None:
@@ -287,6 +303,11 @@ class _Connection(asyncio.BufferedProtocol):
             log.warning("connection %d from %s: %s; closing it", self.id, self.peer, exc)
             self._close()
             return
+        if records:
+            self._deliver(records)
+
+    def _deliver(self, records: list[bytes]) -> None:
+        """Answer (or queue, while a handler runs) the records that just completed."""
         if not records:
             return
         if self.busy:

@@ -105,3 +105,51 @@ def test_selected_implementation_follows_environment():
     from cricket.rpc import record
     expected = "cricket.rpc._record" if pure_python_forced() else "cricket._cext.record"
     assert record.IMPLEMENTATION == expected
+
+
+def test_large_record_is_received_in_place_through_the_writable_window(rec):
+    payload = bytes(range(256)) * 4096                 # 1 MiB, one fragment
+    wire = _wire(rec, [payload, b"next"])
+    reader = rec.RecordReader()
+    assert reader.writable() is None                  # nothing open before a header arrives
+    assert reader.feed(wire[:1000]) == []
+    got, pos = [], 1000
+    while (window := reader.writable()) is not None:
+        assert len(window) == len(payload) + 4 - pos  # exactly the rest of the record, no header
+        take = min(len(window), 300_000)
+        window[:take] = wire[pos:pos + take]
+        pos += take
+        got += reader.advance(take)
+    assert got == [payload] and not reader.in_record
+    assert reader.feed(wire[pos:]) == [b"next"]
+
+
+def test_record_filled_in_place_can_still_be_fed_as_chunks(rec):
+    payload = b"\x5a" * 100_000
+    wire = _wire(rec, [payload])
+    reader = rec.RecordReader()
+    out = reader.feed(wire[:10])
+    window = reader.writable()
+    window[:50] = wire[10:60]
+    out += reader.advance(50)
+    out += reader.feed(wire[60:])
+    assert out == [payload] and reader.writable() is None
+
+
+def test_advance_past_the_open_window_is_refused(rec):
+    reader = rec.RecordReader()
+    reader.feed(rec.mark(10) + b"abc")
+    assert len(reader.writable()) == 7
+    with pytest.raises(ValueError, match="7 bytes"):
+        reader.advance(8)
+    with pytest.raises(ValueError):
+        rec.RecordReader().advance(1)
+
+
+def test_window_keeps_its_record_alive_after_the_reader_is_gone(rec):
+    reader = rec.RecordReader()
+    reader.feed(rec.mark(8) + b"ab")
+    window = reader.writable()
+    del reader
+    window[:] = b"cdefgh"                             # no crash, no write into freed memory
+    assert bytes(window) == b"cdefgh"
