@@ -25,6 +25,11 @@ int cricket_drv_context_valid(CUcontext ctx)
            && ctx->magic == CRICKET_DRV_CTX_MAGIC;
 }
 
+CUcontext cricket_drv_primary_context(CUdevice dev)
+{
+    return dev >= 0 && dev < cricket_drv_snapshot()->device_count ? &primary[dev] : NULL;
+}
+
 CUcontext cricket_drv_current_context(void)
 {
     return ctx_depth ? ctx_stack[ctx_depth - 1] : NULL;
