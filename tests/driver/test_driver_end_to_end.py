@@ -1,0 +1,141 @@
+"""Programs run through the cricket libcuda.so.1 against a real `cricket server` (emu backend, a
+separate process on a Unix socket): NVIDIA's static cudart as nvcc links it by default, and
+cuda-python's driver bindings loading PTX, fatbin and cubin images. The library is put in front
+with LD_LIBRARY_PATH and reaches the client through CRICKET_LIBPYTHON (native programs) or the
+running interpreter (Python programs); the server never sees the library.
+
+The emu backend executes PTX; a bare cubin (SASS only) loads but cannot run there, which is what
+the cubin test checks (on a GPU server it runs)."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cricket.client.local_server import LocalServer
+from cricket.client.run_cli import libpython
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+
+
+@pytest.fixture(scope="module")
+def server():
+    local = LocalServer(["emu"])
+    try:
+        yield local
+    finally:
+        local.stop()
+
+
+def environment(driver_dir: Path, server: LocalServer, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("CRICKET_", "CUDA_PYTHON_")) and k not in ("LD_PRELOAD", "PYTHONHOME")}
+    env.update(LD_LIBRARY_PATH=str(driver_dir), CRICKET_SERVER=server.address,
+               CRICKET_PYTHON=sys.executable, CRICKET_PYTHONPATH=str(ROOT),
+               PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p))
+    lib = libpython()
+    if lib:
+        env["CRICKET_LIBPYTHON"] = lib
+    env.update(extra)
+    return env
+
+
+def compile_example(name: str, out: Path) -> Path:
+    exe = out / name
+    if not exe.exists():
+        subprocess.run(["nvcc", "-o", str(exe), str(EXAMPLES / f"{name}.cu")], check=True)
+    return exe
+
+
+@pytest.fixture(scope="module")
+def example_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("examples-static")
+
+
+def run_native(exe: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([str(exe)], capture_output=True, text=True, env=env, timeout=180)
+
+
+# ------------------------------------------------------------------ static cudart (nvcc's default)
+
+@pytest.mark.nvcc
+def test_vector_add_with_static_cudart_passes_through_the_server(driver_dir, server, example_dir):
+    if not libpython():
+        pytest.skip("this Python has no shared libpython for a native program to embed")
+    exe = compile_example("vector_add", example_dir)
+    assert "cudaRegisterFatBinary" not in subprocess.run(["nm", "-D", str(exe)], capture_output=True,
+                                                         text=True).stdout   # static: no libcudart.so
+    proc = run_native(exe, environment(driver_dir, server, CRICKET_STATS="1", CRICKET_LOG="INFO"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "PASS" in proc.stdout
+    # the work reached the server: its device answered, the kernel and the copies went there
+    assert "device(s) from the server at" in proc.stderr
+    stats = re.search(r"\[cricket\] (\d+) kernel launch\(es\), (\d+) B to and (\d+) B from", proc.stderr)
+    assert stats and stats.groups() == ("1", "80000", "40000"), proc.stderr
+
+
+@pytest.mark.nvcc
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["matmul_tiled", "reduction", "streams_events", "symbols", "templates",
+                                  "struct_by_value", "launch_kernel", "threads", "device_info"])
+def test_examples_with_static_cudart_pass(driver_dir, server, example_dir, name):
+    if not libpython():
+        pytest.skip("this Python has no shared libpython for a native program to embed")
+    proc = run_native(compile_example(name, example_dir), environment(driver_dir, server))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "PASS" in proc.stdout and "FAIL" not in proc.stdout
+
+
+@pytest.mark.nvcc
+def test_native_program_without_a_server_fails_at_the_first_forwarded_call(driver_dir, server, example_dir):
+    exe = compile_example("vector_add", example_dir)
+    env = environment(driver_dir, server, CRICKET_SERVER="/nonexistent/cricket.sock")
+    proc = run_native(exe, env)
+    assert "PASS" not in proc.stdout
+    assert "/nonexistent/cricket.sock" in proc.stderr
+
+
+# ------------------------------------------------------------------ cuda-python driver API
+
+@pytest.fixture(scope="module")
+def images(tmp_path_factory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("vadd-images")
+    built = {}
+    for kind in ("ptx", "cubin", "fatbin"):
+        built[kind] = out / f"vadd.{kind}"
+        subprocess.run(["nvcc", f"-{kind}", "-arch=sm_75", "-o", str(built[kind]),
+                        str(PROGRAMS / "vadd_kernel.cu")], check=True)
+    return built
+
+
+def run_cuda_python(driver_dir, server, image: Path, mode: str) -> subprocess.CompletedProcess:
+    pytest.importorskip("cuda.bindings.driver", reason="cuda-python not installed (pip install cuda-python)")
+    return subprocess.run([sys.executable, str(PROGRAMS / "cuda_python_vadd.py"), str(image), mode],
+                          capture_output=True, text=True, env=environment(driver_dir, server), timeout=120)
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("kind", ["ptx", "fatbin"])
+@pytest.mark.parametrize("mode", ["params", "extra"])
+def test_cuda_python_vector_add_passes(driver_dir, server, images, kind, mode):
+    proc = run_cuda_python(driver_dir, server, images[kind], mode)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "device cricket emu (emulated sm_75 on the CPU)"   # the server's HELLO snapshot
+    assert lines[1] == "memory type 2"                                     # CU_MEMORYTYPE_DEVICE
+    assert lines[-1] == "PASS: driver-API vector add of 5000 elements, 0 wrong"
+
+
+@pytest.mark.nvcc
+def test_cuda_python_cubin_loads_and_the_emulator_reports_no_binary(driver_dir, server, images):
+    proc = run_cuda_python(driver_dir, server, images["cubin"], "params")
+    # loading, cuModuleGetFunction (layout from the cubin's .nv.info), allocation and copies work;
+    # the emu backend has no SASS engine, so the launch reports CUDA_ERROR_NO_BINARY_FOR_GPU
+    assert proc.stdout.splitlines()[1] == "memory type 2"
+    assert proc.stdout.splitlines()[-1] == "FAIL: cuStreamSynchronize: CUDA_ERROR_NO_BINARY_FOR_GPU"
