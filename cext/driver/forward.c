@@ -63,6 +63,18 @@ static CUresult forward(const char *name, const uint64_t *args, int nargs)
     return cricket_drv_client_call(name, args, nargs);
 }
 
+/* A release (free, unload, destroy) after the client has shut down: the server frees what the
+ * session held when its connection closes, so the caller (a destructor or cudart's exit hook)
+ * gets success, as NVIDIA's driver gives it until the process ends. */
+static CUresult forward_release(const char *name, const uint64_t *args, int nargs)
+{
+    CUresult rc = forward(name, args, nargs);
+    return rc == CUDA_ERROR_DEINITIALIZED ? CUDA_SUCCESS : rc;
+}
+
+#define RELEASE(name, ...) forward_release(name, (const uint64_t[]){ __VA_ARGS__ }, \
+                                           (int)(sizeof((const uint64_t[]){ __VA_ARGS__ }) / sizeof(uint64_t)))
+
 #define FWD(name, ...) forward(name, (const uint64_t[]){ __VA_ARGS__ }, \
                                (int)(sizeof((const uint64_t[]){ __VA_ARGS__ }) / sizeof(uint64_t)))
 
@@ -71,7 +83,7 @@ static CUresult forward(const char *name, const uint64_t *args, int nargs)
 CRICKET_DRV_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 { return FWD("cuMemAlloc", U(dptr), bytesize); }
 CRICKET_DRV_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
-{ return FWD("cuMemFree", dptr); }
+{ return RELEASE("cuMemFree", dptr); }
 CRICKET_DRV_EXPORT CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
 { return FWD("cuMemGetInfo", U(free), U(total)); }
 CRICKET_DRV_EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
@@ -79,7 +91,7 @@ CRICKET_DRV_EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
 CRICKET_DRV_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 { return FWD("cuMemHostAlloc", U(pp), bytesize, Flags); }
 CRICKET_DRV_EXPORT CUresult cuMemFreeHost(void *p)
-{ return FWD("cuMemFreeHost", U(p)); }
+{ return RELEASE("cuMemFreeHost", U(p)); }
 CRICKET_DRV_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
 { return FWD("cuMemHostGetDevicePointer", U(pdptr), U(p), Flags); }
 CRICKET_DRV_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
@@ -89,9 +101,9 @@ CRICKET_DRV_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, 
 CRICKET_DRV_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 { return FWD("cuMemAlloc", U(dptr), bytesize); }
 CRICKET_DRV_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
-{ return FWD("cuMemFreeAsync", dptr, U(hStream)); }
+{ return RELEASE("cuMemFreeAsync", dptr, U(hStream)); }
 CRICKET_DRV_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
-{ return FWD("cuMemFreeAsync", dptr, U(hStream)); }
+{ return RELEASE("cuMemFreeAsync", dptr, U(hStream)); }
 
 /* Pointer attributes: Python classifies the address (device allocation, pinned host memory or
  * unknown) and gives its range; the attribute encoding is done here. */
@@ -237,7 +249,7 @@ CRICKET_DRV_EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *ima
 CRICKET_DRV_EXPORT CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
 { return FWD("cuModuleLoadData", U(module), U(fatCubin)); }
 CRICKET_DRV_EXPORT CUresult cuModuleUnload(CUmodule hmod)
-{ return FWD("cuModuleUnload", U(hmod)); }
+{ return RELEASE("cuModuleUnload", U(hmod)); }
 CRICKET_DRV_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 { return FWD("cuModuleGetFunction", U(hfunc), U(hmod), U(name)); }
 CRICKET_DRV_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name)
@@ -249,7 +261,7 @@ CRICKET_DRV_EXPORT CUresult cuLibraryLoadData(CUlibrary *library, const void *co
                                               unsigned int numLibraryOptions)
 { return FWD("cuModuleLoadData", U(library), U(code)); }
 CRICKET_DRV_EXPORT CUresult cuLibraryUnload(CUlibrary library)
-{ return FWD("cuModuleUnload", U(library)); }
+{ return RELEASE("cuModuleUnload", U(library)); }
 CRICKET_DRV_EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
 { return FWD("cuModuleGetFunction", U(pKernel), U(library), U(name)); }
 CRICKET_DRV_EXPORT CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
@@ -328,7 +340,7 @@ CRICKET_DRV_EXPORT CUresult cuStreamCreate(CUstream *phStream, unsigned int Flag
 CRICKET_DRV_EXPORT CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
 { return FWD("cuStreamCreate", U(phStream), flags); }
 CRICKET_DRV_EXPORT CUresult cuStreamDestroy_v2(CUstream hStream)
-{ return FWD("cuStreamDestroy", U(hStream)); }
+{ return RELEASE("cuStreamDestroy", U(hStream)); }
 CRICKET_DRV_EXPORT_PAIR(cuStreamSynchronize, cuStreamSynchronize_ptsz, (CUstream hStream), "cuStreamSynchronize", U(hStream))
 CRICKET_DRV_EXPORT_PAIR(cuStreamQuery, cuStreamQuery_ptsz, (CUstream hStream), "cuStreamQuery", U(hStream))
 CRICKET_DRV_EXPORT_PAIR(cuStreamWaitEvent, cuStreamWaitEvent_ptsz, (CUstream hStream, CUevent hEvent, unsigned int Flags),
@@ -364,9 +376,98 @@ CRICKET_DRV_EXPORT CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUevent 
 CRICKET_DRV_EXPORT CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
 { return FWD("cuEventElapsedTime", U(pMilliseconds), U(hStart), U(hEnd)); }
 CRICKET_DRV_EXPORT CUresult cuEventDestroy_v2(CUevent hEvent)
-{ return FWD("cuEventDestroy", U(hEvent)); }
+{ return RELEASE("cuEventDestroy", U(hEvent)); }
 
 CRICKET_DRV_EXPORT CUresult cuCtxSynchronize(void)
 { return forward("cuCtxSynchronize", NULL, 0); }
 CRICKET_DRV_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx)
 { return forward("cuCtxSynchronize", NULL, 0); }
+
+/* ------------------------------------------------------------------ memory pools */
+
+/* One default pool per device, answered here: allocations from it are ordinary device
+ * allocations on the server (freed at once by cuMemFreeAsync), so its reuse settings are accepted
+ * and its usage counters read 0. */
+struct CUmemPoolHandle_st {
+    CUdevice device;
+    uint64_t release_threshold;
+    int reuse[3];
+};
+static struct CUmemPoolHandle_st default_pools[CRICKET_DRV_MAX_DEVICES];
+
+static CUresult default_pool(CUmemoryPool *pool, CUdevice dev)
+{
+    CUresult rc = cricket_drv_check_init();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!pool)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (dev < 0 || dev >= cricket_drv_snapshot()->device_count)
+        return CUDA_ERROR_INVALID_DEVICE;
+    default_pools[dev].device = dev;
+    *pool = &default_pools[dev];
+    return CUDA_SUCCESS;
+}
+
+static int pool_valid(CUmemoryPool pool)
+{
+    return pool >= &default_pools[0] && pool < &default_pools[CRICKET_DRV_MAX_DEVICES];
+}
+
+CRICKET_DRV_EXPORT CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
+{ return default_pool(pool, dev); }
+CRICKET_DRV_EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
+{ return default_pool(pool_out, dev); }
+
+CRICKET_DRV_EXPORT CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+{
+    if (!pool_valid(pool) || !value)
+        return CUDA_ERROR_INVALID_VALUE;
+    switch (attr) {
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+        *(int *)value = pool->reuse[attr - CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES];
+        return CUDA_SUCCESS;
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+        *(uint64_t *)value = pool->release_threshold;
+        return CUDA_SUCCESS;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+    case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+        *(uint64_t *)value = 0;
+        return CUDA_SUCCESS;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+CRICKET_DRV_EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+{
+    if (!pool_valid(pool) || !value)
+        return CUDA_ERROR_INVALID_VALUE;
+    switch (attr) {
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+        pool->reuse[attr - CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES] = *(int *)value;
+        return CUDA_SUCCESS;
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+        pool->release_threshold = *(uint64_t *)value;
+        return CUDA_SUCCESS;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+        return CUDA_SUCCESS;          /* resetting the high-water marks */
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+CRICKET_DRV_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
+{ return pool_valid(pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+
+CRICKET_DRV_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
+{ return pool_valid(pool) ? FWD("cuMemAlloc", U(dptr), bytesize) : CUDA_ERROR_INVALID_VALUE; }
+CRICKET_DRV_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
+{ return pool_valid(pool) ? FWD("cuMemAlloc", U(dptr), bytesize) : CUDA_ERROR_INVALID_VALUE; }

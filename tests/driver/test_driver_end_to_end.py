@@ -139,3 +139,32 @@ def test_cuda_python_cubin_loads_and_the_emulator_reports_no_binary(driver_dir, 
     # the emu backend has no SASS engine, so the launch reports CUDA_ERROR_NO_BINARY_FOR_GPU
     assert proc.stdout.splitlines()[1] == "memory type 2"
     assert proc.stdout.splitlines()[-1] == "FAIL: cuStreamSynchronize: CUDA_ERROR_NO_BINARY_FOR_GPU"
+
+
+# ------------------------------------------------------------------ cuda.core with NVRTC, CuPy
+
+def test_cuda_core_compiles_with_nvrtc_and_launches(driver_dir, server):
+    pytest.importorskip("cuda.core", reason="cuda.core not installed (pip install cuda-core)")
+    try:
+        from cuda.pathfinder import load_nvidia_dynamic_lib
+        load_nvidia_dynamic_lib("nvrtc")
+    except Exception as exc:
+        pytest.skip(f"NVRTC not found ({exc}); pip install nvidia-cuda-nvrtc")
+    proc = subprocess.run([sys.executable, str(PROGRAMS / "cuda_core_nvrtc.py")], capture_output=True,
+                          text=True, env=environment(driver_dir, server), timeout=180)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1] == "PASS: cuda.core NVRTC kernel on 1000 elements, 0 wrong"
+    assert "failed" not in proc.stderr          # the pool's free at exit succeeds too
+
+
+def test_cupy_elementwise_and_reduction_kernels(driver_dir, server):
+    pytest.importorskip("cupy", reason="cupy-cuda13x not installed")
+    # CUB's precompiled reduction kernels use PTX the emu backend lacks (min.s16x2): CuPy's own
+    # reduction kernels are used instead
+    env = environment(driver_dir, server, CUPY_COMPILE_WITH_PTX="1", CUPY_ACCELERATORS="")
+    proc = subprocess.run([sys.executable, str(PROGRAMS / "cupy_kernels.py")], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    got = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
+    assert got == {"elementwise": "True", "kernel": "True", "sum": "1000000.0 1000000.0",
+                   "max": "999.0 999.0"}
