@@ -168,3 +168,23 @@ def test_cupy_elementwise_and_reduction_kernels(driver_dir, server):
     got = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
     assert got == {"elementwise": "True", "kernel": "True", "sum": "1000000.0 1000000.0",
                    "max": "999.0 999.0"}
+
+
+# ------------------------------------------------------------------ one process, one client state
+
+@pytest.mark.nvcc
+def test_runtime_shim_and_driver_share_one_client_state(driver_dir, server, tmp_path):
+    shim = ROOT / "cricket" / "_preload" / "libcricket-cudart.so"
+    if not shim.exists():
+        pytest.skip(f"the libcudart shim is not built ({shim}); run make build")
+    if not libpython():
+        pytest.skip("this Python has no shared libpython for a native program to embed")
+    exe = tmp_path / "both_layers"
+    subprocess.run(["nvcc", "-cudart", "shared", "-o", str(exe), str(PROGRAMS / "both_layers.cu"),
+                    f"-L{driver_dir}", "-l:libcuda.so.1"], check=True)
+    proc = run_native(exe, environment(driver_dir, server, LD_PRELOAD=str(shim), CRICKET_STATS="1"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines() == ["memory type 2", "PASS: both layers on one client state, 0 wrong"]
+    # one connection: one summary line, counting the copies of both layers
+    summaries = re.findall(r"\[cricket\] (\d+) kernel launch\(es\), (\d+) B to and (\d+) B from", proc.stderr)
+    assert summaries == [("1", "16384", "32768")], proc.stderr
