@@ -188,3 +188,21 @@ def test_runtime_shim_and_driver_share_one_client_state(driver_dir, server, tmp_
     # one connection: one summary line, counting the copies of both layers
     summaries = re.findall(r"\[cricket\] (\d+) kernel launch\(es\), (\d+) B to and (\d+) B from", proc.stderr)
     assert summaries == [("1", "16384", "32768")], proc.stderr
+
+
+# ------------------------------------------------------------------ addresses
+
+def test_device_addresses_are_reserved_and_classified(driver_dir, server):
+    import json
+    proc = subprocess.run([sys.executable, str(PROGRAMS / "address_probe.py"), str(driver_dir / "libcricket-cuda.so")],
+                          capture_output=True, text=True, env=environment(driver_dir, server), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout.splitlines()[-1])
+    assert got["init"] == got["alloc"] == got["host_alloc"] == 0
+    assert got["reserved"], "the device allocation's addresses are not reserved in the process"
+    assert got["type_device"] == [0, 2]              # CU_MEMORYTYPE_DEVICE
+    assert got["type_host_pinned"] == [0, 1]         # CU_MEMORYTYPE_HOST
+    assert got["type_pageable"][0] == 1              # unknown memory: CUDA_ERROR_INVALID_VALUE
+    assert got["range"] == [0, True, 1 << 20]
+    assert got["free"] == [0, 1]                     # a second free is an error
+    assert got["free_host"] == 0
