@@ -180,6 +180,9 @@ def main(argv: list[str] | None = None) -> int:
                  f"{ours['launch_async_issue'] / 5:.2f}", "≤ 1"))
     rows.append(("asynchronous empty launch, issue to completion", us(ours["launch_async_total"]),
                  f"NULL RPC {us(null_us)}", f"{ours['launch_async_total'] / null_us:.2f}", "—"))
+    rows.append(("cudaMemcpy H→D 4 KiB from pageable memory (returns once staged)",
+                 us(ours["htod_pageable_4096"]), f"NULL RPC {us(null_us)}",
+                 f"{ours['htod_pageable_4096'] / null_us:.2f}", "—"))
     for direction, label in (("htod", "cudaMemcpy H→D"), ("dtoh", "cudaMemcpy D→H")):
         for s in sizes:
             key = f"{direction}_{s}"

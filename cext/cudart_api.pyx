@@ -9,6 +9,9 @@ back. No exception ever reaches C: it is logged and becomes ``cudaErrorUnknown``
 value of the C return type), because a ``noexcept`` function would otherwise return 0, which
 means ``cudaSuccess``.
 
+``cricket_call`` is the generic entry of ``forward_runtime.c``: the CUDA function's name and its
+arguments as 64-bit words, passed on as ints to the implementation of that name.
+
 The Python-visible functions (``CAPI_NAMES``, ``attached``, ``error_string``, ``error_name``,
 ``read_fatbin``) are shared with the pure-Python twin ``cricket.client.cudart_api``.
 """

@@ -72,3 +72,39 @@ def pack_params(size_t args, tuple layout, Py_ssize_t param_size) -> bytes:
         memcpy(buf + offset, argv[i], size)
         i += 1
     return out
+
+
+cdef inline void _be32(unsigned char *p, uint32_t v) noexcept:
+    p[0] = v >> 24
+    p[1] = v >> 16
+    p[2] = v >> 8
+    p[3] = v
+
+
+cdef inline void _be64(unsigned char *p, uint64_t v) noexcept:
+    _be32(p, <uint32_t>(v >> 32))
+    _be32(p + 4, <uint32_t>v)
+
+
+def launch_record(unsigned long long function, tuple grid, tuple block, unsigned int shared_mem,
+                  unsigned long long stream, size_t args, tuple layout, Py_ssize_t param_size) -> bytes:
+    """The XDR encoding of ``cr_launch_args`` (cricket.x) for a launch, with the parameter buffer
+    packed from nvcc's argument array in place: one allocation, no intermediate objects."""
+    cdef Py_ssize_t padded = (param_size + 3) & ~3
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, 48 + padded)
+    cdef unsigned char *p = <unsigned char *>PyBytes_AS_STRING(out)
+    cdef void **argv = <void **>args
+    cdef Py_ssize_t i = 0, offset, size
+    _be64(p, function)
+    for i in range(3):
+        _be32(p + 8 + 4 * i, <uint32_t>grid[i])
+        _be32(p + 20 + 4 * i, <uint32_t>block[i])
+    _be32(p + 32, shared_mem)
+    _be64(p + 36, stream)
+    _be32(p + 44, <uint32_t>param_size)
+    memset(p + 48, 0, padded)
+    i = 0
+    for offset, size in layout:
+        memcpy(p + 48 + offset, argv[i], size)
+        i += 1
+    return out

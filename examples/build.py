@@ -42,6 +42,7 @@ EXAMPLES = (
     Example("templates", ("templates.cu",)),
     Example("printf_kernel", ("printf_kernel.cu",)),
     Example("launch_kernel", ("launch_kernel.cu",)),
+    Example("memory", ("memory.cu",)),
     Example("error_paths", ("error_paths.cu",)),
     Example("kernel_lib", ("kernel_lib.cu",), shared=True),
     Example("dlopen_host", ("dlopen_host.cu",), ("-ldl",), needs=("kernel_lib",)),

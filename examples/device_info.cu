@@ -22,5 +22,17 @@ int main()
               || sm != prop.multiProcessorCount || total == 0 || free_mem > total || runtime < 13000
               || cudaSetDevice(count) != cudaErrorInvalidDevice;
     cudaGetLastError();
+    // cudaDeviceReset frees what this process allocated; the runtime stays usable
+    void *p = nullptr;
+    cudaStream_t s;
+    CHECK(cudaMalloc(&p, 1 << 20));
+    CHECK(cudaStreamCreate(&s));
+    CHECK(cudaDeviceReset());
+    bad += cudaStreamSynchronize(s) != cudaErrorInvalidResourceHandle;
+    cudaGetLastError();
+    bad += cudaFree(p) != cudaErrorInvalidDevicePointer;
+    cudaGetLastError();
+    CHECK(cudaMalloc(&p, 1 << 20));
+    CHECK(cudaFree(p));
     return report("device management", bad);
 }

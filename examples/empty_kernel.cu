@@ -73,6 +73,14 @@ int main(int argc, char **argv)
         snprintf(name, sizeof name, "dtoh_%zu", size);
         TIME(name, reps, cudaMemcpy(h, d, size, cudaMemcpyDeviceToHost));
     }
+    {
+        // from pageable memory a synchronous copy returns once the source may be reused
+        char *pageable = (char *)malloc(4096);
+        memset(pageable, 2, 4096);
+        TIME("htod_pageable_4096", n, cudaMemcpy(d, pageable, 4096, cudaMemcpyHostToDevice));
+        cudaDeviceSynchronize();
+        free(pageable);
+    }
     cudaError_t e = cudaDeviceSynchronize();
     printf("status %d\n", (int)e);
     return e == cudaSuccess ? 0 : 1;

@@ -25,6 +25,13 @@ int main()
     bad += expect("launch with 4096 threads per block", cudaGetLastError(), cudaErrorInvalidConfiguration);
     bad += expect("cudaFree of a host pointer", cudaFree(&bad), cudaErrorInvalidDevicePointer);
     cudaGetLastError();
+    int *gone, value = 0;
+    CHECK(cudaMalloc(&gone, 64));
+    CHECK(cudaFree(gone));
+    cudaError_t copy = cudaMemcpy(&value, gone, sizeof value, cudaMemcpyDeviceToHost);
+    printf("copy from freed device memory: %s\n", cudaGetErrorName(copy));
+    bad += copy == cudaSuccess;
+    cudaGetLastError();
 
     write_at<<<1, 1>>>(d, 1ll << 36);  // far outside every allocation
     bad += expect("the out-of-bounds launch itself", cudaGetLastError(), cudaSuccess);

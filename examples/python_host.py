@@ -37,5 +37,29 @@ check(cudart.cudaMemcpy(y.buffer_info()[0], dy, nbytes, 2), "cudaMemcpy D2H")
 bad = sum(1 for i in range(n) if y[i] != 3.0 * i + 1)
 check(cudart.cudaFree(dx), "cudaFree")
 check(cudart.cudaFree(dy), "cudaFree")
-print(f"{'FAIL' if bad else 'PASS'}: Python host through ctypes ({count.value} device(s))")
+
+
+def worker(k: int, results: list) -> None:
+    """Each Python thread: its own buffers, copies and a launch of the library's kernel."""
+    xs = array.array("f", [float(k)] * 256)
+    ys = array.array("f", [1.0] * 256)
+    a, b = ctypes.c_void_p(), ctypes.c_void_p()
+    size = ctypes.c_size_t(4 * 256)
+    errs = [cudart.cudaMalloc(ctypes.byref(a), size), cudart.cudaMalloc(ctypes.byref(b), size),
+            cudart.cudaMemcpy(a, xs.buffer_info()[0], size, 1), cudart.cudaMemcpy(b, ys.buffer_info()[0], size, 1),
+            kernels.lib_saxpy(2.0, a, b, 256), cudart.cudaMemcpy(ys.buffer_info()[0], b, size, 2),
+            cudart.cudaFree(a), cudart.cudaFree(b)]
+    results.append(any(errs) or any(v != 2.0 * k + 1 for v in ys))
+
+
+import threading  # noqa: E402
+
+results: list = []
+threads = [threading.Thread(target=worker, args=(k, results)) for k in range(4)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+bad += sum(results) + (len(results) != 4)
+print(f"{'FAIL' if bad else 'PASS'}: Python host through ctypes ({count.value} device(s), 4 threads)")
 sys.exit(1 if bad else 0)

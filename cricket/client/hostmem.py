@@ -3,6 +3,7 @@ ctypes. Same functions, same results; slower."""
 from __future__ import annotations
 
 import ctypes
+import struct
 from collections.abc import Iterable
 from typing import Any
 
@@ -59,3 +60,14 @@ def pack_params(args: int, layout: tuple, param_size: int) -> bytes:
         ptr = ctypes.c_void_p.from_address(args + 8 * i).value
         buf[offset:offset + size] = ctypes.string_at(ptr, size)
     return bytes(buf)
+
+
+_LAUNCH_HEAD = struct.Struct(">Q3I3IIQI")
+
+
+def launch_record(function: int, grid: tuple, block: tuple, shared_mem: int, stream: int, args: int,
+                  layout: tuple, param_size: int) -> bytes:
+    """The XDR encoding of ``cr_launch_args`` with the parameters packed from ``args``."""
+    params = pack_params(args, layout, param_size) if layout else bytes(param_size)
+    return (_LAUNCH_HEAD.pack(function, *grid, *block, shared_mem, stream, param_size)
+            + params + b"\0" * (-param_size % 4))

@@ -16,6 +16,7 @@ import atexit
 import ctypes
 import logging
 import os
+import sys
 import threading
 import time
 from bisect import bisect_right
@@ -63,7 +64,7 @@ A_SHARED_PER_BLOCK, A_WARP, A_THREADS_PER_SM = 8, 10, 39
 A_SHARED_PER_SM, A_REGS_PER_SM, A_BLOCKS_PER_SM, A_SHARED_OPTIN = 81, 82, 106, 97
 
 
-class RuntimeError_(Exception):
+class CudaRuntimeError(Exception):
     """A CUDA runtime call failed: ``code`` is the cudaError_t it returns."""
 
     def __init__(self, code: int, message: str) -> None:
@@ -76,7 +77,7 @@ def cuda_error_of(exc: BaseException) -> int:
     from cricket.client.api import CudaError
     from cricket.client.kernel_args import KernelArgumentError
     from cricket.rpc.errors import RpcError
-    if isinstance(exc, RuntimeError_):
+    if isinstance(exc, CudaRuntimeError):
         return exc.code
     if isinstance(exc, CudaError):
         return exc.code if exc.code in ERRORS else ERR_UNKNOWN
@@ -112,7 +113,6 @@ class VarRecord:
 @dataclass
 class Stats:
     """What the application did through cricket (printed by ``cricket run --stats``)."""
-    calls: int = 0
     launches: int = 0
     bytes_htod: int = 0
     bytes_dtoh: int = 0
@@ -151,6 +151,8 @@ class Runtime:
         self.events: dict[int, int] = {}
         self._next_handle = 0x5C0000
         self._pending_dtoh: list[tuple[list, int, int]] = []
+        self._drain_lock = threading.Lock()
+        self._draining = False
         self.stats = Stats()
         self._libc = ctypes.CDLL(None, use_errno=True)
         self._libc.mmap.restype = ctypes.c_void_p
@@ -173,7 +175,7 @@ class Runtime:
             if self._pid != os.getpid():
                 self._after_fork()
             if self._broken:
-                raise RuntimeError_(ERR_UNAVAILABLE, self._broken)
+                raise CudaRuntimeError(ERR_UNAVAILABLE, self._broken)
             if self._conn is None:
                 self._connect()
             return self._conn
@@ -182,21 +184,46 @@ class Runtime:
         from cricket.client.api import connect
         address = os.environ.get("CRICKET_SERVER") or None
         backend = os.environ.get("CRICKET_BACKEND", "")
+        local = None
         try:
-            self._conn = connect(address, backend=backend)
+            if address is None:
+                # No server named: start one of our own, without this shim preloaded into it.
+                from cricket.client.local_server import LocalServer
+                preload = ":".join(p for p in os.environ.get("LD_PRELOAD", "").split(":")
+                                   if p and "libcricket-cudart" not in p)
+                local = LocalServer([backend] if backend else None, env={"LD_PRELOAD": preload})
+                address = local.address
+                os.environ["CRICKET_SERVER"] = address    # forked children use it too
+                atexit.register(self._stop_embedded, local)
+            self._conn = connect(address, backend=backend, timeout=_timeout())
         except Exception as exc:
             self._broken = (f"cannot reach the cricket server at {address or '(embedded)'}: {exc}; "
                             "start one with `cricket server` or run the program with `cricket run -- CMD`")
             log.error("%s", self._broken)
-            raise RuntimeError_(ERR_UNAVAILABLE, self._broken) from exc
-        log.info("connected to %s (%s backend, %d device(s))", self._conn.server, self._conn.backend,
-                 len(self._conn.devices))
+            raise CudaRuntimeError(ERR_UNAVAILABLE, self._broken) from exc
+        log.info("connected to %s (%s backend, %d device(s))%s", self._conn.server, self._conn.backend,
+                 len(self._conn.devices), " started for this process" if local else "")
+
+    def _stop_embedded(self, local: Any) -> None:
+        """At exit: the server this process started must not outlive it."""
+        if self._pid != os.getpid():
+            return
+        try:
+            if self._conn is not None:
+                self._conn.close()
+            local.stop()
+        except Exception as exc:         # exiting anyway; say what was left behind
+            log.warning("stopping the embedded cricket server failed: %s", exc)
 
     def forked(self) -> None:
         """In a forked child (os.register_at_fork, which the shim's fork handlers also run): the
         next call opens a session of its own."""
         if self._pid != os.getpid():
             self._conn = None
+            # a lock held by a thread that does not exist in the child would never be released
+            self._lock = threading.RLock()
+            self._drain_lock = threading.Lock()
+            self._draining = False
 
     def _after_fork(self) -> None:
         # The child shares the parent's socket: leave it to the parent and start a session of its
@@ -250,20 +277,20 @@ class Runtime:
         try:
             return self.streams[handle]
         except KeyError:
-            raise RuntimeError_(ERR_INVALID_HANDLE, f"stream {handle:#x} does not exist") from None
+            raise CudaRuntimeError(ERR_INVALID_HANDLE, f"stream {handle:#x} does not exist") from None
 
     def event(self, handle: int) -> int:
         try:
             return self.events[handle]
         except KeyError:
-            raise RuntimeError_(ERR_INVALID_HANDLE, f"event {handle:#x} does not exist") from None
+            raise CudaRuntimeError(ERR_INVALID_HANDLE, f"event {handle:#x} does not exist") from None
 
     # --- registry --------------------------------------------------------------------------
 
     def kernel(self, host_fun: int) -> KernelRecord:
         k = self.kernels.get(host_fun)
         if k is None:
-            raise RuntimeError_(ERR_INVALID_FUNCTION, f"{host_fun:#x} is not a registered kernel")
+            raise CudaRuntimeError(ERR_INVALID_FUNCTION, f"{host_fun:#x} is not a registered kernel")
         if not k.function:
             self._resolve_kernel(k)
         return k
@@ -290,7 +317,7 @@ class Runtime:
         from cricket.client.runtime_api import REGISTRATIONS
         entry = REGISTRATIONS.get(handle)
         if entry.image is None:
-            raise RuntimeError_(E["cudaErrorInvalidKernelImage"],
+            raise CudaRuntimeError(E["cudaErrorInvalidKernelImage"],
                                 f"fatbin {handle:#x} holds no fatbin container cricket can read")
         parts = [entry.image]
         if entry.wrapper_version == 2 and entry.wrapper:
@@ -316,7 +343,7 @@ class Runtime:
         layout = tuple((p.offset, p.size) for p in f.params)
         for off, size in layout:
             if off + size > f.param_size:
-                raise RuntimeError_(E["cudaErrorInvalidKernelImage"],
+                raise CudaRuntimeError(E["cudaErrorInvalidKernelImage"],
                                     f"kernel {k.name}: parameter at {off}+{size} lies past its "
                                     f"{f.param_size}-byte parameter buffer")
         k.layout = layout
@@ -329,7 +356,7 @@ class Runtime:
     def var(self, host_var: int) -> VarRecord:
         v = self.vars.get(host_var)
         if v is None:
-            raise RuntimeError_(ERR_INVALID_SYMBOL, f"{host_var:#x} is not a registered "
+            raise CudaRuntimeError(ERR_INVALID_SYMBOL, f"{host_var:#x} is not a registered "
                                 "__device__ or __constant__ variable")
         if not v.ptr:
             from cricket.protocol import gen as P
@@ -383,6 +410,12 @@ class Runtime:
         i = bisect_right(self._alloc_starts, ptr) - 1
         return i >= 0 and ptr < self._alloc_starts[i] + self.allocations.get(self._alloc_starts[i], 0)
 
+    def in_allocation(self, ptr: int, count: int) -> bool:
+        """True when [ptr, ptr+count) lies inside one device allocation of this process."""
+        starts = self._alloc_starts
+        i = bisect_right(starts, ptr) - 1
+        return i >= 0 and ptr + count <= starts[i] + self.allocations.get(starts[i], 0)
+
     def add_allocation(self, ptr: int, size: int) -> None:
         self.reserve(ptr, size)
         with self._lock:
@@ -401,7 +434,7 @@ class Runtime:
     def host_alloc(self, size: int) -> int:
         out = ctypes.c_void_p()
         if self._libc.posix_memalign(ctypes.byref(out), PAGE, max(size, 1)) != 0 or not out.value:
-            raise RuntimeError_(ERR_MEMORY, f"cannot allocate {size} bytes of host memory")
+            raise CudaRuntimeError(ERR_MEMORY, f"cannot allocate {size} bytes of host memory")
         with self._lock:
             self.host_allocs[out.value] = size
         return out.value
@@ -409,7 +442,7 @@ class Runtime:
     def host_free(self, ptr: int) -> None:
         with self._lock:
             if self.host_allocs.pop(ptr, None) is None:
-                raise RuntimeError_(ERR_INVALID_VALUE, f"{ptr:#x} was not allocated by cudaMallocHost/"
+                raise CudaRuntimeError(ERR_INVALID_VALUE, f"{ptr:#x} was not allocated by cudaMallocHost/"
                                     "cudaHostAlloc")
         self._libc.free(ptr)
 
@@ -427,15 +460,18 @@ class Runtime:
             return (D2D if self.is_device(src) else H2D) if self.is_device(dst) else \
                    (D2H if self.is_device(src) else H2H)
         if kind not in (H2H, H2D, D2H, D2D):
-            raise RuntimeError_(ERR_INVALID_KIND, f"cudaMemcpyKind {kind} does not exist")
+            raise CudaRuntimeError(ERR_INVALID_KIND, f"cudaMemcpyKind {kind} does not exist")
         return kind
 
     def htod(self, dst: int, src: int, count: int, stream: int, sync: bool) -> None:
         from cricket.protocol import gen as P
         conn = self.conn
         self.stats.bytes_htod += count
+        # A synchronous copy sends the application's bytes in place; an asynchronous one takes a
+        # copy now, because the batch leaves later and the source may change after the call.
+        take = hostmem.view if sync else hostmem.read
         chunks = [P.cr_htod_args(dst=dst + off, stream=stream,
-                                 data=hostmem.read(src + off, min(MAX_INLINE, count - off)))
+                                 data=take(src + off, min(MAX_INLINE, count - off)))
                   for off in range(0, count, MAX_INLINE)]
         if not sync:
             for a in chunks:
@@ -459,11 +495,16 @@ class Runtime:
         pending, dst, count = started
         conn = self.conn
         for i, call in enumerate(pending):
-            res = conn._check(P.unpack_cr_data_res(call.result()), "cuMemcpyDtoH")
+            reply = call.result()
             n = min(MAX_INLINE, count - i * MAX_INLINE)
-            if len(res.data) != n:
-                raise RuntimeError_(ERR_UNKNOWN, f"the server returned {len(res.data)} of {n} bytes")
-            hostmem.write(dst + i * MAX_INLINE, res.data)
+            # cr_data_res: status, then (status 0) the opaque's length and bytes. The bytes go
+            # straight from the received record to the application's memory.
+            if len(reply) < 8 or reply[:4] != b"\0\0\0\0":
+                conn._check(P.unpack_cr_data_res(reply), "cuMemcpyDtoH")
+            got = int.from_bytes(reply[4:8], "big")
+            if got != n or len(reply) < 8 + n:
+                raise CudaRuntimeError(ERR_UNKNOWN, f"the server returned {got} of {n} bytes")
+            hostmem.write(dst + i * MAX_INLINE, reply[8:8 + n])
 
     def defer_dtoh(self, started: tuple[list, int, int]) -> None:
         with self._lock:
@@ -471,16 +512,23 @@ class Runtime:
 
     def drain(self) -> None:
         """Complete the asynchronous device-to-host copies (at every synchronising call)."""
-        if not self._pending_dtoh:
+        if not self._pending_dtoh and not self._draining:
             return
-        with self._lock:
-            pending, self._pending_dtoh = self._pending_dtoh, []
-        error = None
-        for started in pending:
+        # One drain at a time: a thread that finds the list empty while another thread is still
+        # writing the copies it took must wait for them (its stream may be among them).
+        with self._drain_lock:
+            self._draining = True
             try:
-                self.dtoh_finish(started)
-            except Exception as exc:      # finish the others; report the first failure
-                error = error or exc
+                with self._lock:
+                    pending, self._pending_dtoh = self._pending_dtoh, []
+                error = None
+                for started in pending:
+                    try:
+                        self.dtoh_finish(started)
+                    except Exception as exc:      # finish the others; report the first failure
+                        error = error or exc
+            finally:
+                self._draining = False
         if error is not None:
             raise error
 
@@ -499,9 +547,23 @@ class Runtime:
     def device_attribute(self, device: int, attribute: int) -> int:
         devices = self.devices
         if not 0 <= device < len(devices):
-            raise RuntimeError_(ERR_INVALID_DEVICE, f"device {device} does not exist "
+            raise CudaRuntimeError(ERR_INVALID_DEVICE, f"device {device} does not exist "
                                 f"({len(devices)} device(s))")
         return devices[device].attributes.get(attribute, 0)
+
+
+def _timeout() -> float | None:
+    """``CRICKET_TIMEOUT``: seconds to wait for any one reply (default: no limit, since a kernel
+    may legitimately run for long); past it the call fails with cudaErrorDevicesUnavailable."""
+    value = os.environ.get("CRICKET_TIMEOUT", "").strip()
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        log.warning("CRICKET_TIMEOUT=%r is not a number of seconds; waiting without a limit", value)
+        return None
+    return seconds if seconds > 0 else None
 
 
 def _read_container(ptr: int) -> bytes:
@@ -511,7 +573,7 @@ def _read_container(ptr: int) -> bytes:
     header_size = int.from_bytes(head[6:8], "little")
     size = int.from_bytes(head[8:16], "little")
     if magic != 0xBA55ED50 or header_size < 16 or header_size + size > 1 << 32:
-        raise RuntimeError_(E["cudaErrorInvalidKernelImage"],
+        raise CudaRuntimeError(E["cudaErrorInvalidKernelImage"],
                             f"no valid fatbin container at {ptr:#x} (an -rdc translation unit)")
     return hostmem.read(ptr, header_size + size)
 
@@ -528,7 +590,7 @@ def _report_stats() -> None:
     print(f"[cricket] {s.launches} kernel launch(es), {s.bytes_htod} B to and {s.bytes_dtoh} B from "
           f"the device, {s.modules_loaded} module(s) ({s.images_sent} image(s) sent), "
           f"on {conn.backend} via {conn.server} at {conn.address}, "
-          f"{time.monotonic() - s.started:.3f} s", file=__import__("sys").stderr, flush=True)
+          f"{time.monotonic() - s.started:.3f} s", file=sys.stderr, flush=True)
 
 
 if os.environ.get("CRICKET_STATS"):

@@ -19,8 +19,13 @@ forwards today; every other libcudart export is a C stub returning ``cudaErrorNo
 - an exception escaping an implementation is logged and becomes ``cudaErrorUnknown`` (999), or the
   neutral value for functions that return no error code.
 
-Signatures of the entries defined here (the client runtime of a later issue replaces the
-registration bookkeeping with its fatbin/kernel registry, keeping the signatures):
+The functions of ``cext/preload/forward_runtime.c`` arrive through the generic entry
+``cricket_call``: every C argument as an unsigned 64-bit ``int``, out-parameters written by the
+implementation itself (``hostmem``), the ``cudaError_t`` returned; they are registered by
+``cricket.client.runtime_calls`` (imported at the end of this module), which also wraps the
+registration entries below to index kernels and variables by host address.
+
+Signatures of the entries defined here:
 
 =============================  ===============================================================  ==============
 name                           arguments                                                        returns

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 
 from cricket.client import runtime_api
+from cricket.protocol import PROGRAM, VERSION, Skeleton
 from cricket.protocol import gen as P
 from cricket.client.cuda_errors import CUDART_VERSION
 from cricket.client.runtime import (
@@ -17,7 +18,7 @@ from cricket.client.runtime import (
     A_SHARED_OPTIN, A_SHARED_PER_SM, A_THREADS_PER_SM, A_WARP, D2D, D2H,
     ERR_HOST_NOT_REGISTERED, ERR_HOST_REGISTERED, ERR_INVALID_CONFIG, ERR_INVALID_DEVICE,
     ERR_INVALID_DEVPTR, ERR_INVALID_HANDLE, ERR_INVALID_VALUE, ERR_MEMORY, ERR_NOT_READY, H2D, H2H,
-    RUNTIME, SUCCESS, KernelRecord, RuntimeError_, VarRecord, hostmem, implements,
+    RUNTIME, SUCCESS, KernelRecord, CudaRuntimeError, VarRecord, hostmem, implements,
 )
 
 log = logging.getLogger(__name__)
@@ -337,7 +338,9 @@ def pointer_get_attributes(values: int, ptr: int) -> int:
 
 # ------------------------------------------------------------------ copies and memset
 
-def _copy(dst: int, src: int, count: int, kind: int, stream_handle: int, sync: bool) -> int:
+def _copy(dst: int, src: int, count: int, kind: int, stream_handle: int, sync: bool,
+          checked_dst: bool = False) -> int:
+    """One copy; ``checked_dst`` when the caller has checked that the device range exists."""
     if count == 0:
         return SUCCESS
     kind = rt.kind_of(dst, src, kind)
@@ -347,9 +350,14 @@ def _copy(dst: int, src: int, count: int, kind: int, stream_handle: int, sync: b
             _synchronizing()
         hostmem.write(dst, hostmem.view(src, count))
     elif kind == H2D:
-        # The bytes are taken now, so the call need not wait even from pageable memory.
+        # The bytes are taken now, so an asynchronous copy never waits. A synchronous one from
+        # pageable memory returns once the source may be reused, as CUDA's does (its errors come
+        # from the next synchronising call), provided the destination is known to be valid here;
+        # from pinned memory it waits for the copy, as in CUDA.
         if sync:
             _synchronizing()
+            if not rt.is_pinned(src) and (checked_dst or rt.in_allocation(dst, count)):
+                sync = False
         rt.htod(dst, src, count, stream, sync=bool(sync))
     elif kind == D2H:
         started = rt.dtoh_start(dst, src, count, stream)
@@ -406,7 +414,7 @@ E_INVALID_PITCH = runtime_api.CODES["cudaErrorInvalidPitchValue"]
 def _symbol(symbol: int, offset: int, count: int) -> int:
     v = rt.var(symbol)
     if offset + count > v.size:
-        raise RuntimeError_(ERR_INVALID_VALUE, f"{offset}+{count} bytes lie outside the {v.size}-byte "
+        raise CudaRuntimeError(ERR_INVALID_VALUE, f"{offset}+{count} bytes lie outside the {v.size}-byte "
                             f"variable {v.name}")
     return v.ptr + offset
 
@@ -416,7 +424,7 @@ def memcpy_to_symbol(symbol: int, src: int, count: int, offset: int, kind: int, 
                      sync: int) -> int:
     if kind not in (H2D, D2D, 4):
         return runtime_api.CODES["cudaErrorInvalidMemcpyDirection"]
-    return _copy(_symbol(symbol, offset, count), src, count, kind, stream, bool(sync))
+    return _copy(_symbol(symbol, offset, count), src, count, kind, stream, bool(sync), checked_dst=True)
 
 
 @implements("cudaMemcpyFromSymbolAsync")
@@ -610,10 +618,13 @@ def _check_config(grid: tuple, block: tuple, shared: int) -> None:
     if (not 0 < bx * by * bz <= max_threads or not gx * gy * gz
             or bx > max_block[0] or by > max_block[1] or bz > max_block[2]
             or gx > max_grid[0] or gy > max_grid[1] or gz > max_grid[2]):
-        raise RuntimeError_(ERR_INVALID_CONFIG, f"invalid launch configuration: grid {grid}, block {block}")
+        raise CudaRuntimeError(ERR_INVALID_CONFIG, f"invalid launch configuration: grid {grid}, block {block}")
     if shared > max_shared:
-        raise RuntimeError_(ERR_INVALID_VALUE, f"{shared} bytes of dynamic shared memory exceed the "
+        raise CudaRuntimeError(ERR_INVALID_VALUE, f"{shared} bytes of dynamic shared memory exceed the "
                             f"device's {max_shared}")
+
+
+_LAUNCH_ASYNC = {proc.name: number for number, proc in Skeleton.procedures.items()}["CR_LAUNCH_ASYNC"]
 
 
 @implements("cudaLaunchKernel")
@@ -622,11 +633,10 @@ def launch_kernel(func: int, gxy: int, gz: int, bxy: int, bz: int, args: int, sh
     k = rt.kernel(func)
     grid, block = _dim(gxy, gz), _dim(bxy, bz)
     _check_config(grid, block, shared)
-    params = hostmem.pack_params(args, k.layout, k.param_size) if k.layout else b""
-    rt.conn._stub.CR_LAUNCH_ASYNC_batched(P.cr_launch_args(
-        function=k.function, grid=P.cr_dim3(x=grid[0], y=grid[1], z=grid[2]),
-        block=P.cr_dim3(x=block[0], y=block[1], z=block[2]),
-        shared_mem=shared, stream=rt.stream(stream), params=params))
+    # The hot path: the XDR record is built in one piece (hostmem) and batched without a reply.
+    record = hostmem.launch_record(k.function, grid, block, shared, rt.stream(stream), args,
+                                   k.layout, k.param_size)
+    rt.conn._rpc.call_batched(PROGRAM, VERSION, _LAUNCH_ASYNC, [record])
     rt.stats.launches += 1
     return SUCCESS
 

@@ -36,6 +36,11 @@ _BATCH_FLUSH = 256 * 1024      # queued batched bytes that force a write
 _RECV_SIZE = 256 * 1024
 
 
+# A peer that went away makes a send fail with EPIPE instead of raising SIGPIPE, which would kill
+# a program that embeds the client with the default SIGPIPE action (native CUDA programs).
+_NOSIGNAL = getattr(socket, "MSG_NOSIGNAL", 0)
+
+
 def _nbytes(b: Any) -> int:
     return b.nbytes if isinstance(b, memoryview) else len(b)
 
@@ -125,7 +130,7 @@ class Client:
             self._waiting.add(xid)
             with self._send_lock:
                 try:
-                    self._sock.sendall(head)
+                    self._sock.sendall(head, _NOSIGNAL)
                 except OSError as exc:
                     self._waiting.discard(xid)
                     raise self._send_failed(exc) from exc
@@ -242,7 +247,7 @@ class Client:
                 pieces = None
             try:
                 if pieces is None:
-                    self._sock.sendall(head)
+                    self._sock.sendall(head, _NOSIGNAL)
                 else:
                     self._write(pieces)
             except OSError as exc:
@@ -264,11 +269,11 @@ class Client:
         sock = self._sock
         try:
             if len(pieces) > 64:
-                sock.sendall(b"".join(pieces))
+                sock.sendall(b"".join(pieces), _NOSIGNAL)
                 return
-            sent = sock.sendmsg(pieces)
+            sent = sock.sendmsg(pieces, (), _NOSIGNAL)
             if sent != sum(_nbytes(p) for p in pieces):
-                sock.sendall(b"".join(pieces)[sent:])
+                sock.sendall(b"".join(pieces)[sent:], _NOSIGNAL)
         except OSError as exc:
             raise self._send_failed(exc) from exc
 

@@ -9,7 +9,7 @@ import pytest
 from client_runtime_support import ROOT, cricket_run
 
 SELF_CHECKING = ["vector_add", "device_info", "matmul_tiled", "reduction", "streams_events", "symbols",
-                 "struct_by_value", "templates", "printf_kernel", "launch_kernel", "error_paths",
+                 "struct_by_value", "templates", "printf_kernel", "launch_kernel", "memory", "error_paths",
                  "dlopen_host", "two_tu", "rdc", "threads", "fork_child"]
 
 
@@ -45,7 +45,7 @@ def test_python_host_reaches_the_shim_through_ctypes(examples, server):
     res = cricket_run([sys.executable, str(ROOT / "examples" / "python_host.py"),
                        str(examples["kernel_lib"].parent)], server=server.address)
     assert res.returncode == 0, res.stdout + res.stderr
-    assert "PASS: Python host through ctypes (1 device(s))" in res.stdout
+    assert "PASS: Python host through ctypes (1 device(s), 4 threads)" in res.stdout
 
 
 @pytest.mark.nvcc

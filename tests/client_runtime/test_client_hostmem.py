@@ -48,3 +48,20 @@ def test_pack_params_copies_each_argument_to_its_offset(hostmem):
     args = (ctypes.c_void_p * 3)(ctypes.addressof(x), ctypes.addressof(n), ctypes.addressof(s))
     out = hostmem.pack_params(ctypes.addressof(args), ((0, 8), (8, 4), (16, 12)), 32)
     assert out == struct.pack("<Qi4x", 0x1122334455667788, -5) + s.raw + b"\0" * 4
+
+
+def test_launch_record_is_the_xdr_of_cr_launch_args(hostmem):
+    from cricket.protocol import gen as P
+    x = ctypes.c_uint64(0xDEADBEEF00)
+    n = ctypes.c_int16(-3)                         # a 2-byte parameter: the buffer needs padding
+    args = (ctypes.c_void_p * 2)(ctypes.addressof(x), ctypes.addressof(n))
+    record = hostmem.launch_record(7, (2, 3, 4), (32, 1, 1), 128, 9, ctypes.addressof(args),
+                                   ((0, 8), (8, 2)), 10)
+    expected = P.pack_cr_launch_args(P.cr_launch_args(
+        function=7, grid=P.cr_dim3(x=2, y=3, z=4), block=P.cr_dim3(x=32, y=1, z=1), shared_mem=128,
+        stream=9, params=struct.pack("<Qh", 0xDEADBEEF00, -3)))
+    assert record == expected
+    empty = hostmem.launch_record(1, (1, 1, 1), (1, 1, 1), 0, 0, 0, (), 0)
+    assert empty == P.pack_cr_launch_args(P.cr_launch_args(
+        function=1, grid=P.cr_dim3(x=1, y=1, z=1), block=P.cr_dim3(x=1, y=1, z=1), shared_mem=0,
+        stream=0, params=b""))

@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -78,9 +79,11 @@ def test_module_images_go_by_hash_the_second_run_sends_no_bytes(examples, fresh_
 
 
 @pytest.mark.nvcc
-def test_program_whose_server_dies_gets_cuda_errors_and_exits(examples, fresh_server):
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_program_whose_server_dies_gets_cuda_errors_and_exits(mode, examples, fresh_server):
+    # sync: blocked waiting for a reply; async: sending launches (no SIGPIPE may kill it)
     proc = subprocess.Popen([sys.executable, "-m", "cricket", "run", "--server", fresh_server.address,
-                             "--", str(examples["long_running"])], stdout=subprocess.PIPE,
+                             "--", str(examples["long_running"]), mode], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         assert proc.stdout.readline().strip() == "running"
@@ -94,3 +97,41 @@ def test_program_whose_server_dies_gets_cuda_errors_and_exits(examples, fresh_se
     assert "stopped: cudaErrorDevicesUnavailable" in out
     assert "connection to the cricket server was lost" in err
     assert time.monotonic() - started < 30
+
+
+@pytest.mark.nvcc
+def test_without_cricket_run_or_a_server_the_client_starts_and_stops_its_own(examples, tmp_path):
+    env = run_cli.program_environment("", "emu")
+    env.pop("CRICKET_SERVER")
+    env["TMPDIR"] = str(tmp_path)             # where the embedded server's socket directory goes
+    res = subprocess.run([str(examples["vector_add"])], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "PASS" in res.stdout
+    time.sleep(0.5)
+    leftovers = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if str(tmp_path).encode() in cmdline.read_bytes():
+                leftovers.append(cmdline.parent.name)
+        except OSError:
+            pass
+    assert leftovers == [], f"embedded server processes left running: {leftovers}"
+
+
+@pytest.mark.nvcc
+def test_a_server_that_stops_answering_is_given_up_after_cricket_timeout(examples, fresh_server):
+    proc = subprocess.Popen([sys.executable, "-m", "cricket", "run", "--server", fresh_server.address,
+                             "--", str(examples["long_running"])], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            env={**os.environ, "CRICKET_TIMEOUT": "2"})
+    try:
+        assert proc.stdout.readline().strip() == "running"
+        fresh_server.process.send_signal(signal.SIGSTOP)     # alive, but silent
+        out, err = proc.communicate(timeout=30)
+    finally:
+        fresh_server.process.send_signal(signal.SIGCONT)
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 3, out + err
+    assert "stopped: cudaErrorDevicesUnavailable" in out

@@ -9,7 +9,7 @@ import pytest
 
 from cricket.client import runtime
 from cricket.client.api import CudaError
-from cricket.client.runtime import D2D, D2H, DEFAULT, H2D, H2H, Runtime, RuntimeError_, cuda_error_of
+from cricket.client.runtime import D2D, D2H, DEFAULT, H2D, H2H, Runtime, CudaRuntimeError, cuda_error_of
 from cricket.rpc.errors import RpcConnectionError
 
 
@@ -34,7 +34,7 @@ def test_copy_kinds_from_cudaMemcpyDefault(rt):
     assert rt.kind_of(host, dev, DEFAULT) == D2H
     assert rt.kind_of(dev, dev + 64, DEFAULT) == D2D
     assert rt.kind_of(host, host, DEFAULT) == H2H
-    with pytest.raises(RuntimeError_) as err:
+    with pytest.raises(CudaRuntimeError) as err:
         rt.kind_of(dev, host, 9)
     assert err.value.code == runtime.ERR_INVALID_KIND
 
@@ -51,7 +51,7 @@ def test_pinned_host_memory_is_local_and_known(rt):
     assert ptr % 4096 == 0 and rt.is_pinned(ptr + 9999) and not rt.is_pinned(ptr + 10000 + 8192)
     rt.host_free(ptr)
     assert not rt.is_pinned(ptr)
-    with pytest.raises(RuntimeError_):
+    with pytest.raises(CudaRuntimeError):
         rt.host_free(ptr)
 
 
@@ -66,7 +66,7 @@ def test_last_error_is_per_thread(rt):
 
 def test_default_stream_handles_and_unknown_streams(rt):
     assert rt.stream(0) == rt.stream(runtime.STREAM_LEGACY) == rt.stream(runtime.STREAM_PER_THREAD) == 0
-    with pytest.raises(RuntimeError_) as err:
+    with pytest.raises(CudaRuntimeError) as err:
         rt.stream(0x1234)
     assert err.value.code == runtime.ERR_INVALID_HANDLE
 
@@ -81,7 +81,7 @@ def test_errors_map_to_cuda_runtime_codes():
 def test_unreachable_server_fails_once_and_then_at_once(rt, monkeypatch):
     monkeypatch.setenv("CRICKET_SERVER", "/nonexistent/cricket.sock")
     for _ in range(2):
-        with pytest.raises(RuntimeError_) as err:
+        with pytest.raises(CudaRuntimeError) as err:
             rt.conn
         assert err.value.code == runtime.ERR_UNAVAILABLE
         assert "cannot reach the cricket server" in str(err.value)
