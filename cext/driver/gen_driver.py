@@ -46,7 +46,7 @@ HEADER_GROUPS = (
 )
 HAND_WRITTEN = re.compile(r"^CRICKET_DRV_EXPORT\s+CUresult\s+(\w+)\s*\(", re.M)
 # forward.c defines a legacy symbol and its per-thread twin with one macro line.
-HAND_WRITTEN_PAIR = re.compile(r"^CRICKET_DRV_EXPORT_PAIR\((\w+),\s*(\w+),", re.M)
+HAND_WRITTEN_PAIR = re.compile(r"^CRICKET_DRV_EXPORT_PAIR\w*\((\w+),\s*(\w+),", re.M)
 # CUDAAPI is empty on Linux; it stays in the text of headers that do not include cuda.h (cudaVDPAU.h).
 DECLARATION = re.compile(r"\bCUresult\s+(?:CUDAAPI\s+)?(cu\w+)\s*\(([^;{}]*?)\)\s*;")
 PFN = re.compile(r"typedef\s+CUresult\s*\(\s*(?:CUDAAPI\s*)?\*\s*PFN_(cu\w+?)_v(\d+)(_ptds|_ptsz)?\s*\)")

@@ -28,7 +28,7 @@ from typing import Any
 
 from cricket import _select
 from cricket.client.runtime import RUNTIME as rt
-from cricket.client.runtime import RuntimeError_, _read_container
+from cricket.client.runtime import CudaRuntimeError, _read_container
 
 hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
 
@@ -79,7 +79,7 @@ def result_of(exc: BaseException) -> int:
         return exc.code
     if isinstance(exc, CudaError):
         return exc.code
-    if isinstance(exc, RuntimeError_):
+    if isinstance(exc, CudaRuntimeError):
         return _RUNTIME_TO_DRIVER.get(exc.code, exc.code)
     if isinstance(exc, (RpcError, OSError)):
         return DEVICE_UNAVAILABLE
@@ -121,29 +121,59 @@ class FunctionRecord:
     layout: tuple = ()
     param_size: int = 0
     attributes: dict[int, int] = field(default_factory=dict)
+    session: int = 0                   # the value of _session when `server` was obtained
 
 
 @dataclass
 class ModuleRecord:
     server: int
+    image: bytes                       # kept: a forked child loads it again into its own session
+    kind: int
     functions: dict[str, int] = field(default_factory=dict)
+    session: int = 0
 
 
 modules: dict[int, ModuleRecord] = {}
 functions: dict[int, FunctionRecord] = {}
+# Incremented in a forked child: server handles obtained before belong to the parent's session.
+# Module and function handles stay valid (cudart keeps its CUlibrary/CUkernel across fork); their
+# server objects are re-created at the first use.
+_session = 0
 
 
 def _module(handle: int) -> ModuleRecord:
     m = modules.get(handle)
     if m is None:
         raise DriverApiError(INVALID_HANDLE, f"module or library {handle:#x} does not exist")
+    if m.session != _session:
+        m.server = rt.conn.load_module(m.image, m.kind).handle
+        m.session = _session
     return m
+
+
+def _resolve(f: FunctionRecord) -> None:
+    from cricket.protocol import gen as P
+    m = _module(f.module)
+    conn = rt.conn
+    res = conn._stub.CR_MODULE_GET_FUNCTION(P.cr_get_args(module=m.server, name=f.name))
+    conn._check(res, f"cuModuleGetFunction({f.name})")
+    fn = res.function
+    layout = tuple((p.offset, p.size) for p in fn.params)
+    for off, size in layout:
+        if off + size > fn.param_size:
+            raise DriverApiError(INVALID_IMAGE, f"kernel {f.name}: parameter at {off}+{size} lies "
+                                 f"past its {fn.param_size}-byte parameter buffer")
+    f.server, f.layout, f.param_size, f.session = fn.handle, layout, fn.param_size, _session
+    f.attributes.update({0: fn.max_threads_per_block, 1: fn.shared_size_bytes,
+                         2: fn.const_size_bytes, 3: fn.local_size_bytes, 4: fn.num_regs})
 
 
 def _function(handle: int) -> FunctionRecord:
     f = functions.get(handle)
     if f is None:
         raise DriverApiError(INVALID_HANDLE, f"function or kernel {handle:#x} does not exist")
+    if f.session != _session:
+        _resolve(f)
     return f
 
 
@@ -429,7 +459,7 @@ def module_load_data(pmodule: int, image: int) -> int:
     rt.stats.modules_loaded += 1
     rt.stats.images_sent += bool(m.sent_image)
     handle = rt.new_handle()
-    modules[handle] = ModuleRecord(m.handle)
+    modules[handle] = ModuleRecord(m.handle, data, kind, session=_session)
     hostmem.store_u64(pmodule, handle)
     log.debug("module %#x loaded (%d bytes, kind %d, %s)", handle, len(data), kind,
               "sent" if m.sent_image else "server already held it")
@@ -438,9 +468,12 @@ def module_load_data(pmodule: int, image: int) -> int:
 
 @implements("cuModuleUnload")
 def module_unload(handle: int) -> int:
-    m = _module(handle)
+    m = modules.get(handle)
+    if m is None:
+        return INVALID_HANDLE
     rt.drain()
-    rt.conn._check(rt.conn._stub.CR_MODULE_UNLOAD(m.server), "cuModuleUnload")
+    if m.session == _session:           # else it was loaded by the parent's session only
+        rt.conn._check(rt.conn._stub.CR_MODULE_UNLOAD(m.server), "cuModuleUnload")
     del modules[handle]
     for fh in m.functions.values():
         functions.pop(fh, None)
@@ -456,25 +489,15 @@ def library_get_module(pmod: int, library: int) -> int:
 
 @implements("cuModuleGetFunction")
 def module_get_function(pfunc: int, module: int, name_ptr: int) -> int:
-    from cricket.protocol import gen as P
     _out(pfunc)
     m = _module(module)
     name = _c_string(name_ptr)
     handle = m.functions.get(name)
     if handle is None:
-        conn = rt.conn
-        res = conn._stub.CR_MODULE_GET_FUNCTION(P.cr_get_args(module=m.server, name=name))
-        conn._check(res, f"cuModuleGetFunction({name})")
-        f = res.function
-        layout = tuple((p.offset, p.size) for p in f.params)
-        for off, size in layout:
-            if off + size > f.param_size:
-                raise DriverApiError(INVALID_IMAGE, f"kernel {name}: parameter at {off}+{size} lies "
-                                     f"past its {f.param_size}-byte parameter buffer")
+        f = FunctionRecord(0, name, module, session=-1)
+        _resolve(f)
         handle = rt.new_handle()
-        functions[handle] = FunctionRecord(f.handle, name, module, layout, f.param_size, {
-            0: f.max_threads_per_block, 1: f.shared_size_bytes, 2: f.const_size_bytes,
-            3: f.local_size_bytes, 4: f.num_regs})
+        functions[handle] = f
         m.functions[name] = handle
     hostmem.store_u64(pfunc, handle)
     return SUCCESS
@@ -720,10 +743,80 @@ def ctx_synchronize() -> int:
 
 
 def _forked() -> None:
-    """A forked child opens its own session (RUNTIME does the same): the parent's modules and
-    functions are not valid in it."""
-    modules.clear()
-    functions.clear()
+    """A forked child opens its own session (RUNTIME does the same): modules and functions are
+    loaded and looked up again there at their first use."""
+    global _session
+    _session += 1
 
 
 os.register_at_fork(after_in_child=_forked)
+
+
+@implements("cuDevicePrimaryCtxReset")
+def primary_ctx_reset() -> int:
+    """Frees this process's device memory, streams and events (modules stay loaded)."""
+    rt.drain()
+    conn = rt.conn
+    try:
+        conn.synchronize()
+    except Exception as exc:        # a sticky error is cleared by the reset
+        log.debug("cuDevicePrimaryCtxReset: %s", exc)
+    for ptr in list(rt.allocations):
+        conn._check(conn._stub.CR_MEM_FREE(ptr), "cuMemFree")
+        rt.remove_allocation(ptr)
+    for table, proc in ((rt.streams, "CR_STREAM_DESTROY"), (rt.events, "CR_EVENT_DESTROY")):
+        for handle in list(table):
+            getattr(conn._stub, proc)(table.pop(handle))
+    return SUCCESS
+
+
+# ------------------------------------------------------------------ pitched memory, 2D copies, registered memory
+
+PITCH_ALIGNMENT = 256
+HOST_MEMORY_ALREADY_REGISTERED = 712
+HOST_MEMORY_NOT_REGISTERED = 713
+
+
+@implements("cuMemAllocPitch")
+def mem_alloc_pitch(dptr: int, ppitch: int, width: int, height: int, element_size: int) -> int:
+    _out(ppitch)
+    if element_size not in (4, 8, 16) or not width or not height:
+        return INVALID_VALUE
+    pitch = (width + PITCH_ALIGNMENT - 1) // PITCH_ALIGNMENT * PITCH_ALIGNMENT
+    err = mem_alloc(dptr, pitch * height)
+    if err == SUCCESS:
+        hostmem.store_u64(ppitch, pitch)
+    return err
+
+
+@implements("cuMemcpy2D")
+def memcpy_2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height: int, kind: int,
+              stream: int, is_async: int) -> int:
+    if width > dpitch or width > spitch:
+        return INVALID_VALUE
+    if kind == 4:
+        kind = rt.kind_of(dst, src, 4)
+    if width == dpitch == spitch:
+        return _copy(kind, dst, src, width * height, stream, is_async)
+    for row in range(height):
+        _copy(kind, dst + row * dpitch, src + row * spitch, width, stream, 1)
+    if not is_async:
+        stream_synchronize(stream)
+    return SUCCESS
+
+
+@implements("cuMemHostRegister")
+def mem_host_register(ptr: int, size: int, flags: int) -> int:
+    if not ptr or not size:
+        return INVALID_VALUE
+    if _pinned_range(ptr) is not None:
+        return HOST_MEMORY_ALREADY_REGISTERED
+    rt.host_registered[ptr] = size
+    return SUCCESS
+
+
+@implements("cuMemHostUnregister")
+def mem_host_unregister(ptr: int) -> int:
+    if rt.host_registered.pop(ptr, None) is None:
+        return HOST_MEMORY_NOT_REGISTERED
+    return SUCCESS

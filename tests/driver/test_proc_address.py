@@ -83,13 +83,11 @@ def test_unimplemented_function_returns_not_supported_and_logs_once(driver_lib):
 import ctypes
 lib.cuInit(0)
 ptr = ctypes.c_uint64()
-pitch = ctypes.c_size_t()
-result["rc"] = [lib.cuMemAllocPitch_v2(ctypes.byref(ptr), ctypes.byref(pitch), 16, 16, 4),
-                lib.cuMemAllocPitch_v2(ctypes.byref(ptr), ctypes.byref(pitch), 16, 16, 4),
+result["rc"] = [lib.cuMemAllocManaged(ctypes.byref(ptr), 16, 1), lib.cuMemAllocManaged(ctypes.byref(ptr), 16, 1),
                 lib.cuStreamGetPriority_ptsz(None, ctypes.byref(ctypes.c_int()))]
 """)
     assert p["rc"] == [801, 801, 801]
-    assert p["_stderr"].count("cuMemAllocPitch_v2 is not implemented") == 1
+    assert p["_stderr"].count("cuMemAllocManaged is not implemented") == 1
     assert p["_stderr"].count("cuStreamGetPriority_ptsz is not implemented") == 1
 
 
