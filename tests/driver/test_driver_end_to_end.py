@@ -228,3 +228,35 @@ def test_device_addresses_are_reserved_and_classified(driver_dir, server):
     assert got["range"] == [0, True, 1 << 20]
     assert got["free"] == [0, 1]                     # a second free is an error
     assert got["free_host"] == 0
+
+
+def test_pure_python_twins_carry_the_driver_path(driver_dir, server, images):
+    """CRICKET_PUREPYTHON=1: the client's memory access goes through the ctypes twin of hostmem."""
+    pytest.importorskip("cuda.bindings.driver", reason="cuda-python not installed (pip install cuda-python)")
+    env = environment(driver_dir, server, CRICKET_PUREPYTHON="1")
+    proc = subprocess.run([sys.executable, str(PROGRAMS / "cuda_python_vadd.py"), str(images["ptx"]), "params"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1] == "PASS: driver-API vector add of 5000 elements, 0 wrong"
+
+
+# ------------------------------------------------------------------ a server that goes away
+
+@pytest.mark.nvcc
+def test_static_program_stops_with_an_error_when_the_server_dies(driver_dir, example_dir):
+    if not libpython():
+        pytest.skip("this Python has no shared libpython for a native program to embed")
+    import time
+    exe = compile_example("long_running", example_dir)
+    own = LocalServer(["emu"])
+    try:
+        proc = subprocess.Popen([str(exe)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=environment(driver_dir, own))
+        assert proc.stdout.readline() == "running\n"
+    finally:
+        own.stop()
+    started = time.monotonic()
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 3, out + err
+    assert out.startswith("stopped: cudaError"), out
+    assert time.monotonic() - started < 30
