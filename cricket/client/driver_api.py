@@ -353,6 +353,11 @@ def _copy(kind: int, dst: int, src: int, count: int, stream_handle: int, is_asyn
     if kind == H2H:
         hostmem.write(dst, hostmem.view(src, count))
     elif kind == H2D:
+        # The bytes are taken now. A synchronous copy from pageable memory returns once the source
+        # may be reused, as CUDA's does (its errors come from the next synchronising call), when
+        # the destination is a known allocation; from pinned memory it waits for the copy.
+        if sync and _pinned_range(src) is None and rt.in_allocation(dst, count):
+            sync = False
         rt.htod(dst, src, count, stream, sync=sync)
     elif kind == D2H:
         started = rt.dtoh_start(dst, src, count, stream)
