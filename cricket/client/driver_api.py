@@ -98,7 +98,7 @@ def implements(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]
             except Exception as exc:
                 code = result_of(exc)
                 rt.lost(exc)
-                if code in (UNKNOWN, DEVICE_UNAVAILABLE, NOT_INITIALIZED):
+                if code in (UNKNOWN, DEVICE_UNAVAILABLE):
                     log.error("%s failed: %s", fn.__name__, exc)
                 else:
                     log.debug("%s: %s", fn.__name__, exc)
@@ -180,10 +180,18 @@ def _function(handle: int) -> FunctionRecord:
 NOT_INITIALIZED = 3
 
 
+_no_server_logged = False
+
+
 def _require_server() -> None:
+    global _no_server_logged
     if rt._conn is None and not os.environ.get("CRICKET_SERVER"):
-        raise DriverApiError(NOT_INITIALIZED, "no cricket server: set CRICKET_SERVER=ADDR (a "
-                             "`cricket server` address) or run the program with `cricket run -- CMD`")
+        message = ("no cricket server: set CRICKET_SERVER=ADDR (a `cricket server` address) or run "
+                   "the program with `cricket run -- CMD`")
+        if not _no_server_logged:
+            _no_server_logged = True
+            log.error("%s; driver calls that need the server return CUDA_ERROR_NOT_INITIALIZED", message)
+        raise DriverApiError(NOT_INITIALIZED, message)
 
 
 def _out(ptr: int) -> int:
