@@ -25,7 +25,8 @@ import gen_driver  # noqa: E402
 
 LIBRARY_NAME = "libcricket-cuda.so"
 SONAME = "libcuda.so.1"
-SOURCES = ("log.c", "devices.c", "contexts.c", "export_tables.c", "procaddr.c", "md2.c")
+SOURCES = ("log.c", "devices.c", "contexts.c", "export_tables.c", "procaddr.c", "md2.c", "forward.c")
+COMMON_SOURCES = ("bootstrap.c",)   # in cext/common
 GENERATED = ("driver_stubs.c", "proc_table.c", "error_strings.c")
 
 
@@ -48,8 +49,9 @@ def build(outdir: Path, cuda_include: Path, cc: str | None = None, verbose: bool
     cmd = [*shlex.split(compiler), "-shared", "-fPIC", "-O2", "-g", "-std=gnu11", "-Wall", "-Wextra",
            "-Wno-unused-parameter", "-Werror=implicit-function-declaration",
            "-Werror=incompatible-pointer-types", "-fvisibility=hidden", "-pthread",
-           f"-I{HERE}", f"-I{gen}", f"-I{cuda_include}",
-           *[str(HERE / s) for s in SOURCES], *[str(gen / s) for s in GENERATED],
+           f"-I{HERE}", f"-I{HERE.parent / 'common'}", f"-I{gen}", f"-I{cuda_include}",
+           *[str(HERE / s) for s in SOURCES], *[str(HERE.parent / "common" / s) for s in COMMON_SOURCES],
+           *[str(gen / s) for s in GENERATED], "-ldl",
            "-o", str(tmp), f"-Wl,-soname,{SONAME}", "-Wl,-z,now", "-Wl,--no-undefined"]
     if verbose:
         print(shlex.join(cmd))

@@ -25,6 +25,11 @@ int cricket_drv_context_valid(CUcontext ctx)
            && ctx->magic == CRICKET_DRV_CTX_MAGIC;
 }
 
+CUcontext cricket_drv_primary_context(CUdevice dev)
+{
+    return dev >= 0 && dev < cricket_drv_snapshot()->device_count ? &primary[dev] : NULL;
+}
+
 CUcontext cricket_drv_current_context(void)
 {
     return ctx_depth ? ctx_stack[ctx_depth - 1] : NULL;
@@ -50,15 +55,24 @@ static void fork_prepare(void)
     pthread_rwlock_wrlock(&cls_lock);
 }
 
-static void fork_release(void)
+static void fork_parent(void)
 {
     pthread_rwlock_unlock(&cls_lock);
     pthread_mutex_unlock(&ctx_lock);
 }
 
+/* The child re-creates the locks instead of unlocking them: glibc's rwlock remembers its writer
+ * by thread id, and the child's only thread has a new one, so an unlock there would be taken for
+ * a reader's and leave the lock held (the next cls_get blocked forever). */
+static void fork_child(void)
+{
+    pthread_rwlock_init(&cls_lock, NULL);
+    pthread_mutex_init(&ctx_lock, NULL);
+}
+
 __attribute__((constructor)) static void install_fork_handlers(void)
 {
-    pthread_atfork(fork_prepare, fork_release, fork_release);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 /* ------------------------------------------------------------------ primary contexts */

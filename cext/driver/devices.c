@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "driver.h"
@@ -160,13 +161,8 @@ static int parse_hex_uuid(const char *text, CUuuid *out)
 }
 
 /* Fills `s` from FILE; on any error logs file:line and what is wrong, and returns -1. */
-static int load_file(const char *path, struct cricket_drv_snapshot *s)
+static int load_stream(FILE *f, const char *path, struct cricket_drv_snapshot *s)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        cricket_drv_log(CRICKET_DRV_ERROR, "CRICKET_DRIVER_DEVICES=%s: %s", path, strerror(errno));
-        return -1;
-    }
     char line[512];
     int lineno = 0, rc = 0;
     s->device_count = 0;
@@ -230,7 +226,6 @@ static int load_file(const char *path, struct cricket_drv_snapshot *s)
             rc = -1;
         }
     }
-    fclose(f);
     if (rc == 0 && s->device_count == 0) {
         cricket_drv_log(CRICKET_DRV_ERROR, "%s describes no device (no `device` line)", path);
         rc = -1;
@@ -238,11 +233,58 @@ static int load_file(const char *path, struct cricket_drv_snapshot *s)
     return rc;
 }
 
+static int load_file(const char *path, struct cricket_drv_snapshot *s)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        cricket_drv_log(CRICKET_DRV_ERROR, "CRICKET_DRIVER_DEVICES=%s: %s", path, strerror(errno));
+        return -1;
+    }
+    int rc = load_stream(f, path, s);
+    fclose(f);
+    return rc;
+}
+
+/* The server's HELLO snapshot, written by the client in the file format above. */
+static int load_from_server(struct cricket_drv_snapshot *s)
+{
+    enum { SIZE = 1 << 18 };
+    char *text = calloc(1, SIZE);
+    if (!text)
+        return -1;
+    uint64_t args[2] = { (uint64_t)(uintptr_t)text, SIZE - 1 };
+    CUresult rc = cricket_drv_client_call("cricketDeviceSnapshot", args, 2);
+    int result = -1;
+    if (rc != CUDA_SUCCESS) {
+        cricket_drv_log(CRICKET_DRV_ERROR, "no device snapshot from the cricket server at %s (error %d); "
+                        "check that it runs, or set CRICKET_DRIVER_DEVICES", getenv("CRICKET_SERVER"), (int)rc);
+    } else {
+        FILE *f = fmemopen(text, strlen(text), "r");
+        if (f) {
+            result = load_stream(f, "the server's HELLO snapshot", s);
+            fclose(f);
+        }
+    }
+    free(text);
+    return result;
+}
+
 static void load_snapshot(void)
 {
     snapshot.driver_version = BUILTIN_DRIVER_VERSION;
     const char *path = getenv("CRICKET_DRIVER_DEVICES");
-    if (path && *path) {
+    const char *server = getenv("CRICKET_SERVER");
+    if ((!path || !*path) && server && *server) {
+        if (load_from_server(&snapshot) == 0) {
+            snapshot.source = "server";
+            cricket_drv_log(CRICKET_DRV_INFO, "%d device(s) from the server at %s", snapshot.device_count, server);
+        } else {
+            snapshot.device_count = 0;
+            snapshot.source = "server (unreachable)";
+        }
+        return;
+    }
+    if (path && *path && strcmp(path, "builtin") != 0) {
         if (load_file(path, &snapshot) == 0) {
             snapshot.source = "CRICKET_DRIVER_DEVICES";
             cricket_drv_log(CRICKET_DRV_INFO, "%d device(s) from %s", snapshot.device_count, path);

@@ -71,6 +71,14 @@ CUcontext cricket_drv_current_context(void);
 /* NULL and (CUcontext)-1 mean "the current context", as the export tables use them. */
 CUcontext cricket_drv_resolve_context(CUcontext ctx);
 int cricket_drv_context_valid(CUcontext ctx);
+/* The primary context of `dev` (NULL for a device that does not exist). */
+CUcontext cricket_drv_primary_context(CUdevice dev);
+
+/* ------------------------------------------------------------------ the client (forward.c) */
+
+/* Calls the Python implementation of `name` with `nargs` 64-bit words, starting the client at the
+ * first call; CUDA_ERROR_NOT_INITIALIZED when it cannot start, CUDA_ERROR_DEINITIALIZED after exit. */
+CUresult cricket_drv_client_call(const char *name, const uint64_t *args, int nargs);
 
 /* ------------------------------------------------------------------ export tables (export_tables.c) */
 

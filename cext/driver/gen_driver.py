@@ -45,6 +45,8 @@ HEADER_GROUPS = (
     ("cudaVDPAU.h", "cudaVDPAUTypedefs.h", False),
 )
 HAND_WRITTEN = re.compile(r"^CRICKET_DRV_EXPORT\s+CUresult\s+(\w+)\s*\(", re.M)
+# forward.c defines a legacy symbol and its per-thread twin with one macro line.
+HAND_WRITTEN_PAIR = re.compile(r"^CRICKET_DRV_EXPORT_PAIR\w*\((\w+),\s*(\w+),", re.M)
 # CUDAAPI is empty on Linux; it stays in the text of headers that do not include cuda.h (cudaVDPAU.h).
 DECLARATION = re.compile(r"\bCUresult\s+(?:CUDAAPI\s+)?(cu\w+)\s*\(([^;{}]*?)\)\s*;")
 PFN = re.compile(r"typedef\s+CUresult\s*\(\s*(?:CUDAAPI\s*)?\*\s*PFN_(cu\w+?)_v(\d+)(_ptds|_ptsz)?\s*\)")
@@ -154,7 +156,10 @@ def proc_versions(typedefs: str, declared) -> list[Version]:
 def hand_written(sources: list[Path]) -> set[str]:
     names: set[str] = set()
     for path in sources:
-        names.update(HAND_WRITTEN.findall(path.read_text()))
+        text = path.read_text()
+        names.update(HAND_WRITTEN.findall(text))
+        for pair in HAND_WRITTEN_PAIR.findall(text):
+            names.update(pair)
     return names
 
 

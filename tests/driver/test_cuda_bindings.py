@@ -1,7 +1,7 @@
 """cuda-python's driver bindings on the cricket libcuda.so.1: cuda.pathfinder finds it through
 LD_LIBRARY_PATH, cuda.bindings resolves every function through cuGetProcAddress_v2 (legacy and,
 with CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM=1, per-thread variants), and the locally answered
-calls return the snapshot's values. Needs the `cuda` extra (cuda-python)."""
+calls return the snapshot's values; forwarded calls without a server fail at once. Needs the `cuda` extra (cuda-python)."""
 from __future__ import annotations
 
 import os
@@ -28,6 +28,7 @@ ok(d.cuCtxSetCurrent(ctx))
 ok(d.cuCtxGetDevice())
 ok(d.cuStreamSynchronize(0))
 ok(d.cuDevicePrimaryCtxRelease(dev))
+ok(d.cuStreamGetPriority(0))
 """
 
 
@@ -45,13 +46,16 @@ def test_cuda_bindings_driver_calls_answered_locally(driver_dir):
     assert out[1][1] == "13000" and out[2][1] == "1"
     assert out[3][1].startswith("b'cricket emulated sm_75")
     assert out[4][1] == "7" and out[6][1] == "<CUdevice 0>"
-    # streams are forwarded later; the legacy-stream variant is the one asked for by default
-    assert out[7][0] == "CUDA_ERROR_NOT_SUPPORTED"
-    assert "cuStreamSynchronize is not implemented" in proc.stderr
+    # forwarded calls need a server; without CRICKET_SERVER they fail at once and say so
+    assert out[7][0] == "CUDA_ERROR_NOT_INITIALIZED"
+    assert "CRICKET_SERVER" in proc.stderr
     assert out[8][0] == "CUDA_SUCCESS"
+    # the legacy-stream variant is the one asked for by default
+    assert out[9][0] == "CUDA_ERROR_NOT_SUPPORTED"
+    assert "cuStreamGetPriority is not implemented" in proc.stderr
 
 
 def test_per_thread_default_stream_mode_gets_ptsz_variants(driver_dir):
     proc = run(driver_dir, CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM="1")
     assert proc.returncode == 0, proc.stderr
-    assert "cuStreamSynchronize_ptsz is not implemented" in proc.stderr
+    assert "cuStreamGetPriority_ptsz is not implemented" in proc.stderr

@@ -86,9 +86,10 @@ def test_cudart_initialises_against_the_export_tables(programs, driver_dir, cuda
     assert "primary context of device 0 retained" in log
     assert log.index("primary context of device 0 retained") < log.index("context-local storage put")
     assert got["current_device"] == "0"
-    # memory is forwarded to the server in a later step; until then the honest answer:
-    assert got["cudaMalloc"] == "801 cudaErrorNotSupported"
-    assert "cuMemAlloc_v2 is not implemented" in proc.stderr
+    # memory is forwarded to the server: a native program without CRICKET_LIBPYTHON cannot start
+    # the client, and says how to run it instead
+    assert got["cudaMalloc"] == "3 cudaErrorInitializationError"
+    assert "CRICKET_LIBPYTHON is not set" in proc.stderr
 
 
 def test_pip_cudart_13_5_gets_its_new_table_and_slot(programs, driver_dir):

@@ -83,12 +83,12 @@ def test_unimplemented_function_returns_not_supported_and_logs_once(driver_lib):
 import ctypes
 lib.cuInit(0)
 ptr = ctypes.c_uint64()
-result["rc"] = [lib.cuMemAlloc_v2(ctypes.byref(ptr), 16), lib.cuMemAlloc_v2(ctypes.byref(ptr), 16),
-                lib.cuStreamSynchronize_ptsz(None)]
+result["rc"] = [lib.cuMemAllocManaged(ctypes.byref(ptr), 16, 1), lib.cuMemAllocManaged(ctypes.byref(ptr), 16, 1),
+                lib.cuStreamGetPriority_ptsz(None, ctypes.byref(ctypes.c_int()))]
 """)
     assert p["rc"] == [801, 801, 801]
-    assert p["_stderr"].count("cuMemAlloc_v2 is not implemented") == 1
-    assert p["_stderr"].count("cuStreamSynchronize_ptsz is not implemented") == 1
+    assert p["_stderr"].count("cuMemAllocManaged is not implemented") == 1
+    assert p["_stderr"].count("cuStreamGetPriority_ptsz is not implemented") == 1
 
 
 def test_error_names_and_strings_come_from_cuda_h(driver_lib):

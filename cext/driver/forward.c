@@ -1,0 +1,555 @@
+/* The driver calls forwarded to the cricket client (Python, cricket.client.driver_api), through
+ * the `cdef api` entry of cricket._cext.cuda_api. Arguments travel as 64-bit words with the
+ * function's documented name (legacy and per-thread twins share one name; the per-thread default
+ * stream is the server's default stream, ordered with the legacy one). The Python side writes
+ * out-parameters itself and returns the CUresult.
+ *
+ * The client is started (cext/common/bootstrap.c) at the first forwarded call, or at cuInit when
+ * the device snapshot comes from the server (devices.c). */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bootstrap.h"
+#include "driver.h"
+
+#define U(x) ((uint64_t)(uintptr_t)(x))
+
+static int (*client_attach)(void (*mark_dead)(void), int embedded);
+static int (*client_call)(const char *name, const uint64_t *args, int nargs);
+
+static void bootstrap_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bootstrap_log(int level, const char *fmt, ...)
+{
+    if (!cricket_drv_log_enabled(level))
+        return;
+    char text[900];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    cricket_drv_log(level, "%s", text);
+}
+
+static const struct cricket_bootstrap_capi CAPI[] = {
+    { "cricket_drv_attach", "int (void (*)(void), int)", (void **)&client_attach },
+    { "cricket_drv_call", "int (char const *, uint64_t const *, int)", (void **)&client_call },
+};
+
+static const struct cricket_bootstrap_config CONFIG = {
+    .module = "cricket._cext.cuda_api",
+    .capi = CAPI,
+    .capi_count = sizeof CAPI / sizeof CAPI[0],
+    .attach = &client_attach,
+    .log = bootstrap_log,
+};
+
+CUresult cricket_drv_client_call(const char *name, const uint64_t *args, int nargs)
+{
+    int state = cricket_bootstrap_enter(&CONFIG);
+    if (CRICKET_UNLIKELY(state != 0))
+        return state == CRICKET_BS_DEAD ? CUDA_ERROR_DEINITIALIZED : CUDA_ERROR_NOT_INITIALIZED;
+    return (CUresult)client_call(name, args, nargs);
+}
+
+/* A forwarded call: cuInit must have succeeded, as with NVIDIA's driver. */
+static CUresult forward(const char *name, const uint64_t *args, int nargs)
+{
+    CUresult rc = cricket_drv_check_init();
+    if (CRICKET_UNLIKELY(rc != CUDA_SUCCESS))
+        return rc;
+    return cricket_drv_client_call(name, args, nargs);
+}
+
+/* A release (free, unload, destroy) after the client has shut down: the server frees what the
+ * session held when its connection closes, so the caller (a destructor or cudart's exit hook)
+ * gets success, as NVIDIA's driver gives it until the process ends. */
+static CUresult forward_release(const char *name, const uint64_t *args, int nargs)
+{
+    CUresult rc = forward(name, args, nargs);
+    return rc == CUDA_ERROR_DEINITIALIZED ? CUDA_SUCCESS : rc;
+}
+
+#define RELEASE(name, ...) forward_release(name, (const uint64_t[]){ __VA_ARGS__ }, \
+                                           (int)(sizeof((const uint64_t[]){ __VA_ARGS__ }) / sizeof(uint64_t)))
+
+#define FWD(name, ...) forward(name, (const uint64_t[]){ __VA_ARGS__ }, \
+                               (int)(sizeof((const uint64_t[]){ __VA_ARGS__ }) / sizeof(uint64_t)))
+
+/* ------------------------------------------------------------------ memory */
+
+CRICKET_DRV_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{ return FWD("cuMemAlloc", U(dptr), bytesize); }
+CRICKET_DRV_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
+{ return RELEASE("cuMemFree", dptr); }
+CRICKET_DRV_EXPORT CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
+{ return FWD("cuMemGetInfo", U(free), U(total)); }
+CRICKET_DRV_EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
+{ return FWD("cuMemHostAlloc", U(pp), bytesize, 0); }
+CRICKET_DRV_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
+{ return FWD("cuMemHostAlloc", U(pp), bytesize, Flags); }
+CRICKET_DRV_EXPORT CUresult cuMemFreeHost(void *p)
+{ return RELEASE("cuMemFreeHost", U(p)); }
+CRICKET_DRV_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
+{ return FWD("cuMemHostGetDevicePointer", U(pdptr), U(p), Flags); }
+CRICKET_DRV_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+{ return FWD("cuMemGetAddressRange", U(pbase), U(psize), dptr); }
+CRICKET_DRV_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{ return FWD("cuMemAlloc", U(dptr), bytesize); }
+CRICKET_DRV_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{ return FWD("cuMemAlloc", U(dptr), bytesize); }
+CRICKET_DRV_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+{ return RELEASE("cuMemFreeAsync", dptr, U(hStream)); }
+CRICKET_DRV_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
+{ return RELEASE("cuMemFreeAsync", dptr, U(hStream)); }
+
+/* Pointer attributes: Python classifies the address (device allocation, pinned host memory or
+ * unknown) and gives its range; the attribute encoding is done here. */
+struct pointer_info {
+    uint64_t kind;      /* 0 unknown, CU_MEMORYTYPE_HOST, CU_MEMORYTYPE_DEVICE */
+    uint64_t base;
+    uint64_t size;
+    uint64_t device;
+    uint64_t buffer_id;
+};
+
+static CUresult pointer_info(CUdeviceptr ptr, struct pointer_info *info)
+{
+    memset(info, 0, sizeof *info);
+    return FWD("cricketPointerInfo", ptr, U(info));
+}
+
+static CUresult pointer_attribute(const struct pointer_info *info, CUpointer_attribute attribute,
+                                  CUdeviceptr ptr, void *data)
+{
+    int known = info->kind != 0;
+    int device = info->kind == CU_MEMORYTYPE_DEVICE;
+    switch (attribute) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+        *(CUcontext *)data = known ? cricket_drv_primary_context((CUdevice)info->device) : NULL;
+        return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+        *(unsigned int *)data = (unsigned int)info->kind;
+        return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+        *(CUdeviceptr *)data = ptr;          /* unified addressing: the same address */
+        return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+        *(void **)data = device ? NULL : (void *)(uintptr_t)ptr;
+        return known && !device ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+    case CU_POINTER_ATTRIBUTE_MAPPED:
+        *(int *)data = known;
+        return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+    case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+    case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
+        *(int *)data = 0;
+        return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+        *(unsigned long long *)data = info->buffer_id;
+        return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+        *(int *)data = known ? (int)info->device : -2;
+        return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+        *(CUdeviceptr *)data = info->base;
+        return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+        *(size_t *)data = info->size;
+        return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+        *(unsigned long long *)data = 0;
+        return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+        *(void **)data = NULL;
+        return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    default:
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
+}
+
+CRICKET_DRV_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
+{
+    if (!data)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct pointer_info info;
+    CUresult rc = pointer_info(ptr, &info);
+    return rc != CUDA_SUCCESS ? rc : pointer_attribute(&info, attribute, ptr, data);
+}
+
+/* As NVIDIA's driver: unknown memory is no error here; each attribute gets its "none" value. */
+CRICKET_DRV_EXPORT CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes,
+                                                   void **data, CUdeviceptr ptr)
+{
+    if (!attributes || !data)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct pointer_info info;
+    CUresult rc = pointer_info(ptr, &info);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    for (unsigned int i = 0; i < numAttributes; i++) {
+        if (!data[i])
+            continue;
+        rc = pointer_attribute(&info, attributes[i], ptr, data[i]);
+        if (rc == CUDA_ERROR_NOT_SUPPORTED)
+            return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ copies and memsets */
+
+/* A legacy symbol and its per-thread twin with one body (gen_driver.py drops both stubs). */
+#define CRICKET_DRV_EXPORT_PAIR_BODY(abi, ptname, params, body) \
+    CRICKET_DRV_EXPORT CUresult abi params { return body; } \
+    CRICKET_DRV_EXPORT CUresult ptname params { return body; }
+
+#define CRICKET_DRV_EXPORT_PAIR(abi, ptname, params, name, ...) \
+    CRICKET_DRV_EXPORT CUresult abi params { return FWD(name, __VA_ARGS__); } \
+    CRICKET_DRV_EXPORT CUresult ptname params { return FWD(name, __VA_ARGS__); }
+
+CRICKET_DRV_EXPORT_PAIR(cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_ptds, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount),
+          "cuMemcpyHtoD", dstDevice, U(srcHost), ByteCount, 0, 0)
+CRICKET_DRV_EXPORT_PAIR(cuMemcpyDtoH_v2, cuMemcpyDtoH_v2_ptds, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount),
+          "cuMemcpyDtoH", U(dstHost), srcDevice, ByteCount, 0, 0)
+CRICKET_DRV_EXPORT_PAIR(cuMemcpyDtoD_v2, cuMemcpyDtoD_v2_ptds, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount),
+          "cuMemcpyDtoD", dstDevice, srcDevice, ByteCount, 0, 0)
+CRICKET_DRV_EXPORT_PAIR(cuMemcpy, cuMemcpy_ptds, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount),
+          "cuMemcpy", dst, src, ByteCount, 0, 0)
+CRICKET_DRV_EXPORT_PAIR(cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2_ptsz,
+          (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream),
+          "cuMemcpyHtoD", dstDevice, U(srcHost), ByteCount, U(hStream), 1)
+CRICKET_DRV_EXPORT_PAIR(cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz,
+          (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream),
+          "cuMemcpyDtoH", U(dstHost), srcDevice, ByteCount, U(hStream), 1)
+CRICKET_DRV_EXPORT_PAIR(cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync_v2_ptsz,
+          (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream),
+          "cuMemcpyDtoD", dstDevice, srcDevice, ByteCount, U(hStream), 1)
+CRICKET_DRV_EXPORT_PAIR(cuMemcpyAsync, cuMemcpyAsync_ptsz, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream),
+          "cuMemcpy", dst, src, ByteCount, U(hStream), 1)
+
+CRICKET_DRV_EXPORT_PAIR(cuMemsetD8_v2, cuMemsetD8_v2_ptds, (CUdeviceptr dstDevice, unsigned char uc, size_t N),
+          "cuMemset", dstDevice, uc, N, 1, 0, 0)
+CRICKET_DRV_EXPORT_PAIR(cuMemsetD16_v2, cuMemsetD16_v2_ptds, (CUdeviceptr dstDevice, unsigned short us, size_t N),
+          "cuMemset", dstDevice, us, N, 2, 0, 0)
+CRICKET_DRV_EXPORT_PAIR(cuMemsetD32_v2, cuMemsetD32_v2_ptds, (CUdeviceptr dstDevice, unsigned int ui, size_t N),
+          "cuMemset", dstDevice, ui, N, 4, 0, 0)
+CRICKET_DRV_EXPORT_PAIR(cuMemsetD8Async, cuMemsetD8Async_ptsz, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream),
+          "cuMemset", dstDevice, uc, N, 1, U(hStream), 1)
+CRICKET_DRV_EXPORT_PAIR(cuMemsetD16Async, cuMemsetD16Async_ptsz, (CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream),
+          "cuMemset", dstDevice, us, N, 2, U(hStream), 1)
+CRICKET_DRV_EXPORT_PAIR(cuMemsetD32Async, cuMemsetD32Async_ptsz, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream),
+          "cuMemset", dstDevice, ui, N, 4, U(hStream), 1)
+
+/* ------------------------------------------------------------------ modules and libraries */
+
+CRICKET_DRV_EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image)
+{ return FWD("cuModuleLoadData", U(module), U(image)); }
+CRICKET_DRV_EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
+                                               CUjit_option *options, void **optionValues)
+{ return FWD("cuModuleLoadData", U(module), U(image)); }
+CRICKET_DRV_EXPORT CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
+{ return FWD("cuModuleLoadData", U(module), U(fatCubin)); }
+CRICKET_DRV_EXPORT CUresult cuModuleUnload(CUmodule hmod)
+{ return RELEASE("cuModuleUnload", U(hmod)); }
+CRICKET_DRV_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+{ return FWD("cuModuleGetFunction", U(hfunc), U(hmod), U(name)); }
+CRICKET_DRV_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name)
+{ return FWD("cuModuleGetGlobal", U(dptr), U(bytes), U(hmod), U(name)); }
+
+CRICKET_DRV_EXPORT CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
+                                              void **jitOptionsValues, unsigned int numJitOptions,
+                                              CUlibraryOption *libraryOptions, void **libraryOptionValues,
+                                              unsigned int numLibraryOptions)
+{ return FWD("cuModuleLoadData", U(library), U(code)); }
+CRICKET_DRV_EXPORT CUresult cuLibraryUnload(CUlibrary library)
+{ return RELEASE("cuModuleUnload", U(library)); }
+CRICKET_DRV_EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
+{ return FWD("cuModuleGetFunction", U(pKernel), U(library), U(name)); }
+CRICKET_DRV_EXPORT CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
+{ return FWD("cuLibraryGetModule", U(pMod), U(library)); }
+CRICKET_DRV_EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
+{ return FWD("cuKernelGetFunction", U(pFunc), U(kernel)); }
+CRICKET_DRV_EXPORT CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)
+{ return FWD("cuModuleGetGlobal", U(dptr), U(bytes), U(library), U(name)); }
+
+/* ------------------------------------------------------------------ functions and launches */
+
+CRICKET_DRV_EXPORT CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
+{ return FWD("cuFuncGetAttribute", U(pi), (uint64_t)attrib, U(hfunc)); }
+CRICKET_DRV_EXPORT CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev)
+{ return FWD("cuFuncGetAttribute", U(pi), (uint64_t)attrib, U(kernel)); }
+CRICKET_DRV_EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
+{ return FWD("cuFuncSetAttribute", U(hfunc), (uint64_t)attrib, (uint64_t)(int64_t)value); }
+CRICKET_DRV_EXPORT CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev)
+{ return FWD("cuFuncSetAttribute", U(kernel), (uint64_t)attrib, (uint64_t)(int64_t)val); }
+CRICKET_DRV_EXPORT CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
+{ return FWD("cuFuncSetAttribute", U(hfunc), (uint64_t)-1, (uint64_t)config); }
+CRICKET_DRV_EXPORT CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev)
+{ return FWD("cuFuncSetAttribute", U(kernel), (uint64_t)-1, (uint64_t)config); }
+
+#define LAUNCH_WORDS(f, gx, gy, gz, bx, by, bz, shm, stream, params, extra) \
+    U(f), gx, gy, gz, bx, by, bz, shm, U(stream), U(params), U(extra)
+
+CRICKET_DRV_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                           unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                                           unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                                           void **kernelParams, void **extra)
+{
+    return FWD("cuLaunchKernel", LAUNCH_WORDS(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                                              blockDimZ, sharedMemBytes, hStream, kernelParams, extra));
+}
+
+CRICKET_DRV_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                                unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                                                unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                                                void **kernelParams, void **extra)
+{
+    return FWD("cuLaunchKernel", LAUNCH_WORDS(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                                              blockDimZ, sharedMemBytes, hStream, kernelParams, extra));
+}
+
+/* Launch attributes (clusters, priorities, programmatic serialisation) are hints the server's
+ * launch does not take; they are accepted and ignored, as the runtime shim does. */
+static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **kernelParams, void **extra)
+{
+    if (!c)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (c->numAttrs && cricket_drv_log_enabled(CRICKET_DRV_DEBUG))
+        cricket_drv_log(CRICKET_DRV_DEBUG, "cuLaunchKernelEx: %u launch attribute(s) ignored", c->numAttrs);
+    return FWD("cuLaunchKernel", LAUNCH_WORDS(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX,
+                                              c->blockDimY, c->blockDimZ, c->sharedMemBytes, c->hStream,
+                                              kernelParams, extra));
+}
+
+CRICKET_DRV_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
+{ return launch_ex(config, f, kernelParams, extra); }
+CRICKET_DRV_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
+{ return launch_ex(config, f, kernelParams, extra); }
+
+CRICKET_DRV_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func,
+                                                                        int blockSize, size_t dynamicSMemSize)
+{ return FWD("cuOccupancyMaxActiveBlocksPerMultiprocessor", U(numBlocks), U(func), (uint64_t)(int64_t)blockSize, dynamicSMemSize); }
+CRICKET_DRV_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func,
+                                                                                 int blockSize, size_t dynamicSMemSize,
+                                                                                 unsigned int flags)
+{ return FWD("cuOccupancyMaxActiveBlocksPerMultiprocessor", U(numBlocks), U(func), (uint64_t)(int64_t)blockSize, dynamicSMemSize); }
+
+/* ------------------------------------------------------------------ streams, events, synchronisation */
+
+CRICKET_DRV_EXPORT CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
+{ return FWD("cuStreamCreate", U(phStream), Flags); }
+CRICKET_DRV_EXPORT CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
+{ return FWD("cuStreamCreate", U(phStream), flags); }
+CRICKET_DRV_EXPORT CUresult cuStreamDestroy_v2(CUstream hStream)
+{ return RELEASE("cuStreamDestroy", U(hStream)); }
+CRICKET_DRV_EXPORT_PAIR(cuStreamSynchronize, cuStreamSynchronize_ptsz, (CUstream hStream), "cuStreamSynchronize", U(hStream))
+CRICKET_DRV_EXPORT_PAIR(cuStreamQuery, cuStreamQuery_ptsz, (CUstream hStream), "cuStreamQuery", U(hStream))
+CRICKET_DRV_EXPORT_PAIR(cuStreamWaitEvent, cuStreamWaitEvent_ptsz, (CUstream hStream, CUevent hEvent, unsigned int Flags),
+          "cuStreamWaitEvent", U(hStream), U(hEvent))
+
+/* Graph capture is not supported: no stream is ever capturing (answered here). */
+static CUresult not_capturing(CUstreamCaptureStatus *status)
+{
+    CUresult rc = cricket_drv_check_init();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!status)
+        return CUDA_ERROR_INVALID_VALUE;
+    *status = CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+}
+CRICKET_DRV_EXPORT CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
+{ return not_capturing(captureStatus); }
+CRICKET_DRV_EXPORT CUresult cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus)
+{ return not_capturing(captureStatus); }
+
+CRICKET_DRV_EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
+{ return FWD("cuEventCreate", U(phEvent), Flags); }
+CRICKET_DRV_EXPORT_PAIR(cuEventRecord, cuEventRecord_ptsz, (CUevent hEvent, CUstream hStream), "cuEventRecord", U(hEvent), U(hStream))
+CRICKET_DRV_EXPORT_PAIR(cuEventRecordWithFlags, cuEventRecordWithFlags_ptsz, (CUevent hEvent, CUstream hStream, unsigned int flags),
+          "cuEventRecord", U(hEvent), U(hStream))
+CRICKET_DRV_EXPORT CUresult cuEventSynchronize(CUevent hEvent)
+{ return FWD("cuEventSynchronize", U(hEvent)); }
+CRICKET_DRV_EXPORT CUresult cuEventQuery(CUevent hEvent)
+{ return FWD("cuEventQuery", U(hEvent)); }
+CRICKET_DRV_EXPORT CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{ return FWD("cuEventElapsedTime", U(pMilliseconds), U(hStart), U(hEnd)); }
+CRICKET_DRV_EXPORT CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{ return FWD("cuEventElapsedTime", U(pMilliseconds), U(hStart), U(hEnd)); }
+CRICKET_DRV_EXPORT CUresult cuEventDestroy_v2(CUevent hEvent)
+{ return RELEASE("cuEventDestroy", U(hEvent)); }
+
+CRICKET_DRV_EXPORT CUresult cuCtxSynchronize(void)
+{ return forward("cuCtxSynchronize", NULL, 0); }
+CRICKET_DRV_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx)
+{ return forward("cuCtxSynchronize", NULL, 0); }
+
+/* ------------------------------------------------------------------ memory pools */
+
+/* One default pool per device, answered here: allocations from it are ordinary device
+ * allocations on the server (freed at once by cuMemFreeAsync), so its reuse settings are accepted
+ * and its usage counters read 0. */
+struct CUmemPoolHandle_st {
+    CUdevice device;
+    uint64_t release_threshold;
+    int reuse[3];
+};
+static struct CUmemPoolHandle_st default_pools[CRICKET_DRV_MAX_DEVICES];
+
+static CUresult default_pool(CUmemoryPool *pool, CUdevice dev)
+{
+    CUresult rc = cricket_drv_check_init();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!pool)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (dev < 0 || dev >= cricket_drv_snapshot()->device_count)
+        return CUDA_ERROR_INVALID_DEVICE;
+    default_pools[dev].device = dev;
+    *pool = &default_pools[dev];
+    return CUDA_SUCCESS;
+}
+
+static int pool_valid(CUmemoryPool pool)
+{
+    return pool >= &default_pools[0] && pool < &default_pools[CRICKET_DRV_MAX_DEVICES];
+}
+
+CRICKET_DRV_EXPORT CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
+{ return default_pool(pool, dev); }
+CRICKET_DRV_EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
+{ return default_pool(pool_out, dev); }
+
+CRICKET_DRV_EXPORT CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+{
+    if (!pool_valid(pool) || !value)
+        return CUDA_ERROR_INVALID_VALUE;
+    switch (attr) {
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+        *(int *)value = pool->reuse[attr - CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES];
+        return CUDA_SUCCESS;
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+        *(uint64_t *)value = pool->release_threshold;
+        return CUDA_SUCCESS;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+    case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+        *(uint64_t *)value = 0;
+        return CUDA_SUCCESS;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+CRICKET_DRV_EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+{
+    if (!pool_valid(pool) || !value)
+        return CUDA_ERROR_INVALID_VALUE;
+    switch (attr) {
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+        pool->reuse[attr - CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES] = *(int *)value;
+        return CUDA_SUCCESS;
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+        pool->release_threshold = *(uint64_t *)value;
+        return CUDA_SUCCESS;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+        return CUDA_SUCCESS;          /* resetting the high-water marks */
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+CRICKET_DRV_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
+{ return pool_valid(pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+
+CRICKET_DRV_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
+{ return pool_valid(pool) ? FWD("cuMemAlloc", U(dptr), bytesize) : CUDA_ERROR_INVALID_VALUE; }
+CRICKET_DRV_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
+{ return pool_valid(pool) ? FWD("cuMemAlloc", U(dptr), bytesize) : CUDA_ERROR_INVALID_VALUE; }
+
+/* ------------------------------------------------------------------ primary context reset */
+
+/* cudaDeviceReset: the session's memory, streams and events are freed on the server; modules and
+ * libraries stay loaded (CUlibrary handles are context-independent and cudart keeps them). The
+ * retain count is unchanged, as with NVIDIA's driver. */
+CRICKET_DRV_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+    CUresult rc = cricket_drv_check_init();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!cricket_drv_primary_context(dev))
+        return CUDA_ERROR_INVALID_DEVICE;
+    return forward("cuDevicePrimaryCtxReset", NULL, 0);
+}
+CRICKET_DRV_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice dev)
+{ return cuDevicePrimaryCtxReset_v2(dev); }
+
+/* ------------------------------------------------------------------ pitched memory, 2D copies, registered memory */
+
+CRICKET_DRV_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height,
+                                               unsigned int ElementSizeBytes)
+{ return FWD("cuMemAllocPitch", U(dptr), U(pPitch), WidthInBytes, Height, ElementSizeBytes); }
+
+CRICKET_DRV_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
+{ return FWD("cuMemHostRegister", U(p), bytesize, Flags); }
+CRICKET_DRV_EXPORT CUresult cuMemHostUnregister(void *p)
+{ return RELEASE("cuMemHostUnregister", U(p)); }
+
+/* One side of a 2D copy: its start address and its cudaMemcpyKind half (0 host, 1 device, -1
+ * unified: the client classifies the address). Arrays are not supported. */
+static CUresult copy_side(CUmemorytype type, const void *host, CUdeviceptr device, size_t x, size_t y,
+                          size_t pitch, uint64_t *addr, int *where)
+{
+    switch (type) {
+    case CU_MEMORYTYPE_HOST:
+        *addr = U(host) + y * pitch + x;
+        *where = 0;
+        return CUDA_SUCCESS;
+    case CU_MEMORYTYPE_DEVICE:
+        *addr = device + y * pitch + x;
+        *where = 1;
+        return CUDA_SUCCESS;
+    case CU_MEMORYTYPE_UNIFIED:
+        *addr = device + y * pitch + x;
+        *where = -1;
+        return CUDA_SUCCESS;
+    default:
+        return CUDA_ERROR_NOT_SUPPORTED;     /* CUDA arrays are not remoted */
+    }
+}
+
+static CUresult copy_2d(const CUDA_MEMCPY2D *c, CUstream stream, int is_async)
+{
+    if (!c)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t src, dst;
+    int src_where, dst_where;
+    CUresult rc = copy_side(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY, c->srcPitch,
+                            &src, &src_where);
+    if (rc == CUDA_SUCCESS)
+        rc = copy_side(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY, c->dstPitch,
+                       &dst, &dst_where);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    /* cudaMemcpyKind: 0 H2H, 1 H2D, 2 D2H, 3 D2D, 4 from the addresses */
+    uint64_t kind = src_where < 0 || dst_where < 0 ? 4 : (uint64_t)(src_where * 2 + dst_where);
+    return FWD("cuMemcpy2D", dst, c->dstPitch, src, c->srcPitch, c->WidthInBytes, c->Height, kind,
+               U(stream), (uint64_t)is_async);
+}
+
+CRICKET_DRV_EXPORT_PAIR_BODY(cuMemcpy2D_v2, cuMemcpy2D_v2_ptds, (const CUDA_MEMCPY2D *pCopy),
+                             copy_2d(pCopy, NULL, 0))
+CRICKET_DRV_EXPORT_PAIR_BODY(cuMemcpy2DUnaligned_v2, cuMemcpy2DUnaligned_v2_ptds, (const CUDA_MEMCPY2D *pCopy),
+                             copy_2d(pCopy, NULL, 0))
+CRICKET_DRV_EXPORT_PAIR_BODY(cuMemcpy2DAsync_v2, cuMemcpy2DAsync_v2_ptsz, (const CUDA_MEMCPY2D *pCopy, CUstream hStream),
+                             copy_2d(pCopy, hStream, 1))

@@ -1,0 +1,835 @@
+"""The Python side of the CUDA driver API: what the libcuda.so.1 replacement forwards.
+
+Path of a call: application (NVIDIA's static or shared cudart, cuda-python, CuPy, ``-lcuda``) →
+``libcricket-cuda.so`` (C, ``cext/driver/forward.c``) → ``cricket_drv_call`` of
+``cricket._cext.cuda_api`` (holds the GIL) → the function registered here under the driver
+function's documented name, with every argument as an ``int`` (pointers are addresses) → its
+``CUresult`` back to C. Out-parameters are written here through ``hostmem``.
+
+**One client state per process.** Everything goes through ``cricket.client.runtime.RUNTIME``, the
+same object the libcudart shim's calls use: one connection (opened at the first call that needs
+it, ``$CRICKET_SERVER`` or an embedded server), one table of device allocations and reserved
+device address windows (device addresses never collide with host mappings), one set of pinned
+host allocations, streams and events. A stream created through one library is valid in the other.
+
+Modules, libraries, functions and kernels get handles from ``RUNTIME.new_handle()``; a
+``CUlibrary`` is a module, and a ``CUkernel`` is the same handle as its ``CUfunction``
+(cudart 13 launches with the ``CUkernel`` itself).
+"""
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+from bisect import bisect_right
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from cricket import _select
+from cricket.client.runtime import RUNTIME as rt
+from cricket.client.runtime import CudaRuntimeError, _read_container
+
+hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
+
+log = logging.getLogger(__name__)
+
+# CUresult values (cuda.h)
+SUCCESS = 0
+INVALID_VALUE = 1
+OUT_OF_MEMORY = 2
+DEINITIALIZED = 4
+DEVICE_UNAVAILABLE = 46
+INVALID_IMAGE = 200
+INVALID_CONTEXT = 201
+INVALID_HANDLE = 400
+NOT_FOUND = 500
+NOT_READY = 600
+NOT_SUPPORTED = 801
+UNKNOWN = 999
+
+# The cudaError_t codes the client runtime raises that differ from the CUresult of the same failure.
+_RUNTIME_TO_DRIVER = {9: INVALID_VALUE, 17: INVALID_VALUE, 13: NOT_FOUND, 98: INVALID_HANDLE,
+                      21: INVALID_VALUE}
+
+FATBIN_WRAPPER_MAGIC = 0x466243B1
+FATBIN_MAGIC = 0xBA55ED50
+ELF_MAGIC = b"\x7fELF"
+MAX_IMAGE = 1 << 32
+DEVICE_ATTRIBUTE_MAX = 148     # CU_DEVICE_ATTRIBUTE_MAX of CUDA 13.0 (devices.c rejects larger)
+MEMORYTYPE_HOST, MEMORYTYPE_DEVICE = 1, 2
+
+IMPLEMENTATIONS: dict[str, Callable[..., int]] = {}
+
+
+class DriverApiError(Exception):
+    """A driver call failed: ``code`` is the CUresult it returns."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def result_of(exc: BaseException) -> int:
+    """The CUresult for an exception raised below the driver API."""
+    from cricket.client.api import CudaError
+    from cricket.client.kernel_args import KernelArgumentError
+    from cricket.rpc.errors import RpcError
+    if isinstance(exc, DriverApiError):
+        return exc.code
+    if isinstance(exc, CudaError):
+        return exc.code
+    if isinstance(exc, CudaRuntimeError):
+        return _RUNTIME_TO_DRIVER.get(exc.code, exc.code)
+    if isinstance(exc, (RpcError, OSError)):
+        return DEVICE_UNAVAILABLE
+    if isinstance(exc, (KernelArgumentError, ValueError)):
+        return INVALID_VALUE
+    return UNKNOWN
+
+
+def implements(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``fn`` under each driver name; exceptions become CUresult codes."""
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: int) -> int:
+            try:
+                _require_server()
+                return fn(*args) or SUCCESS
+            except Exception as exc:
+                code = result_of(exc)
+                rt.lost(exc)
+                if code in (UNKNOWN, DEVICE_UNAVAILABLE):
+                    log.error("%s failed: %s", fn.__name__, exc)
+                else:
+                    log.debug("%s: %s", fn.__name__, exc)
+                return code
+        call.__name__ = call.__qualname__ = fn.__name__
+        call.__wrapped__ = fn  # type: ignore[attr-defined]
+        for name in names:
+            IMPLEMENTATIONS[name] = call
+        return fn
+    return decorate
+
+
+# ------------------------------------------------------------------ records
+
+@dataclass
+class FunctionRecord:
+    server: int
+    name: str
+    module: int
+    layout: tuple = ()
+    param_size: int = 0
+    attributes: dict[int, int] = field(default_factory=dict)
+    session: int = 0                   # the value of _session when `server` was obtained
+
+
+@dataclass
+class ModuleRecord:
+    server: int
+    image: bytes                       # kept: a forked child loads it again into its own session
+    kind: int
+    functions: dict[str, int] = field(default_factory=dict)
+    session: int = 0
+
+
+modules: dict[int, ModuleRecord] = {}
+functions: dict[int, FunctionRecord] = {}
+# Incremented in a forked child: server handles obtained before belong to the parent's session.
+# Module and function handles stay valid (cudart keeps its CUlibrary/CUkernel across fork); their
+# server objects are re-created at the first use.
+_session = 0
+
+
+def _module(handle: int) -> ModuleRecord:
+    m = modules.get(handle)
+    if m is None:
+        raise DriverApiError(INVALID_HANDLE, f"module or library {handle:#x} does not exist")
+    if m.session != _session:
+        m.server = rt.conn.load_module(m.image, m.kind).handle
+        m.session = _session
+    return m
+
+
+def _resolve(f: FunctionRecord) -> None:
+    from cricket.protocol import gen as P
+    m = _module(f.module)
+    conn = rt.conn
+    res = conn._stub.CR_MODULE_GET_FUNCTION(P.cr_get_args(module=m.server, name=f.name))
+    conn._check(res, f"cuModuleGetFunction({f.name})")
+    fn = res.function
+    layout = tuple((p.offset, p.size) for p in fn.params)
+    for off, size in layout:
+        if off + size > fn.param_size:
+            raise DriverApiError(INVALID_IMAGE, f"kernel {f.name}: parameter at {off}+{size} lies "
+                                 f"past its {fn.param_size}-byte parameter buffer")
+    f.server, f.layout, f.param_size, f.session = fn.handle, layout, fn.param_size, _session
+    f.attributes.update({0: fn.max_threads_per_block, 1: fn.shared_size_bytes,
+                         2: fn.const_size_bytes, 3: fn.local_size_bytes, 4: fn.num_regs})
+
+
+def _function(handle: int) -> FunctionRecord:
+    f = functions.get(handle)
+    if f is None:
+        raise DriverApiError(INVALID_HANDLE, f"function or kernel {handle:#x} does not exist")
+    if f.session != _session:
+        _resolve(f)
+    return f
+
+
+NOT_INITIALIZED = 3
+
+
+_no_server_logged = False
+
+
+def _require_server() -> None:
+    global _no_server_logged
+    if rt._conn is None and not os.environ.get("CRICKET_SERVER"):
+        message = ("no cricket server: set CRICKET_SERVER=ADDR (a `cricket server` address) or run "
+                   "the program with `cricket run -- CMD`")
+        if not _no_server_logged:
+            _no_server_logged = True
+            log.error("%s; driver calls that need the server return CUDA_ERROR_NOT_INITIALIZED", message)
+        raise DriverApiError(NOT_INITIALIZED, message)
+
+
+def _out(ptr: int) -> int:
+    if not ptr:
+        raise DriverApiError(INVALID_VALUE, "an output pointer is NULL")
+    return ptr
+
+
+def _c_string(ptr: int) -> str:
+    if not ptr:
+        raise DriverApiError(INVALID_VALUE, "a name is NULL")
+    return ctypes.string_at(ptr).decode()
+
+
+# ------------------------------------------------------------------ device snapshot
+
+@implements("cricketDeviceSnapshot")
+def device_snapshot(buf: int, size: int) -> int:
+    """The server's HELLO snapshot in the CRICKET_DRIVER_DEVICES text format (devices.c)."""
+    conn = rt.conn
+    lines = []
+    if conn.driver_version > 0:
+        lines.append(f"driver_version {conn.driver_version}")
+    for d in conn.devices[:16]:
+        lines += ["device", f"name {d.name[:255] or 'cricket device'}"]
+        if len(d.uuid) == 16:
+            lines.append(f"uuid {d.uuid.hex()}")
+        if d.total_memory > 0:
+            lines.append(f"total_mem {d.total_memory}")
+        lines += [f"attr {a} {v}" for a, v in sorted(d.attributes.items())
+                  if 0 < a < DEVICE_ATTRIBUTE_MAX and -(1 << 31) <= v < (1 << 31)]
+    text = ("\n".join(lines) + "\n").encode()
+    if len(text) > size:
+        raise DriverApiError(INVALID_VALUE, f"the device snapshot needs {len(text)} bytes, "
+                             f"the library gave {size}")
+    hostmem.write(buf, text + b"\0")
+    log.info("device snapshot from %s: %d device(s)", conn.server, len(conn.devices))
+    return SUCCESS
+
+
+# ------------------------------------------------------------------ memory
+
+@implements("cuMemAlloc")
+def mem_alloc(dptr: int, size: int) -> int:
+    _out(dptr)
+    if size == 0:
+        return INVALID_VALUE
+    conn = rt.conn
+    res = conn._check(conn._stub.CR_MEM_ALLOC(size), "cuMemAlloc")
+    rt.add_allocation(res.ptr, size)
+    hostmem.store_u64(dptr, res.ptr)
+    return SUCCESS
+
+
+@implements("cuMemFree", "cuMemFreeAsync")
+def mem_free(ptr: int, stream: int = 0) -> int:
+    if ptr not in rt.allocations:
+        return INVALID_VALUE
+    rt.drain()
+    rt.conn._check(rt.conn._stub.CR_MEM_FREE(ptr), "cuMemFree")
+    rt.remove_allocation(ptr)
+    return SUCCESS
+
+
+@implements("cuMemGetInfo")
+def mem_get_info(free: int, total: int) -> int:
+    f, t = rt.conn.mem_get_info()
+    if free:
+        hostmem.store_u64(free, f)
+    if total:
+        hostmem.store_u64(total, t)
+    return SUCCESS
+
+
+@implements("cuMemHostAlloc")
+def mem_host_alloc(pp: int, size: int, flags: int) -> int:
+    """Pinned host memory is local memory the client knows (copies from it may be deferred)."""
+    _out(pp)
+    hostmem.store_u64(pp, rt.host_alloc(size))
+    return SUCCESS
+
+
+@implements("cuMemFreeHost")
+def mem_free_host(ptr: int) -> int:
+    rt.host_free(ptr)
+    return SUCCESS
+
+
+def _pinned_range(ptr: int) -> tuple[int, int] | None:
+    for table in (rt.host_allocs, rt.host_registered):
+        for base, size in table.items():
+            if base <= ptr < base + max(size, 1):
+                return base, size
+    return None
+
+
+def _allocation(ptr: int) -> tuple[int, int] | None:
+    starts = rt._alloc_starts
+    i = bisect_right(starts, ptr) - 1
+    if i >= 0:
+        base = starts[i]
+        size = rt.allocations.get(base, 0)
+        if ptr < base + max(size, 1):
+            return base, size
+    return None
+
+
+@implements("cuMemHostGetDevicePointer")
+def mem_host_get_device_pointer(pdptr: int, p: int, flags: int) -> int:
+    _out(pdptr)
+    if _pinned_range(p) is None:
+        return INVALID_VALUE
+    hostmem.store_u64(pdptr, p)       # unified addressing: the host address itself
+    return SUCCESS
+
+
+@implements("cuMemGetAddressRange")
+def mem_get_address_range(pbase: int, psize: int, dptr: int) -> int:
+    found = _allocation(dptr)
+    if found is None:
+        return NOT_FOUND
+    if pbase:
+        hostmem.store_u64(pbase, found[0])
+    if psize:
+        hostmem.store_u64(psize, found[1])
+    return SUCCESS
+
+
+@implements("cricketPointerInfo")
+def pointer_info(ptr: int, out: int) -> int:
+    """(kind, range start, range size, device, buffer id) of an address, for forward.c."""
+    found = _allocation(ptr)
+    if found is not None:
+        hostmem.store_i64s(out, (MEMORYTYPE_DEVICE, found[0], found[1], rt.thread.device, found[0]))
+        return SUCCESS
+    if rt.is_device(ptr):               # a module global, inside a reserved device window
+        hostmem.store_i64s(out, (MEMORYTYPE_DEVICE, ptr, 0, rt.thread.device, ptr))
+        return SUCCESS
+    pinned = _pinned_range(ptr)
+    if pinned is not None:
+        hostmem.store_i64s(out, (MEMORYTYPE_HOST, pinned[0], pinned[1], rt.thread.device, pinned[0]))
+        return SUCCESS
+    hostmem.store_i64s(out, (0, 0, 0, 0, 0))
+    return SUCCESS
+
+
+# ------------------------------------------------------------------ copies and memsets
+
+class _Stream:
+    """The ``stream`` argument api.Connection expects."""
+    __slots__ = ("handle",)
+
+    def __init__(self, handle: int) -> None:
+        self.handle = handle
+
+
+H2H, H2D, D2H, D2D = 0, 1, 2, 3
+
+
+def _copy(kind: int, dst: int, src: int, count: int, stream_handle: int, is_async: int) -> int:
+    if count == 0:
+        return SUCCESS
+    stream = rt.stream(stream_handle)
+    sync = not is_async
+    if sync:
+        rt.drain()
+    if kind == H2H:
+        hostmem.write(dst, hostmem.view(src, count))
+    elif kind == H2D:
+        # The bytes are taken now. A synchronous copy from pageable memory returns once the source
+        # may be reused, as CUDA's does (its errors come from the next synchronising call), when
+        # the destination is a known allocation; from pinned memory it waits for the copy.
+        if sync and _pinned_range(src) is None and rt.in_allocation(dst, count):
+            sync = False
+        rt.htod(dst, src, count, stream, sync=sync)
+    elif kind == D2H:
+        started = rt.dtoh_start(dst, src, count, stream)
+        if sync or _pinned_range(dst) is None:    # pageable destination: synchronous, as in CUDA
+            rt.drain()
+            rt.dtoh_finish(started)
+        else:
+            rt.defer_dtoh(started)
+    else:
+        rt.conn.memcpy_dtod(dst, src, count, stream=_Stream(stream), sync=sync)
+    return SUCCESS
+
+
+@implements("cuMemcpyHtoD")
+def memcpy_htod(dst: int, src: int, count: int, stream: int, is_async: int) -> int:
+    return _copy(H2D, dst, src, count, stream, is_async)
+
+
+@implements("cuMemcpyDtoH")
+def memcpy_dtoh(dst: int, src: int, count: int, stream: int, is_async: int) -> int:
+    return _copy(D2H, dst, src, count, stream, is_async)
+
+
+@implements("cuMemcpyDtoD")
+def memcpy_dtod(dst: int, src: int, count: int, stream: int, is_async: int) -> int:
+    return _copy(D2D, dst, src, count, stream, is_async)
+
+
+@implements("cuMemcpy")
+def memcpy(dst: int, src: int, count: int, stream: int, is_async: int) -> int:
+    """Unified addressing: the direction comes from where the two addresses lie."""
+    return _copy(rt.kind_of(dst, src, 4), dst, src, count, stream, is_async)
+
+
+@implements("cuMemset")
+def memset(dst: int, value: int, count: int, element_size: int, stream: int, is_async: int) -> int:
+    if count == 0:
+        return SUCCESS
+    s = rt.stream(stream)
+    if not is_async:
+        rt.drain()
+    mask = (1 << (8 * element_size)) - 1
+    rt.conn.memset(dst, value & mask, count, element_size=element_size, stream=_Stream(s),
+                   sync=not is_async)
+    return SUCCESS
+
+
+# ------------------------------------------------------------------ modules and libraries
+
+def _elf_size(addr: int) -> int:
+    head = hostmem.read(addr, 64)
+    if head[4] != 2:
+        raise DriverApiError(INVALID_IMAGE, "a 32-bit ELF image is not a cubin")
+    phoff = int.from_bytes(head[0x20:0x28], "little")
+    shoff = int.from_bytes(head[0x28:0x30], "little")
+    phentsize, phnum = (int.from_bytes(head[o:o + 2], "little") for o in (0x36, 0x38))
+    shentsize, shnum = (int.from_bytes(head[o:o + 2], "little") for o in (0x3A, 0x3C))
+    size = max(64, phoff + phentsize * phnum, shoff + shentsize * shnum)
+    if size > MAX_IMAGE or (shnum and shentsize < 64):
+        raise DriverApiError(INVALID_IMAGE, f"ELF image at {addr:#x} has an implausible header")
+    for i in range(shnum):
+        sh = hostmem.read(addr + shoff + i * shentsize, 64)
+        if int.from_bytes(sh[4:8], "little") != 8:       # SHT_NOBITS occupies no file bytes
+            end = int.from_bytes(sh[0x18:0x20], "little") + int.from_bytes(sh[0x20:0x28], "little")
+            size = max(size, end)
+    if size > MAX_IMAGE:
+        raise DriverApiError(INVALID_IMAGE, f"ELF image at {addr:#x} declares {size} bytes")
+    return size
+
+
+def read_image(addr: int) -> tuple[bytes, int]:
+    """(image bytes, cr_image_kind) of what cuModuleLoadData/cuLibraryLoadData got: a
+    ``__fatBinC_Wrapper_t`` (with its ``-rdc`` translation units), a fatbin, a cubin or PTX."""
+    from cricket.protocol import gen as P
+    K = P.cr_image_kind
+    if not addr:
+        raise DriverApiError(INVALID_VALUE, "the image pointer is NULL")
+    head = hostmem.read(addr, 4)
+    magic = int.from_bytes(head, "little")
+    if magic == FATBIN_WRAPPER_MAGIC:
+        version = hostmem.load_u32(addr + 4)
+        parts = [_read_container(hostmem.load_u64(addr + 8))]
+        array = hostmem.load_u64(addr + 16) if version == 2 else 0
+        i = 0
+        while array and i < 4096:
+            ptr = hostmem.load_u64(array + 8 * i)
+            if not ptr:
+                break
+            parts.append(_read_container(ptr))
+            i += 1
+        return b"".join(p + b"\0" * (-len(p) % 8) for p in parts), K.CR_IMAGE_FATBIN
+    if magic == FATBIN_MAGIC:
+        return _read_container(addr), K.CR_IMAGE_FATBIN
+    if head == ELF_MAGIC:
+        return hostmem.read(addr, _elf_size(addr)), K.CR_IMAGE_CUBIN
+    return ctypes.string_at(addr), K.CR_IMAGE_PTX
+
+
+@implements("cuModuleLoadData")
+def module_load_data(pmodule: int, image: int) -> int:
+    _out(pmodule)
+    data, kind = read_image(image)
+    m = rt.conn.load_module(data, kind)
+    rt.stats.modules_loaded += 1
+    rt.stats.images_sent += bool(m.sent_image)
+    handle = rt.new_handle()
+    modules[handle] = ModuleRecord(m.handle, data, kind, session=_session)
+    hostmem.store_u64(pmodule, handle)
+    log.debug("module %#x loaded (%d bytes, kind %d, %s)", handle, len(data), kind,
+              "sent" if m.sent_image else "server already held it")
+    return SUCCESS
+
+
+@implements("cuModuleUnload")
+def module_unload(handle: int) -> int:
+    m = modules.get(handle)
+    if m is None:
+        return INVALID_HANDLE
+    rt.drain()
+    if m.session == _session:           # else it was loaded by the parent's session only
+        rt.conn._check(rt.conn._stub.CR_MODULE_UNLOAD(m.server), "cuModuleUnload")
+    del modules[handle]
+    for fh in m.functions.values():
+        functions.pop(fh, None)
+    return SUCCESS
+
+
+@implements("cuLibraryGetModule")
+def library_get_module(pmod: int, library: int) -> int:
+    _module(library)
+    hostmem.store_u64(_out(pmod), library)    # a library is its module
+    return SUCCESS
+
+
+@implements("cuModuleGetFunction")
+def module_get_function(pfunc: int, module: int, name_ptr: int) -> int:
+    _out(pfunc)
+    m = _module(module)
+    name = _c_string(name_ptr)
+    handle = m.functions.get(name)
+    if handle is None:
+        f = FunctionRecord(0, name, module, session=-1)
+        _resolve(f)
+        handle = rt.new_handle()
+        functions[handle] = f
+        m.functions[name] = handle
+    hostmem.store_u64(pfunc, handle)
+    return SUCCESS
+
+
+@implements("cuKernelGetFunction")
+def kernel_get_function(pfunc: int, kernel: int) -> int:
+    _function(kernel)
+    hostmem.store_u64(_out(pfunc), kernel)    # the CUkernel is launchable as it is
+    return SUCCESS
+
+
+@implements("cuModuleGetGlobal")
+def module_get_global(dptr: int, size_ptr: int, module: int, name_ptr: int) -> int:
+    from cricket.protocol import gen as P
+    m = _module(module)
+    name = _c_string(name_ptr)
+    conn = rt.conn
+    g = conn._check(conn._stub.CR_MODULE_GET_GLOBAL(P.cr_get_args(module=m.server, name=name)),
+                    f"cuModuleGetGlobal({name})").global_
+    rt.reserve(g.ptr, g.size)
+    if dptr:
+        hostmem.store_u64(dptr, g.ptr)
+    if size_ptr:
+        hostmem.store_u64(size_ptr, g.size)
+    return SUCCESS
+
+
+# ------------------------------------------------------------------ functions and launches
+
+_DYNAMIC_SHARED = 8          # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+_SET_CACHE_CONFIG = (1 << 64) - 1
+
+
+@implements("cuFuncGetAttribute")
+def func_get_attribute(pi: int, attribute: int, func: int) -> int:
+    _out(pi)
+    f = _function(func)
+    cc = rt.device_attribute(rt.thread.device, 75) * 10 + rt.device_attribute(rt.thread.device, 76)
+    if attribute in f.attributes:
+        value = f.attributes[attribute]
+    elif attribute in (5, 6):                  # PTX_VERSION, BINARY_VERSION
+        value = cc
+    elif attribute == _DYNAMIC_SHARED:
+        value = max(0, 49152 - f.attributes.get(1, 0))
+    elif 7 <= attribute <= 15:                 # cache mode, carve-out, cluster attributes
+        value = 0
+    else:
+        return INVALID_VALUE
+    hostmem.store_i32(pi, value)
+    return SUCCESS
+
+
+@implements("cuFuncSetAttribute")
+def func_set_attribute(func: int, attribute: int, value: int) -> int:
+    """Hints the server's launch does not take are accepted; the dynamic shared memory limit and
+    the carve-out are remembered so that cuFuncGetAttribute reports them."""
+    f = _function(func)
+    if attribute == _SET_CACHE_CONFIG:
+        return SUCCESS
+    if attribute == _DYNAMIC_SHARED:
+        _, _, _, max_shared = rt.limits(rt.thread.device)
+        if value > max_shared - f.attributes.get(1, 0):
+            return INVALID_VALUE
+    if attribute in (_DYNAMIC_SHARED, 9):
+        f.attributes[attribute] = value
+        return SUCCESS
+    return SUCCESS if 7 <= attribute <= 15 else INVALID_VALUE
+
+
+def _extra_params(extra: int, f: FunctionRecord) -> bytes:
+    """The parameter buffer of an ``extra`` array (CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE)."""
+    buf = size = None
+    for i in range(0, 64, 2):
+        key = hostmem.load_u64(extra + 8 * i)
+        if key == 0:                                   # CU_LAUNCH_PARAM_END
+            break
+        value = hostmem.load_u64(extra + 8 * (i + 1))
+        if key == 1:
+            buf = value
+        elif key == 2:
+            size = hostmem.load_u64(value) if value else None
+        else:
+            raise DriverApiError(INVALID_VALUE, f"unknown key {key:#x} in the launch's extra array")
+    if buf is None or size is None:
+        raise DriverApiError(INVALID_VALUE, "the launch's extra array needs CU_LAUNCH_PARAM_BUFFER_POINTER "
+                             "and CU_LAUNCH_PARAM_BUFFER_SIZE")
+    if size < f.param_size:
+        raise DriverApiError(INVALID_VALUE, f"{f.name} takes {f.param_size} bytes of parameters, "
+                             f"the extra buffer holds {size}")
+    return hostmem.read(buf, f.param_size)
+
+
+@implements("cuLaunchKernel")
+def launch_kernel(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, shared: int,
+                  stream: int, params: int, extra: int) -> int:
+    from cricket.protocol import gen as P
+    f = _function(func)
+    max_threads, max_block, max_grid, max_shared = rt.limits(rt.thread.device)
+    if (not 0 < bx * by * bz <= max_threads or not gx * gy * gz
+            or bx > max_block[0] or by > max_block[1] or bz > max_block[2]
+            or gx > max_grid[0] or gy > max_grid[1] or gz > max_grid[2] or shared > max_shared):
+        return INVALID_VALUE
+    if params and extra:
+        return INVALID_VALUE
+    if params:
+        data = hostmem.pack_params(params, f.layout, f.param_size) if f.layout else b""
+    elif extra:
+        data = _extra_params(extra, f)
+    elif f.param_size:
+        return INVALID_VALUE
+    else:
+        data = b""
+    rt.conn._stub.CR_LAUNCH_ASYNC_batched(P.cr_launch_args(
+        function=f.server, grid=P.cr_dim3(x=gx, y=gy, z=gz), block=P.cr_dim3(x=bx, y=by, z=bz),
+        shared_mem=shared, stream=rt.stream(stream), params=data))
+    rt.stats.launches += 1
+    return SUCCESS
+
+
+@implements("cuOccupancyMaxActiveBlocksPerMultiprocessor")
+def occupancy_max_active_blocks(num_blocks: int, func: int, block_size: int, dynamic_shared: int) -> int:
+    _out(num_blocks)
+    f = _function(func)
+    dev = rt.thread.device
+    a = rt.device_attribute
+    if block_size <= 0:
+        return INVALID_VALUE
+    limits = [a(dev, 106) or 16, (a(dev, 39) or 1024) // block_size]
+    regs = f.attributes.get(4, 0)
+    if regs:
+        limits.append((a(dev, 82) or 65536) // (regs * block_size))
+    shared = f.attributes.get(1, 0) + dynamic_shared
+    if shared:
+        limits.append((a(dev, 81) or 65536) // shared)
+    hostmem.store_i32(num_blocks, max(0, min(limits)))
+    return SUCCESS
+
+
+# ------------------------------------------------------------------ streams, events, synchronisation
+
+@implements("cuStreamCreate")
+def stream_create(pstream: int, flags: int) -> int:
+    _out(pstream)
+    conn = rt.conn
+    server = conn._check(conn._stub.CR_STREAM_CREATE(flags & 0xFFFFFFFF), "cuStreamCreate").handle
+    handle = rt.new_handle()
+    rt.streams[handle] = server
+    hostmem.store_u64(pstream, handle)
+    return SUCCESS
+
+
+@implements("cuStreamDestroy")
+def stream_destroy(stream: int) -> int:
+    server = rt.streams.get(stream)
+    if not server:
+        return INVALID_HANDLE
+    rt.conn._check(rt.conn._stub.CR_STREAM_DESTROY(server), "cuStreamDestroy")
+    del rt.streams[stream]
+    return SUCCESS
+
+
+@implements("cuStreamSynchronize")
+def stream_synchronize(stream: int) -> int:
+    server = rt.stream(stream)
+    rt.drain()
+    rt.conn._check(rt.conn._stub.CR_STREAM_SYNCHRONIZE(server), "cuStreamSynchronize")
+    return SUCCESS
+
+
+@implements("cuStreamQuery")
+def stream_query(stream: int) -> int:
+    res = rt.conn._stub.CR_STREAM_QUERY(rt.stream(stream))
+    if res.status == 0:
+        rt.drain()
+    return res.status
+
+
+@implements("cuStreamWaitEvent")
+def stream_wait_event(stream: int, event: int) -> int:
+    from cricket.protocol import gen as P
+    rt.conn._stub.CR_STREAM_WAIT_EVENT_ASYNC_batched(
+        P.cr_stream_wait_args(stream=rt.stream(stream), event=rt.event(event)))
+    return SUCCESS
+
+
+@implements("cuEventCreate")
+def event_create(pevent: int, flags: int) -> int:
+    _out(pevent)
+    conn = rt.conn
+    server = conn._check(conn._stub.CR_EVENT_CREATE(flags & 0xFFFFFFFF), "cuEventCreate").handle
+    handle = rt.new_handle()
+    rt.events[handle] = server
+    hostmem.store_u64(pevent, handle)
+    return SUCCESS
+
+
+@implements("cuEventRecord")
+def event_record(event: int, stream: int) -> int:
+    from cricket.protocol import gen as P
+    rt.conn._stub.CR_EVENT_RECORD_ASYNC_batched(
+        P.cr_event_record_args(event=rt.event(event), stream=rt.stream(stream)))
+    return SUCCESS
+
+
+@implements("cuEventSynchronize")
+def event_synchronize(event: int) -> int:
+    server = rt.event(event)
+    rt.drain()
+    rt.conn._check(rt.conn._stub.CR_EVENT_SYNCHRONIZE(server), "cuEventSynchronize")
+    return SUCCESS
+
+
+@implements("cuEventQuery")
+def event_query(event: int) -> int:
+    return rt.conn._stub.CR_EVENT_QUERY(rt.event(event)).status
+
+
+@implements("cuEventElapsedTime")
+def event_elapsed_time(ms: int, start: int, end: int) -> int:
+    from cricket.protocol import gen as P
+    _out(ms)
+    conn = rt.conn
+    res = conn._check(conn._stub.CR_EVENT_ELAPSED_TIME(
+        P.cr_elapsed_args(start=rt.event(start), end=rt.event(end))), "cuEventElapsedTime")
+    hostmem.store_f32(ms, res.value)
+    return SUCCESS
+
+
+@implements("cuEventDestroy")
+def event_destroy(event: int) -> int:
+    server = rt.event(event)
+    rt.conn._check(rt.conn._stub.CR_EVENT_DESTROY(server), "cuEventDestroy")
+    del rt.events[event]
+    return SUCCESS
+
+
+@implements("cuCtxSynchronize")
+def ctx_synchronize() -> int:
+    rt.drain()
+    rt.conn.synchronize()
+    return SUCCESS
+
+
+def _forked() -> None:
+    """A forked child opens its own session (RUNTIME does the same): modules and functions are
+    loaded and looked up again there at their first use."""
+    global _session
+    _session += 1
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
+@implements("cuDevicePrimaryCtxReset")
+def primary_ctx_reset() -> int:
+    """Frees this process's device memory, streams and events (modules stay loaded)."""
+    rt.drain()
+    conn = rt.conn
+    try:
+        conn.synchronize()
+    except Exception as exc:        # a sticky error is cleared by the reset
+        log.debug("cuDevicePrimaryCtxReset: %s", exc)
+    for ptr in list(rt.allocations):
+        conn._check(conn._stub.CR_MEM_FREE(ptr), "cuMemFree")
+        rt.remove_allocation(ptr)
+    for table, proc in ((rt.streams, "CR_STREAM_DESTROY"), (rt.events, "CR_EVENT_DESTROY")):
+        for handle in list(table):
+            getattr(conn._stub, proc)(table.pop(handle))
+    return SUCCESS
+
+
+# ------------------------------------------------------------------ pitched memory, 2D copies, registered memory
+
+PITCH_ALIGNMENT = 256
+HOST_MEMORY_ALREADY_REGISTERED = 712
+HOST_MEMORY_NOT_REGISTERED = 713
+
+
+@implements("cuMemAllocPitch")
+def mem_alloc_pitch(dptr: int, ppitch: int, width: int, height: int, element_size: int) -> int:
+    _out(ppitch)
+    if element_size not in (4, 8, 16) or not width or not height:
+        return INVALID_VALUE
+    pitch = (width + PITCH_ALIGNMENT - 1) // PITCH_ALIGNMENT * PITCH_ALIGNMENT
+    err = mem_alloc(dptr, pitch * height)
+    if err == SUCCESS:
+        hostmem.store_u64(ppitch, pitch)
+    return err
+
+
+@implements("cuMemcpy2D")
+def memcpy_2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height: int, kind: int,
+              stream: int, is_async: int) -> int:
+    if width > dpitch or width > spitch:
+        return INVALID_VALUE
+    if kind == 4:
+        kind = rt.kind_of(dst, src, 4)
+    if width == dpitch == spitch:
+        return _copy(kind, dst, src, width * height, stream, is_async)
+    for row in range(height):
+        _copy(kind, dst + row * dpitch, src + row * spitch, width, stream, 1)
+    if not is_async:
+        stream_synchronize(stream)
+    return SUCCESS
+
+
+@implements("cuMemHostRegister")
+def mem_host_register(ptr: int, size: int, flags: int) -> int:
+    if not ptr or not size:
+        return INVALID_VALUE
+    if _pinned_range(ptr) is not None:
+        return HOST_MEMORY_ALREADY_REGISTERED
+    rt.host_registered[ptr] = size
+    return SUCCESS
+
+
+@implements("cuMemHostUnregister")
+def mem_host_unregister(ptr: int) -> int:
+    if rt.host_registered.pop(ptr, None) is None:
+        return HOST_MEMORY_NOT_REGISTERED
+    return SUCCESS

@@ -1,0 +1,7 @@
+// The kernel of the driver-API vector add tests, compiled at test time to PTX, cubin and fatbin.
+extern "C" __global__ void vadd(const float *a, const float *b, float *c, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        c[i] = a[i] + b[i];
+}
