@@ -30,6 +30,7 @@ from ..backends import curesult
 from ..protocol import MAX_INLINE, NEED_IMAGE, PROGRAM, VERSION, Skeleton, SyncClient
 from ..protocol import gen as P
 from ..rpc import Client
+from .direct import receive_data_into
 from .kernel_args import pack_kernel_args
 
 log = logging.getLogger(__name__)
@@ -436,13 +437,19 @@ class Connection:
         pending = [self._start("CR_MEMCPY_DTOH", P.pack_cr_dtoh_args(P.cr_dtoh_args(
             src=base + off, size=min(MAX_INLINE, size - off), stream=_stream(stream))))
             for off in offsets]
+        view = memoryview(out)
         for off, call in zip(offsets, pending):
-            res = self._check(P.unpack_cr_data_res(call.result()), "cuMemcpyDtoH")
             n = min(MAX_INLINE, size - off)
+            # Large chunks are received straight into ``out`` (cricket.client.direct).
+            reply = receive_data_into(call, view[off:off + n])
+            if reply is None:
+                continue
+            res = self._check(P.unpack_cr_data_res(reply), "cuMemcpyDtoH")
             if len(res.data) != n:
                 raise CudaError(curesult.UNKNOWN, f"the server returned {len(res.data)} of {n} bytes",
                                 "cuMemcpyDtoH")
             out[off:off + n] = res.data
+        view.release()
         return bytes(out)
 
     def memcpy_dtod(self, dst: DeviceBuffer | int, src: DeviceBuffer | int, size: int, *,

@@ -25,6 +25,7 @@ from typing import Any
 
 from cricket import _select
 from cricket.client.cuda_errors import CODES, ERRORS
+from cricket.client.direct import receive_data_into
 
 hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
 
@@ -495,10 +496,12 @@ class Runtime:
         pending, dst, count = started
         conn = self.conn
         for i, call in enumerate(pending):
-            reply = call.result()
             n = min(MAX_INLINE, count - i * MAX_INLINE)
-            # cr_data_res: status, then (status 0) the opaque's length and bytes. The bytes go
-            # straight from the received record to the application's memory.
+            # Large chunks go from the socket straight into the application's memory.
+            reply = receive_data_into(call, hostmem.view(dst + i * MAX_INLINE, n))
+            if reply is None:
+                continue
+            # cr_data_res: status, then (status 0) the opaque's length and bytes.
             if len(reply) < 8 or reply[:4] != b"\0\0\0\0":
                 conn._check(P.unpack_cr_data_res(reply), "cuMemcpyDtoH")
             got = int.from_bytes(reply[4:8], "big")
