@@ -30,7 +30,7 @@ from ..backends import curesult
 from ..protocol import MAX_INLINE, NEED_IMAGE, PROGRAM, VERSION, Skeleton, SyncClient
 from ..protocol import gen as P
 from ..rpc import Client
-from .direct import receive_data_into
+from .direct import PROC_HTOD, PROC_HTOD_ASYNC, htod_buffers, receive_data_into
 from .kernel_args import pack_kernel_args
 
 log = logging.getLogger(__name__)
@@ -420,13 +420,19 @@ class Connection:
         """Copy host data to the device, in chunks of at most CRICKET_MAX_INLINE bytes."""
         view = _as_bytes(data)
         base = int(dst)
-        # The stubs hand large opaques to the socket as memoryviews: the data is not copied here.
+        handle = _stream(stream)
+        rpc = self._rpc
+        # The head and a view of the data go out in one gathering write: the data is not copied.
+        # Synchronous chunks are all sent before the first reply is awaited (pipelined).
+        pending = []
         for off in range(0, max(view.nbytes, 1), MAX_INLINE):
-            a = P.cr_htod_args(dst=base + off, stream=_stream(stream), data=view[off:off + MAX_INLINE])
+            buffers = htod_buffers(base + off, handle, view[off:off + MAX_INLINE])
             if sync:
-                self._check(self._stub.CR_MEMCPY_HTOD(a), "cuMemcpyHtoD")
+                pending.append(rpc.start(PROGRAM, VERSION, PROC_HTOD, buffers))
             else:
-                self._batched("CR_MEMCPY_HTOD_ASYNC", a)
+                rpc.call_batched(PROGRAM, VERSION, PROC_HTOD_ASYNC, buffers)
+        for call in pending:
+            self._check(P.unpack_cr_status_res(call.result()), "cuMemcpyHtoD")
 
     def memcpy_dtoh(self, src: DeviceBuffer | int, size: int, *, stream: Stream | None = None) -> bytes:
         """Copy ``size`` bytes back (synchronising), in chunks of at most CRICKET_MAX_INLINE."""

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import logging
 import socket
+import struct
 from typing import Any
+
+from cricket.protocol import Skeleton
 
 log = logging.getLogger(__name__)
 
@@ -149,3 +152,21 @@ def receive_data_into(call: Any, dst: memoryview) -> memoryview | None:
             if rpc._sleepers:
                 rpc._cond.notify_all()
 
+
+
+# --- host-to-device: the application's bytes go to the socket as they are ----------------------
+
+_PROCS = {proc.name: number for number, proc in Skeleton.procedures.items()}
+PROC_HTOD = _PROCS["CR_MEMCPY_HTOD"]
+PROC_HTOD_ASYNC = _PROCS["CR_MEMCPY_HTOD_ASYNC"]     # batched, no reply
+_HTOD_HEAD = struct.Struct(">QQI")       # cr_htod_args: dst, stream, the opaque's length
+_PAD = (b"", b"\0\0\0", b"\0\0", b"\0")
+
+
+def htod_buffers(dst: int, stream: int, data: memoryview) -> list:
+    """``cr_htod_args`` as buffers for a gathering write: a 20-byte head, ``data`` itself (not
+    copied) and the XDR padding."""
+    n = len(data)
+    pad = _PAD[n % 4]
+    head = _HTOD_HEAD.pack(dst, stream, n)
+    return [head, data, pad] if pad else [head, data]

@@ -25,7 +25,7 @@ from typing import Any
 
 from cricket import _select
 from cricket.client.cuda_errors import CODES, ERRORS
-from cricket.client.direct import receive_data_into
+from cricket.client.direct import PROC_HTOD, PROC_HTOD_ASYNC, htod_buffers, receive_data_into
 
 hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
 
@@ -465,20 +465,24 @@ class Runtime:
         return kind
 
     def htod(self, dst: int, src: int, count: int, stream: int, sync: bool) -> None:
+        from cricket.protocol import PROGRAM, VERSION
         from cricket.protocol import gen as P
         conn = self.conn
+        rpc = conn._rpc
         self.stats.bytes_htod += count
-        # A synchronous copy sends the application's bytes in place; an asynchronous one takes a
-        # copy now, because the batch leaves later and the source may change after the call.
-        take = hostmem.view if sync else hostmem.read
-        chunks = [P.cr_htod_args(dst=dst + off, stream=stream,
-                                 data=take(src + off, min(MAX_INLINE, count - off)))
-                  for off in range(0, count, MAX_INLINE)]
+        # A synchronous copy sends the application's bytes in place (a gathering write of a head
+        # and a view of its memory); an asynchronous one takes a copy now, because the batch
+        # leaves later and the source may change after the call.
         if not sync:
-            for a in chunks:
-                conn._stub.CR_MEMCPY_HTOD_ASYNC_batched(a)
+            for off in range(0, count, MAX_INLINE):
+                data = hostmem.read(src + off, min(MAX_INLINE, count - off))
+                rpc.call_batched(PROGRAM, VERSION, PROC_HTOD_ASYNC,
+                                 htod_buffers(dst + off, stream, memoryview(data)))
             return
-        pending = [conn._start("CR_MEMCPY_HTOD", P.pack_cr_htod_args(a)) for a in chunks]
+        # All chunks go out before the first reply is awaited (pipelined).
+        pending = [rpc.start(PROGRAM, VERSION, PROC_HTOD, htod_buffers(
+            dst + off, stream, hostmem.view(src + off, min(MAX_INLINE, count - off))))
+            for off in range(0, count, MAX_INLINE)]
         for call in pending:
             conn._check(P.unpack_cr_status_res(call.result()), "cuMemcpyHtoD")
 

@@ -93,3 +93,24 @@ def test_a_client_without_the_reader_state_falls_back_to_the_ordinary_path(conn,
     assert conn.memcpy_dtoh(buf, len(data)) == data
     assert sum(fed) >= len(data)
     buf.free()
+
+
+def test_host_to_device_buffers_encode_cr_htod_args_without_copying_the_data():
+    from cricket.protocol import gen as P
+    for n in (0, 1, 5, 8):
+        data = bytearray(range(n))
+        buffers = direct.htod_buffers(0x7000, 9, memoryview(data))
+        assert b"".join(buffers) == P.pack_cr_htod_args(P.cr_htod_args(dst=0x7000, stream=9, data=bytes(data)))
+        if n:
+            data[0] = 0xFF                  # the second buffer is the caller's memory itself
+            assert buffers[1][0] == 0xFF
+
+
+def test_large_pipelined_copy_to_the_device_arrives_whole(conn):
+    data = os.urandom(MAX_INLINE * 2 + 7)
+    buf = conn.alloc(len(data))
+    conn.memcpy_htod(buf, data)
+    assert conn.memcpy_dtoh(buf, len(data)) == data
+    conn.memcpy_htod(buf, data[::-1], sync=False)
+    assert conn.memcpy_dtoh(buf, len(data)) == data[::-1]
+    buf.free()
