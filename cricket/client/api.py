@@ -30,7 +30,7 @@ from ..backends import curesult
 from ..protocol import MAX_INLINE, NEED_IMAGE, PROGRAM, VERSION, Skeleton, SyncClient
 from ..protocol import gen as P
 from ..rpc import Client
-from .direct import PROC_HTOD, PROC_HTOD_ASYNC, htod_buffers, receive_data_into
+from .direct import COPY_CHUNK, PROC_HTOD, PROC_HTOD_ASYNC, htod_buffers, receive_data_into
 from .kernel_args import pack_kernel_args
 
 log = logging.getLogger(__name__)
@@ -417,7 +417,7 @@ class Connection:
 
     def memcpy_htod(self, dst: DeviceBuffer | int, data: Any, *, stream: Stream | None = None,
                     sync: bool = True) -> None:
-        """Copy host data to the device, in chunks of at most CRICKET_MAX_INLINE bytes."""
+        """Copy host data to the device, in chunks of at most COPY_CHUNK bytes (pipelined)."""
         view = _as_bytes(data)
         base = int(dst)
         handle = _stream(stream)
@@ -425,8 +425,8 @@ class Connection:
         # The head and a view of the data go out in one gathering write: the data is not copied.
         # Synchronous chunks are all sent before the first reply is awaited (pipelined).
         pending = []
-        for off in range(0, max(view.nbytes, 1), MAX_INLINE):
-            buffers = htod_buffers(base + off, handle, view[off:off + MAX_INLINE])
+        for off in range(0, max(view.nbytes, 1), COPY_CHUNK):
+            buffers = htod_buffers(base + off, handle, view[off:off + COPY_CHUNK])
             if sync:
                 pending.append(rpc.start(PROGRAM, VERSION, PROC_HTOD, buffers))
             else:
@@ -435,17 +435,17 @@ class Connection:
             self._check(P.unpack_cr_status_res(call.result()), "cuMemcpyHtoD")
 
     def memcpy_dtoh(self, src: DeviceBuffer | int, size: int, *, stream: Stream | None = None) -> bytes:
-        """Copy ``size`` bytes back (synchronising), in chunks of at most CRICKET_MAX_INLINE."""
+        """Copy ``size`` bytes back (synchronising), in chunks of at most COPY_CHUNK."""
         base = int(src)
         out = bytearray(size)
-        offsets = list(range(0, size, MAX_INLINE))
+        offsets = list(range(0, size, COPY_CHUNK))
         # Pipelined: all chunk requests go out, then the replies are collected in order.
         pending = [self._start("CR_MEMCPY_DTOH", P.pack_cr_dtoh_args(P.cr_dtoh_args(
-            src=base + off, size=min(MAX_INLINE, size - off), stream=_stream(stream))))
+            src=base + off, size=min(COPY_CHUNK, size - off), stream=_stream(stream))))
             for off in offsets]
         view = memoryview(out)
         for off, call in zip(offsets, pending):
-            n = min(MAX_INLINE, size - off)
+            n = min(COPY_CHUNK, size - off)
             # Large chunks are received straight into ``out`` (cricket.client.direct).
             reply = receive_data_into(call, view[off:off + n])
             if reply is None:

@@ -23,10 +23,15 @@ import socket
 import struct
 from typing import Any
 
-from cricket.protocol import Skeleton
+from cricket.protocol import MAX_INLINE, Skeleton
 
 log = logging.getLogger(__name__)
 
+# Copies go in chunks of this size, all sent before the first reply is awaited, so the server
+# works on one chunk while the next travels. The protocol allows CRICKET_MAX_INLINE (4 MiB); 2 MiB
+# chunks measured 4-5x faster host-to-device through the emu server (16 MiB copies: ~2100 against
+# ~420 MB/s) and ~1.2x device-to-host; 1 MiB was close behind, 256 KiB much slower again.
+COPY_CHUNK = min(2 << 20, MAX_INLINE)
 DIRECT_MIN = 64 * 1024          # smaller replies: one recv into the RPC buffer is cheaper
 _LAST = 0x80000000
 _SUCCESS_NONE_TAIL = b"\0\0\0\1" + b"\0" * 16   # reply bytes 4..24: accepted, AUTH_NONE, SUCCESS

@@ -25,7 +25,7 @@ from typing import Any
 
 from cricket import _select
 from cricket.client.cuda_errors import CODES, ERRORS
-from cricket.client.direct import PROC_HTOD, PROC_HTOD_ASYNC, htod_buffers, receive_data_into
+from cricket.client.direct import COPY_CHUNK, PROC_HTOD, PROC_HTOD_ASYNC, htod_buffers, receive_data_into
 
 hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
 
@@ -474,15 +474,15 @@ class Runtime:
         # and a view of its memory); an asynchronous one takes a copy now, because the batch
         # leaves later and the source may change after the call.
         if not sync:
-            for off in range(0, count, MAX_INLINE):
-                data = hostmem.read(src + off, min(MAX_INLINE, count - off))
+            for off in range(0, count, COPY_CHUNK):
+                data = hostmem.read(src + off, min(COPY_CHUNK, count - off))
                 rpc.call_batched(PROGRAM, VERSION, PROC_HTOD_ASYNC,
                                  htod_buffers(dst + off, stream, memoryview(data)))
             return
         # All chunks go out before the first reply is awaited (pipelined).
         pending = [rpc.start(PROGRAM, VERSION, PROC_HTOD, htod_buffers(
-            dst + off, stream, hostmem.view(src + off, min(MAX_INLINE, count - off))))
-            for off in range(0, count, MAX_INLINE)]
+            dst + off, stream, hostmem.view(src + off, min(COPY_CHUNK, count - off))))
+            for off in range(0, count, COPY_CHUNK)]
         for call in pending:
             conn._check(P.unpack_cr_status_res(call.result()), "cuMemcpyHtoD")
 
@@ -491,8 +491,8 @@ class Runtime:
         conn = self.conn
         self.stats.bytes_dtoh += count
         pending = [conn._start("CR_MEMCPY_DTOH", P.pack_cr_dtoh_args(P.cr_dtoh_args(
-            src=src + off, size=min(MAX_INLINE, count - off), stream=stream)))
-            for off in range(0, count, MAX_INLINE)]
+            src=src + off, size=min(COPY_CHUNK, count - off), stream=stream)))
+            for off in range(0, count, COPY_CHUNK)]
         return pending, dst, count
 
     def dtoh_finish(self, started: tuple[list, int, int]) -> None:
@@ -500,9 +500,9 @@ class Runtime:
         pending, dst, count = started
         conn = self.conn
         for i, call in enumerate(pending):
-            n = min(MAX_INLINE, count - i * MAX_INLINE)
+            n = min(COPY_CHUNK, count - i * COPY_CHUNK)
             # Large chunks go from the socket straight into the application's memory.
-            reply = receive_data_into(call, hostmem.view(dst + i * MAX_INLINE, n))
+            reply = receive_data_into(call, hostmem.view(dst + i * COPY_CHUNK, n))
             if reply is None:
                 continue
             # cr_data_res: status, then (status 0) the opaque's length and bytes.
@@ -511,7 +511,7 @@ class Runtime:
             got = int.from_bytes(reply[4:8], "big")
             if got != n or len(reply) < 8 + n:
                 raise CudaRuntimeError(ERR_UNKNOWN, f"the server returned {got} of {n} bytes")
-            hostmem.write(dst + i * MAX_INLINE, reply[8:8 + n])
+            hostmem.write(dst + i * COPY_CHUNK, reply[8:8 + n])
 
     def defer_dtoh(self, started: tuple[list, int, int]) -> None:
         with self._lock:
