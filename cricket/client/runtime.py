@@ -127,6 +127,8 @@ class _ThreadState(threading.local):
         self.last_error = 0
         self.device = 0
         self.configs: list[tuple] = []
+        self.pt_streams: dict[int, int] = {}    # device -> server stream (per-thread default)
+        self.pt_epoch = 0                       # Runtime._stream_epoch when pt_streams was valid
 
 
 class Runtime:
@@ -150,6 +152,8 @@ class Runtime:
         self.host_registered: dict[int, int] = {}
         self.streams: dict[int, int] = {}          # application handle -> server handle
         self.events: dict[int, int] = {}
+        self.per_thread_streams: set[int] = set()  # server streams of per-thread default streams
+        self._stream_epoch = 0                     # bumped when those streams are gone (reset, fork)
         self._next_handle = 0x5C0000
         self._pending_dtoh: list[tuple[list, int, int]] = []
         self._drain_lock = threading.Lock()
@@ -240,6 +244,7 @@ class Runtime:
         self._alloc_starts.clear()
         self.streams.clear()
         self.events.clear()
+        self.forget_per_thread_streams()
         self._pending_dtoh.clear()
         for k in self.kernels.values():
             k.function = 0
@@ -273,12 +278,40 @@ class Runtime:
 
     def stream(self, handle: int) -> int:
         """The server handle of an application stream (0 for the default streams)."""
-        if handle in (0, STREAM_LEGACY, STREAM_PER_THREAD):
+        if handle == 0 or handle == STREAM_LEGACY:
             return 0
+        if handle == STREAM_PER_THREAD:
+            return self.per_thread_stream()
         try:
             return self.streams[handle]
         except KeyError:
             raise CudaRuntimeError(ERR_INVALID_HANDLE, f"stream {handle:#x} does not exist") from None
+
+    def per_thread_stream(self) -> int:
+        """The server stream serving as this host thread's per-thread default stream on its current
+        device (``cudaStreamPerThread``, and handle 0 in the ``_ptsz``/``_ptds`` variants); created
+        through the protocol at the thread's first use. Like CUDA's, it is a blocking stream: it
+        orders with the legacy default stream, not with other threads' per-thread streams."""
+        st = self.thread
+        if st.pt_epoch != self._stream_epoch:
+            st.pt_streams = {}
+            st.pt_epoch = self._stream_epoch
+        server = st.pt_streams.get(st.device)
+        if server is None:
+            conn = self.conn
+            server = conn._check(conn._stub.CR_STREAM_CREATE(0), "cuStreamCreate").handle
+            st.pt_streams[st.device] = server
+            with self._lock:
+                self.per_thread_streams.add(server)
+        return server
+
+    def forget_per_thread_streams(self) -> list[int]:
+        """Drop every thread's per-thread stream (each thread creates a new one at its next use);
+        returns the server handles, for the caller to destroy when they still exist."""
+        with self._lock:
+            self._stream_epoch += 1
+            gone, self.per_thread_streams = list(self.per_thread_streams), set()
+        return gone
 
     def event(self, handle: int) -> int:
         try:
