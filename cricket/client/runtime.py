@@ -154,6 +154,9 @@ class Runtime:
         self.events: dict[int, int] = {}
         self.per_thread_streams: set[int] = set()  # server streams of per-thread default streams
         self._stream_epoch = 0                     # bumped when those streams are gone (reset, fork)
+        self.multi_device = False                  # some thread chose a device other than 0
+        self.device_lock = threading.RLock()       # held across a call while multi_device
+        self._server_device = 0                    # the session's current device on the server
         self._next_handle = 0x5C0000
         self._pending_dtoh: list[tuple[list, int, int]] = []
         self._drain_lock = threading.Lock()
@@ -229,6 +232,7 @@ class Runtime:
             self._lock = threading.RLock()
             self._drain_lock = threading.Lock()
             self._draining = False
+            self.device_lock = threading.RLock()
 
     def _after_fork(self) -> None:
         # The child shares the parent's socket: leave it to the parent and start a session of its
@@ -246,6 +250,7 @@ class Runtime:
         self.events.clear()
         self.forget_per_thread_streams()
         self._pending_dtoh.clear()
+        self._server_device = 0                    # a new session starts on device 0
         for k in self.kernels.values():
             k.function = 0
         for v in self.vars.values():
@@ -312,6 +317,22 @@ class Runtime:
             self._stream_epoch += 1
             gone, self.per_thread_streams = list(self.per_thread_streams), set()
         return gone
+
+    def set_device(self, device: int) -> None:
+        """Make ``device`` (a valid ordinal) the calling host thread's current device, as
+        cudaSetDevice does in CUDA: other threads keep theirs. The server session follows the
+        calling thread's device at each call (:meth:`select_device`)."""
+        self.thread.device = device
+        if device != self._server_device:
+            self.multi_device = True
+
+    def select_device(self) -> None:
+        """Switch the server session to the calling thread's device if it is on another one
+        (the caller holds ``device_lock``)."""
+        device = self.thread.device
+        if device != self._server_device:
+            self.conn.set_device(device)
+            self._server_device = device
 
     def event(self, handle: int) -> int:
         try:
@@ -641,6 +662,12 @@ def _runtime_call(fn):
     """Wrap an implementation: exceptions become cudaError_t codes kept as the thread's last error."""
     def call(*args: int) -> int:
         try:
+            if RUNTIME.multi_device:
+                # The session has one current device on the server: switch it to this thread's
+                # and keep other threads from switching it until this call has gone out.
+                with RUNTIME.device_lock:
+                    RUNTIME.select_device()
+                    return RUNTIME.fail(fn(*args) or 0)
             return RUNTIME.fail(fn(*args) or 0)
         except Exception as exc:
             code = cuda_error_of(exc)

@@ -112,9 +112,7 @@ def set_device(device: int) -> int:
     device = _i32(device)
     if not 0 <= device < len(rt.devices):
         return ERR_INVALID_DEVICE
-    if device != rt.thread.device:
-        rt.conn.set_device(device)
-    rt.thread.device = device
+    rt.set_device(device)      # this host thread's device; the server follows at its next call
     return SUCCESS
 
 

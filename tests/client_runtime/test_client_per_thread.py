@@ -61,3 +61,33 @@ def test_program_built_for_per_thread_default_streams_passes(server, shim, tmp_p
     res = cricket_run([str(exe)], server=server.address)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "PASS: 4 host threads" in res.stdout
+
+
+@pytest.fixture
+def two_device_server(tmp_path, monkeypatch):
+    """A real server whose backend stands in for two GPUs (two host-memory devices)."""
+    import os
+    import sys
+    import time
+    path = os.pathsep.join([str(ROOT / "tests" / "client_runtime"), str(ROOT / "tests" / "server"),
+                            os.environ.get("PYTHONPATH", "")])
+    monkeypatch.setenv("PYTHONPATH", path)
+    address, ready = str(tmp_path / "s.sock"), tmp_path / "ready"
+    proc = subprocess.Popen([sys.executable, "-m", "cricket", "server", "--unix", address, "--backend",
+                             "two_device_backend:TwoDeviceBackend", "--ready-file", str(ready)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    deadline = time.monotonic() + 60
+    while not ready.exists():
+        assert proc.poll() is None and time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+    yield address
+    proc.terminate()
+    proc.wait(10)
+
+
+def test_current_device_is_per_host_thread(two_device_server, shim):
+    import sys
+    script = ROOT / "tests" / "client_runtime" / "programs" / "thread_devices.py"
+    res = cricket_run([sys.executable, str(script)], server=two_device_server, backend="")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.splitlines()[-1] == "PASS", res.stdout + res.stderr
