@@ -12,6 +12,10 @@
 
 #define U(x) ((uint64_t)(uintptr_t)(x))
 #define DIM(d) ((uint64_t)(d).x | ((uint64_t)(d).y << 32)), (uint64_t)(d).z
+/* In the _ptsz/_ptds variants (nvcc --default-stream per-thread) stream 0 is the calling thread's
+ * per-thread default stream, cudaStreamPerThread; the runtime creates one per thread and device. */
+#define PER_THREAD ((uint64_t)0x2)
+#define PT(s) ((s) ? U(s) : PER_THREAD)
 
 /* Forward this function's arguments to the Python implementation named `name`. */
 #define CALL_AS(name, ...)                                                                   \
@@ -134,19 +138,19 @@ CRICKET_EXPORT cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost) {
 CRICKET_EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 { CALL_AS("cudaMemcpy", U(dst), U(src), count, (uint64_t)kind); }
 CRICKET_EXPORT cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
-{ CALL_AS("cudaMemcpy", U(dst), U(src), count, (uint64_t)kind); }
+{ CALL_AS("cudaMemcpy_ptds", U(dst), U(src), count, (uint64_t)kind); }
 CRICKET_EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
                                            cudaStream_t stream)
 { CALL_AS("cudaMemcpyAsync", U(dst), U(src), count, (uint64_t)kind, U(stream)); }
 CRICKET_EXPORT cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
                                                 enum cudaMemcpyKind kind, cudaStream_t stream)
-{ CALL_AS("cudaMemcpyAsync", U(dst), U(src), count, (uint64_t)kind, U(stream)); }
+{ CALL_AS("cudaMemcpyAsync", U(dst), U(src), count, (uint64_t)kind, PT(stream)); }
 CRICKET_EXPORT cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                                         size_t height, enum cudaMemcpyKind kind)
 { CALL_AS("cudaMemcpy2DAsync", U(dst), dpitch, U(src), spitch, width, height, (uint64_t)kind, 0, 1); }
 CRICKET_EXPORT cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src, size_t spitch,
                                              size_t width, size_t height, enum cudaMemcpyKind kind)
-{ CALL_AS("cudaMemcpy2DAsync", U(dst), dpitch, U(src), spitch, width, height, (uint64_t)kind, 0, 1); }
+{ CALL_AS("cudaMemcpy2DAsync", U(dst), dpitch, U(src), spitch, width, height, (uint64_t)kind, PER_THREAD, 1); }
 CRICKET_EXPORT cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch,
                                              size_t width, size_t height, enum cudaMemcpyKind kind,
                                              cudaStream_t stream)
@@ -154,44 +158,44 @@ CRICKET_EXPORT cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const voi
 CRICKET_EXPORT cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src, size_t spitch,
                                                   size_t width, size_t height, enum cudaMemcpyKind kind,
                                                   cudaStream_t stream)
-{ CALL_AS("cudaMemcpy2DAsync", U(dst), dpitch, U(src), spitch, width, height, (uint64_t)kind, U(stream), 0); }
+{ CALL_AS("cudaMemcpy2DAsync", U(dst), dpitch, U(src), spitch, width, height, (uint64_t)kind, PT(stream), 0); }
 CRICKET_EXPORT cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset,
                                               enum cudaMemcpyKind kind)
 { CALL_AS("cudaMemcpyToSymbolAsync", U(symbol), U(src), count, offset, (uint64_t)kind, 0, 1); }
 CRICKET_EXPORT cudaError_t cudaMemcpyToSymbol_ptds(const void *symbol, const void *src, size_t count,
                                                    size_t offset, enum cudaMemcpyKind kind)
-{ CALL_AS("cudaMemcpyToSymbolAsync", U(symbol), U(src), count, offset, (uint64_t)kind, 0, 1); }
+{ CALL_AS("cudaMemcpyToSymbolAsync", U(symbol), U(src), count, offset, (uint64_t)kind, PER_THREAD, 1); }
 CRICKET_EXPORT cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count,
                                                    size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
 { CALL_AS("cudaMemcpyToSymbolAsync", U(symbol), U(src), count, offset, (uint64_t)kind, U(stream), 0); }
 CRICKET_EXPORT cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void *symbol, const void *src, size_t count,
                                                         size_t offset, enum cudaMemcpyKind kind,
                                                         cudaStream_t stream)
-{ CALL_AS("cudaMemcpyToSymbolAsync", U(symbol), U(src), count, offset, (uint64_t)kind, U(stream), 0); }
+{ CALL_AS("cudaMemcpyToSymbolAsync", U(symbol), U(src), count, offset, (uint64_t)kind, PT(stream), 0); }
 CRICKET_EXPORT cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset,
                                                 enum cudaMemcpyKind kind)
 { CALL_AS("cudaMemcpyFromSymbolAsync", U(dst), U(symbol), count, offset, (uint64_t)kind, 0, 1); }
 CRICKET_EXPORT cudaError_t cudaMemcpyFromSymbol_ptds(void *dst, const void *symbol, size_t count, size_t offset,
                                                      enum cudaMemcpyKind kind)
-{ CALL_AS("cudaMemcpyFromSymbolAsync", U(dst), U(symbol), count, offset, (uint64_t)kind, 0, 1); }
+{ CALL_AS("cudaMemcpyFromSymbolAsync", U(dst), U(symbol), count, offset, (uint64_t)kind, PER_THREAD, 1); }
 CRICKET_EXPORT cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset,
                                                      enum cudaMemcpyKind kind, cudaStream_t stream)
 { CALL_AS("cudaMemcpyFromSymbolAsync", U(dst), U(symbol), count, offset, (uint64_t)kind, U(stream), 0); }
 CRICKET_EXPORT cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol, size_t count,
                                                           size_t offset, enum cudaMemcpyKind kind,
                                                           cudaStream_t stream)
-{ CALL_AS("cudaMemcpyFromSymbolAsync", U(dst), U(symbol), count, offset, (uint64_t)kind, U(stream), 0); }
+{ CALL_AS("cudaMemcpyFromSymbolAsync", U(dst), U(symbol), count, offset, (uint64_t)kind, PT(stream), 0); }
 CRICKET_EXPORT cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol) { FORWARD(U(devPtr), U(symbol)); }
 CRICKET_EXPORT cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol) { FORWARD(U(size), U(symbol)); }
 
 CRICKET_EXPORT cudaError_t cudaMemset(void *devPtr, int value, size_t count)
 { CALL_AS("cudaMemsetAsync", U(devPtr), (uint64_t)(uint32_t)value, count, 0, 1); }
 CRICKET_EXPORT cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count)
-{ CALL_AS("cudaMemsetAsync", U(devPtr), (uint64_t)(uint32_t)value, count, 0, 1); }
+{ CALL_AS("cudaMemsetAsync", U(devPtr), (uint64_t)(uint32_t)value, count, PER_THREAD, 1); }
 CRICKET_EXPORT cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 { CALL_AS("cudaMemsetAsync", U(devPtr), (uint64_t)(uint32_t)value, count, U(stream), 0); }
 CRICKET_EXPORT cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStream_t stream)
-{ CALL_AS("cudaMemsetAsync", U(devPtr), (uint64_t)(uint32_t)value, count, U(stream), 0); }
+{ CALL_AS("cudaMemsetAsync", U(devPtr), (uint64_t)(uint32_t)value, count, PT(stream), 0); }
 
 /* ------------------------------------------------------------------ streams and events */
 
@@ -202,22 +206,22 @@ CRICKET_EXPORT cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, u
 { FORWARD(U(pStream), flags, (uint64_t)(int64_t)priority); }
 CRICKET_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream) { FORWARD(U(stream)); }
 CRICKET_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream) { CALL_AS("cudaStreamSynchronize", U(stream)); }
-CRICKET_EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream) { CALL_AS("cudaStreamSynchronize", U(stream)); }
+CRICKET_EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream) { CALL_AS("cudaStreamSynchronize", PT(stream)); }
 CRICKET_EXPORT cudaError_t cudaStreamQuery(cudaStream_t stream) { CALL_AS("cudaStreamQuery", U(stream)); }
-CRICKET_EXPORT cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream) { CALL_AS("cudaStreamQuery", U(stream)); }
+CRICKET_EXPORT cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream) { CALL_AS("cudaStreamQuery", PT(stream)); }
 CRICKET_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
 { CALL_AS("cudaStreamWaitEvent", U(stream), U(event), flags); }
 CRICKET_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
-{ CALL_AS("cudaStreamWaitEvent", U(stream), U(event), flags); }
+{ CALL_AS("cudaStreamWaitEvent", PT(stream), U(event), flags); }
 
 CRICKET_EXPORT cudaError_t cudaEventCreate(cudaEvent_t *event) { CALL_AS("cudaEventCreateWithFlags", U(event), 0); }
 CRICKET_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags) { FORWARD(U(event), flags); }
 CRICKET_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) { CALL_AS("cudaEventRecord", U(event), U(stream)); }
-CRICKET_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream) { CALL_AS("cudaEventRecord", U(event), U(stream)); }
+CRICKET_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream) { CALL_AS("cudaEventRecord", U(event), PT(stream)); }
 CRICKET_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags)
 { CALL_AS("cudaEventRecord", U(event), U(stream)); }
 CRICKET_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream, unsigned int flags)
-{ CALL_AS("cudaEventRecord", U(event), U(stream)); }
+{ CALL_AS("cudaEventRecord", U(event), PT(stream)); }
 CRICKET_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event) { FORWARD(U(event)); }
 CRICKET_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event) { FORWARD(U(event)); }
 CRICKET_EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
@@ -247,15 +251,15 @@ CRICKET_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim,
 { CALL_AS("cudaLaunchKernel", U(kernel), DIM(gridDim), DIM(blockDim), U(args), sharedMem, U(stream)); }
 CRICKET_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
                                                    size_t sharedMem, cudaStream_t stream)
-{ CALL_AS("cudaLaunchKernel", U(kernel), DIM(gridDim), DIM(blockDim), U(args), sharedMem, U(stream)); }
+{ CALL_AS("cudaLaunchKernel", U(kernel), DIM(gridDim), DIM(blockDim), U(args), sharedMem, PT(stream)); }
 CRICKET_EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
                                             size_t sharedMem, cudaStream_t stream)
 { CALL_AS("cudaLaunchKernel", U(func), DIM(gridDim), DIM(blockDim), U(args), sharedMem, U(stream)); }
 CRICKET_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
                                                  size_t sharedMem, cudaStream_t stream)
-{ CALL_AS("cudaLaunchKernel", U(func), DIM(gridDim), DIM(blockDim), U(args), sharedMem, U(stream)); }
+{ CALL_AS("cudaLaunchKernel", U(func), DIM(gridDim), DIM(blockDim), U(args), sharedMem, PT(stream)); }
 
-static cudaError_t launch_ex(const cudaLaunchConfig_t *config, const void *func, void **args)
+static cudaError_t launch_ex(const cudaLaunchConfig_t *config, const void *func, void **args, int per_thread)
 {
     if (!config)
         return cudaErrorInvalidValue;
@@ -264,12 +268,12 @@ static cudaError_t launch_ex(const cudaLaunchConfig_t *config, const void *func,
     if (config->numAttrs > 0 && atomic_exchange(&attrs_seen, 1) == 0)
         cricket_log(CRICKET_INFO, "cudaLaunchKernelExC: launch attributes are ignored by cricket");
     CALL_AS("cudaLaunchKernel", U(func), DIM(config->gridDim), DIM(config->blockDim), U(args),
-            config->dynamicSmemBytes, U(config->stream));
+            config->dynamicSmemBytes, per_thread ? PT(config->stream) : U(config->stream));
 }
 CRICKET_EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args)
-{ return launch_ex(config, func, args); }
+{ return launch_ex(config, func, args, 0); }
 CRICKET_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func, void **args)
-{ return launch_ex(config, func, args); }
+{ return launch_ex(config, func, args, 1); }
 
 /* ------------------------------------------------------------------ functions and occupancy */
 

@@ -30,6 +30,7 @@ from ..backends import curesult
 from ..protocol import MAX_INLINE, NEED_IMAGE, PROGRAM, VERSION, Skeleton, SyncClient
 from ..protocol import gen as P
 from ..rpc import Client
+from .direct import COPY_CHUNK, PROC_HTOD, PROC_HTOD_ASYNC, htod_buffers, receive_data_into
 from .kernel_args import pack_kernel_args
 
 log = logging.getLogger(__name__)
@@ -416,33 +417,45 @@ class Connection:
 
     def memcpy_htod(self, dst: DeviceBuffer | int, data: Any, *, stream: Stream | None = None,
                     sync: bool = True) -> None:
-        """Copy host data to the device, in chunks of at most CRICKET_MAX_INLINE bytes."""
+        """Copy host data to the device, in chunks of at most COPY_CHUNK bytes (pipelined)."""
         view = _as_bytes(data)
         base = int(dst)
-        # The stubs hand large opaques to the socket as memoryviews: the data is not copied here.
-        for off in range(0, max(view.nbytes, 1), MAX_INLINE):
-            a = P.cr_htod_args(dst=base + off, stream=_stream(stream), data=view[off:off + MAX_INLINE])
+        handle = _stream(stream)
+        rpc = self._rpc
+        # The head and a view of the data go out in one gathering write: the data is not copied.
+        # Synchronous chunks are all sent before the first reply is awaited (pipelined).
+        pending = []
+        for off in range(0, max(view.nbytes, 1), COPY_CHUNK):
+            buffers = htod_buffers(base + off, handle, view[off:off + COPY_CHUNK])
             if sync:
-                self._check(self._stub.CR_MEMCPY_HTOD(a), "cuMemcpyHtoD")
+                pending.append(rpc.start(PROGRAM, VERSION, PROC_HTOD, buffers))
             else:
-                self._batched("CR_MEMCPY_HTOD_ASYNC", a)
+                rpc.call_batched(PROGRAM, VERSION, PROC_HTOD_ASYNC, buffers)
+        for call in pending:
+            self._check(P.unpack_cr_status_res(call.result()), "cuMemcpyHtoD")
 
     def memcpy_dtoh(self, src: DeviceBuffer | int, size: int, *, stream: Stream | None = None) -> bytes:
-        """Copy ``size`` bytes back (synchronising), in chunks of at most CRICKET_MAX_INLINE."""
+        """Copy ``size`` bytes back (synchronising), in chunks of at most COPY_CHUNK."""
         base = int(src)
         out = bytearray(size)
-        offsets = list(range(0, size, MAX_INLINE))
+        offsets = list(range(0, size, COPY_CHUNK))
         # Pipelined: all chunk requests go out, then the replies are collected in order.
         pending = [self._start("CR_MEMCPY_DTOH", P.pack_cr_dtoh_args(P.cr_dtoh_args(
-            src=base + off, size=min(MAX_INLINE, size - off), stream=_stream(stream))))
+            src=base + off, size=min(COPY_CHUNK, size - off), stream=_stream(stream))))
             for off in offsets]
+        view = memoryview(out)
         for off, call in zip(offsets, pending):
-            res = self._check(P.unpack_cr_data_res(call.result()), "cuMemcpyDtoH")
-            n = min(MAX_INLINE, size - off)
+            n = min(COPY_CHUNK, size - off)
+            # Large chunks are received straight into ``out`` (cricket.client.direct).
+            reply = receive_data_into(call, view[off:off + n])
+            if reply is None:
+                continue
+            res = self._check(P.unpack_cr_data_res(reply), "cuMemcpyDtoH")
             if len(res.data) != n:
                 raise CudaError(curesult.UNKNOWN, f"the server returned {len(res.data)} of {n} bytes",
                                 "cuMemcpyDtoH")
             out[off:off + n] = res.data
+        view.release()
         return bytes(out)
 
     def memcpy_dtod(self, dst: DeviceBuffer | int, src: DeviceBuffer | int, size: int, *,

@@ -25,6 +25,7 @@ from typing import Any
 
 from cricket import _select
 from cricket.client.cuda_errors import CODES, ERRORS
+from cricket.client.direct import COPY_CHUNK, PROC_HTOD, PROC_HTOD_ASYNC, htod_buffers, receive_data_into
 
 hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
 
@@ -126,6 +127,8 @@ class _ThreadState(threading.local):
         self.last_error = 0
         self.device = 0
         self.configs: list[tuple] = []
+        self.pt_streams: dict[int, int] = {}    # device -> server stream (per-thread default)
+        self.pt_epoch = 0                       # Runtime._stream_epoch when pt_streams was valid
 
 
 class Runtime:
@@ -149,6 +152,11 @@ class Runtime:
         self.host_registered: dict[int, int] = {}
         self.streams: dict[int, int] = {}          # application handle -> server handle
         self.events: dict[int, int] = {}
+        self.per_thread_streams: set[int] = set()  # server streams of per-thread default streams
+        self._stream_epoch = 0                     # bumped when those streams are gone (reset, fork)
+        self.multi_device = False                  # some thread chose a device other than 0
+        self.device_lock = threading.RLock()       # held across a call while multi_device
+        self._server_device = 0                    # the session's current device on the server
         self._next_handle = 0x5C0000
         self._pending_dtoh: list[tuple[list, int, int]] = []
         self._drain_lock = threading.Lock()
@@ -224,6 +232,7 @@ class Runtime:
             self._lock = threading.RLock()
             self._drain_lock = threading.Lock()
             self._draining = False
+            self.device_lock = threading.RLock()
 
     def _after_fork(self) -> None:
         # The child shares the parent's socket: leave it to the parent and start a session of its
@@ -239,7 +248,9 @@ class Runtime:
         self._alloc_starts.clear()
         self.streams.clear()
         self.events.clear()
+        self.forget_per_thread_streams()
         self._pending_dtoh.clear()
+        self._server_device = 0                    # a new session starts on device 0
         for k in self.kernels.values():
             k.function = 0
         for v in self.vars.values():
@@ -272,12 +283,56 @@ class Runtime:
 
     def stream(self, handle: int) -> int:
         """The server handle of an application stream (0 for the default streams)."""
-        if handle in (0, STREAM_LEGACY, STREAM_PER_THREAD):
+        if handle == 0 or handle == STREAM_LEGACY:
             return 0
+        if handle == STREAM_PER_THREAD:
+            return self.per_thread_stream()
         try:
             return self.streams[handle]
         except KeyError:
             raise CudaRuntimeError(ERR_INVALID_HANDLE, f"stream {handle:#x} does not exist") from None
+
+    def per_thread_stream(self) -> int:
+        """The server stream serving as this host thread's per-thread default stream on its current
+        device (``cudaStreamPerThread``, and handle 0 in the ``_ptsz``/``_ptds`` variants); created
+        through the protocol at the thread's first use. Like CUDA's, it is a blocking stream: it
+        orders with the legacy default stream, not with other threads' per-thread streams."""
+        st = self.thread
+        if st.pt_epoch != self._stream_epoch:
+            st.pt_streams = {}
+            st.pt_epoch = self._stream_epoch
+        server = st.pt_streams.get(st.device)
+        if server is None:
+            conn = self.conn
+            server = conn._check(conn._stub.CR_STREAM_CREATE(0), "cuStreamCreate").handle
+            st.pt_streams[st.device] = server
+            with self._lock:
+                self.per_thread_streams.add(server)
+        return server
+
+    def forget_per_thread_streams(self) -> list[int]:
+        """Drop every thread's per-thread stream (each thread creates a new one at its next use);
+        returns the server handles, for the caller to destroy when they still exist."""
+        with self._lock:
+            self._stream_epoch += 1
+            gone, self.per_thread_streams = list(self.per_thread_streams), set()
+        return gone
+
+    def set_device(self, device: int) -> None:
+        """Make ``device`` (a valid ordinal) the calling host thread's current device, as
+        cudaSetDevice does in CUDA: other threads keep theirs. The server session follows the
+        calling thread's device at each call (:meth:`select_device`)."""
+        self.thread.device = device
+        if device != self._server_device:
+            self.multi_device = True
+
+    def select_device(self) -> None:
+        """Switch the server session to the calling thread's device if it is on another one
+        (the caller holds ``device_lock``)."""
+        device = self.thread.device
+        if device != self._server_device:
+            self.conn.set_device(device)
+            self._server_device = device
 
     def event(self, handle: int) -> int:
         try:
@@ -464,20 +519,24 @@ class Runtime:
         return kind
 
     def htod(self, dst: int, src: int, count: int, stream: int, sync: bool) -> None:
+        from cricket.protocol import PROGRAM, VERSION
         from cricket.protocol import gen as P
         conn = self.conn
+        rpc = conn._rpc
         self.stats.bytes_htod += count
-        # A synchronous copy sends the application's bytes in place; an asynchronous one takes a
-        # copy now, because the batch leaves later and the source may change after the call.
-        take = hostmem.view if sync else hostmem.read
-        chunks = [P.cr_htod_args(dst=dst + off, stream=stream,
-                                 data=take(src + off, min(MAX_INLINE, count - off)))
-                  for off in range(0, count, MAX_INLINE)]
+        # A synchronous copy sends the application's bytes in place (a gathering write of a head
+        # and a view of its memory); an asynchronous one takes a copy now, because the batch
+        # leaves later and the source may change after the call.
         if not sync:
-            for a in chunks:
-                conn._stub.CR_MEMCPY_HTOD_ASYNC_batched(a)
+            for off in range(0, count, COPY_CHUNK):
+                data = hostmem.read(src + off, min(COPY_CHUNK, count - off))
+                rpc.call_batched(PROGRAM, VERSION, PROC_HTOD_ASYNC,
+                                 htod_buffers(dst + off, stream, memoryview(data)))
             return
-        pending = [conn._start("CR_MEMCPY_HTOD", P.pack_cr_htod_args(a)) for a in chunks]
+        # All chunks go out before the first reply is awaited (pipelined).
+        pending = [rpc.start(PROGRAM, VERSION, PROC_HTOD, htod_buffers(
+            dst + off, stream, hostmem.view(src + off, min(COPY_CHUNK, count - off))))
+            for off in range(0, count, COPY_CHUNK)]
         for call in pending:
             conn._check(P.unpack_cr_status_res(call.result()), "cuMemcpyHtoD")
 
@@ -486,8 +545,8 @@ class Runtime:
         conn = self.conn
         self.stats.bytes_dtoh += count
         pending = [conn._start("CR_MEMCPY_DTOH", P.pack_cr_dtoh_args(P.cr_dtoh_args(
-            src=src + off, size=min(MAX_INLINE, count - off), stream=stream)))
-            for off in range(0, count, MAX_INLINE)]
+            src=src + off, size=min(COPY_CHUNK, count - off), stream=stream)))
+            for off in range(0, count, COPY_CHUNK)]
         return pending, dst, count
 
     def dtoh_finish(self, started: tuple[list, int, int]) -> None:
@@ -495,16 +554,18 @@ class Runtime:
         pending, dst, count = started
         conn = self.conn
         for i, call in enumerate(pending):
-            reply = call.result()
-            n = min(MAX_INLINE, count - i * MAX_INLINE)
-            # cr_data_res: status, then (status 0) the opaque's length and bytes. The bytes go
-            # straight from the received record to the application's memory.
+            n = min(COPY_CHUNK, count - i * COPY_CHUNK)
+            # Large chunks go from the socket straight into the application's memory.
+            reply = receive_data_into(call, hostmem.view(dst + i * COPY_CHUNK, n))
+            if reply is None:
+                continue
+            # cr_data_res: status, then (status 0) the opaque's length and bytes.
             if len(reply) < 8 or reply[:4] != b"\0\0\0\0":
                 conn._check(P.unpack_cr_data_res(reply), "cuMemcpyDtoH")
             got = int.from_bytes(reply[4:8], "big")
             if got != n or len(reply) < 8 + n:
                 raise CudaRuntimeError(ERR_UNKNOWN, f"the server returned {got} of {n} bytes")
-            hostmem.write(dst + i * MAX_INLINE, reply[8:8 + n])
+            hostmem.write(dst + i * COPY_CHUNK, reply[8:8 + n])
 
     def defer_dtoh(self, started: tuple[list, int, int]) -> None:
         with self._lock:
@@ -601,6 +662,12 @@ def _runtime_call(fn):
     """Wrap an implementation: exceptions become cudaError_t codes kept as the thread's last error."""
     def call(*args: int) -> int:
         try:
+            if RUNTIME.multi_device:
+                # The session has one current device on the server: switch it to this thread's
+                # and keep other threads from switching it until this call has gone out.
+                with RUNTIME.device_lock:
+                    RUNTIME.select_device()
+                    return RUNTIME.fail(fn(*args) or 0)
             return RUNTIME.fail(fn(*args) or 0)
         except Exception as exc:
             code = cuda_error_of(exc)

@@ -18,7 +18,8 @@ from cricket.client.runtime import (
     A_SHARED_OPTIN, A_SHARED_PER_SM, A_THREADS_PER_SM, A_WARP, D2D, D2H,
     ERR_HOST_NOT_REGISTERED, ERR_HOST_REGISTERED, ERR_INVALID_CONFIG, ERR_INVALID_DEVICE,
     ERR_INVALID_DEVPTR, ERR_INVALID_HANDLE, ERR_INVALID_VALUE, ERR_MEMORY, ERR_NOT_READY, H2D, H2H,
-    RUNTIME, SUCCESS, KernelRecord, CudaRuntimeError, VarRecord, hostmem, implements,
+    RUNTIME, STREAM_PER_THREAD, SUCCESS, KernelRecord, CudaRuntimeError, VarRecord, hostmem,
+    implements,
 )
 
 log = logging.getLogger(__name__)
@@ -111,9 +112,7 @@ def set_device(device: int) -> int:
     device = _i32(device)
     if not 0 <= device < len(rt.devices):
         return ERR_INVALID_DEVICE
-    if device != rt.thread.device:
-        rt.conn.set_device(device)
-    rt.thread.device = device
+    rt.set_device(device)      # this host thread's device; the server follows at its next call
     return SUCCESS
 
 
@@ -180,6 +179,8 @@ def device_reset() -> int:
     for table, proc in ((rt.streams, "CR_STREAM_DESTROY"), (rt.events, "CR_EVENT_DESTROY")):
         for handle in list(table):
             getattr(conn._stub, proc)(table.pop(handle))
+    for server in rt.forget_per_thread_streams():
+        conn._stub.CR_STREAM_DESTROY(server)
     rt.thread.last_error = 0
     return SUCCESS
 
@@ -386,6 +387,12 @@ def memcpy(dst: int, src: int, count: int, kind: int) -> int:
     return _copy(dst, src, count, kind, 0, True)
 
 
+@implements("cudaMemcpy_ptds")
+def memcpy_ptds(dst: int, src: int, count: int, kind: int) -> int:
+    """cudaMemcpy ordered in the calling thread's per-thread default stream."""
+    return _copy(dst, src, count, kind, STREAM_PER_THREAD, True)
+
+
 @implements("cudaMemcpyAsync")
 def memcpy_async(dst: int, src: int, count: int, kind: int, stream: int) -> int:
     return _copy(dst, src, count, kind, stream, False)
@@ -478,6 +485,8 @@ def stream_create(stream: int, flags: int, priority: int) -> int:
 
 @implements("cudaStreamDestroy")
 def stream_destroy(stream: int) -> int:
+    if stream == STREAM_PER_THREAD:         # the default streams are not destroyed
+        return ERR_INVALID_HANDLE
     server = rt.stream(stream)
     if not server:
         return ERR_INVALID_HANDLE

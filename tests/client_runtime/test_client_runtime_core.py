@@ -65,7 +65,7 @@ def test_last_error_is_per_thread(rt):
 
 
 def test_default_stream_handles_and_unknown_streams(rt):
-    assert rt.stream(0) == rt.stream(runtime.STREAM_LEGACY) == rt.stream(runtime.STREAM_PER_THREAD) == 0
+    assert rt.stream(0) == rt.stream(runtime.STREAM_LEGACY) == 0
     with pytest.raises(CudaRuntimeError) as err:
         rt.stream(0x1234)
     assert err.value.code == runtime.ERR_INVALID_HANDLE

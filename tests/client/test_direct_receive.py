@@ -1,0 +1,116 @@
+"""Device-to-host copies received straight into the destination (cricket.client.direct), against a
+real cricket server (emu backend) on a Unix socket."""
+import os
+import threading
+
+import pytest
+
+from cricket.client import direct
+from cricket.client.api import CudaError, connect
+from cricket.client.local_server import LocalServer
+from cricket.protocol import MAX_INLINE
+
+
+@pytest.fixture(scope="module")
+def conn():
+    with LocalServer(["emu"]) as server, connect(server.address) as c:
+        yield c
+
+
+def _fed_bytes(conn, monkeypatch) -> list[int]:
+    """Count the bytes that pass through the RPC client's record reassembly."""
+    fed = []
+    reader = conn._rpc._reader
+    original = reader.feed
+
+    class Spy:
+        def __getattr__(self, name):
+            return getattr(reader, name)
+
+        def feed(self, data):
+            fed.append(memoryview(data).nbytes)
+            return original(data)
+
+    monkeypatch.setattr(conn._rpc, "_reader", Spy())
+    return fed
+
+
+def test_large_copy_back_is_exact_and_skips_the_reassembly_buffer(conn, monkeypatch):
+    size = MAX_INLINE * 2 + 100001         # three chunks, the last not a multiple of 4
+    data = os.urandom(size)
+    buf = conn.to_device(data)
+    fed = _fed_bytes(conn, monkeypatch)
+    assert conn.memcpy_dtoh(buf, size) == data
+    assert sum(fed) < 4096                 # none of the data went through the reader
+    buf.free()
+
+
+def test_small_copy_back_takes_the_ordinary_path(conn):
+    data = os.urandom(direct.DIRECT_MIN - 3)
+    buf = conn.to_device(data)
+    assert conn.memcpy_dtoh(buf, len(data)) == data
+    buf.free()
+
+
+def test_copy_back_from_a_bad_address_raises_and_the_connection_keeps_working(conn):
+    with pytest.raises(CudaError):
+        conn.memcpy_dtoh(0x10, 1 << 20)
+    data = os.urandom(1 << 20)
+    buf = conn.to_device(data)
+    assert conn.memcpy_dtoh(buf, len(data)) == data
+    buf.free()
+
+
+def test_copies_back_from_several_threads_meet_other_threads_replies(conn):
+    sizes = [(1 << 20) + 4 * i + 1 for i in range(4)]
+    blobs = [os.urandom(n) for n in sizes]
+    bufs = [conn.to_device(b) for b in blobs]
+    errors = []
+
+    def copy_back(i):
+        try:
+            for _ in range(5):
+                assert conn.memcpy_dtoh(bufs[i], sizes[i]) == blobs[i]
+                conn.mem_get_info()         # a small reply between the large ones
+        except BaseException as exc:        # reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=copy_back, args=(i,)) for i in range(len(bufs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors and not any(t.is_alive() for t in threads)
+    for b in bufs:
+        b.free()
+
+
+def test_a_client_without_the_reader_state_falls_back_to_the_ordinary_path(conn, monkeypatch):
+    data = os.urandom(1 << 20)
+    buf = conn.to_device(data)
+    monkeypatch.setattr(direct, "supported", lambda rpc: False)
+    fed = _fed_bytes(conn, monkeypatch)
+    assert conn.memcpy_dtoh(buf, len(data)) == data
+    assert sum(fed) >= len(data)
+    buf.free()
+
+
+def test_host_to_device_buffers_encode_cr_htod_args_without_copying_the_data():
+    from cricket.protocol import gen as P
+    for n in (0, 1, 5, 8):
+        data = bytearray(range(n))
+        buffers = direct.htod_buffers(0x7000, 9, memoryview(data))
+        assert b"".join(buffers) == P.pack_cr_htod_args(P.cr_htod_args(dst=0x7000, stream=9, data=bytes(data)))
+        if n:
+            data[0] = 0xFF                  # the second buffer is the caller's memory itself
+            assert buffers[1][0] == 0xFF
+
+
+def test_large_pipelined_copy_to_the_device_arrives_whole(conn):
+    data = os.urandom(MAX_INLINE * 2 + 7)
+    buf = conn.alloc(len(data))
+    conn.memcpy_htod(buf, data)
+    assert conn.memcpy_dtoh(buf, len(data)) == data
+    conn.memcpy_htod(buf, data[::-1], sync=False)
+    assert conn.memcpy_dtoh(buf, len(data)) == data[::-1]
+    buf.free()

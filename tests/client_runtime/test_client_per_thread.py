@@ -1,0 +1,93 @@
+"""Per-thread default streams (cudaStreamPerThread, and stream 0 in the _ptsz/_ptds variants that
+nvcc --default-stream per-thread selects): one server stream per host thread, created at its first
+use, against a real cricket server (emu backend)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import threading
+
+import pytest
+
+from client_runtime_support import ROOT, cricket_run
+from cricket.client import runtime
+from cricket.client.runtime import Runtime
+
+PROGRAM = ROOT / "tests" / "client_runtime" / "programs" / "per_thread_stream.cu"
+
+
+@pytest.fixture
+def rt(server, monkeypatch):
+    monkeypatch.setenv("CRICKET_SERVER", server.address)
+    r = Runtime()
+    yield r
+    if r._conn is not None:
+        r._conn.close()
+
+
+def _in_thread(fn):
+    out = []
+    t = threading.Thread(target=lambda: out.append(fn()))
+    t.start()
+    t.join(30)
+    return out[0]
+
+
+def test_each_host_thread_gets_its_own_per_thread_stream(rt):
+    mine = rt.stream(runtime.STREAM_PER_THREAD)
+    assert mine and rt.stream(runtime.STREAM_PER_THREAD) == mine      # stable within the thread
+    others = [_in_thread(lambda: rt.stream(runtime.STREAM_PER_THREAD)) for _ in range(2)]
+    assert len({mine, *others}) == 3 and all(others)
+    assert rt.conn.session_stats()["streams"] == 3                     # real streams on the server
+    assert rt.stream(0) == rt.stream(runtime.STREAM_LEGACY) == 0       # the legacy default stream
+
+
+def test_per_thread_streams_are_made_again_after_they_are_forgotten(rt):
+    first = rt.stream(runtime.STREAM_PER_THREAD)
+    assert rt.forget_per_thread_streams() == [first]
+    second = rt.stream(runtime.STREAM_PER_THREAD)
+    assert second and second != first
+
+
+@pytest.mark.nvcc
+def test_program_built_for_per_thread_default_streams_passes(server, shim, tmp_path):
+    if not shutil.which("nvcc"):
+        pytest.skip("nvcc (CUDA 13) not found on PATH")
+    exe = tmp_path / "per_thread_stream"
+    subprocess.run(["nvcc", "-cudart", "shared", "--default-stream", "per-thread", "-o", str(exe),
+                    str(PROGRAM)], check=True, capture_output=True, timeout=300)
+    symbols = subprocess.run(["nm", "-D", str(exe)], capture_output=True, text=True).stdout
+    assert "__cudaLaunchKernel_ptsz" in symbols and "cudaMemcpy_ptds" in symbols
+    res = cricket_run([str(exe)], server=server.address)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "PASS: 4 host threads" in res.stdout
+
+
+@pytest.fixture
+def two_device_server(tmp_path, monkeypatch):
+    """A real server whose backend stands in for two GPUs (two host-memory devices)."""
+    import os
+    import sys
+    import time
+    path = os.pathsep.join([str(ROOT / "tests" / "client_runtime"), str(ROOT / "tests" / "server"),
+                            os.environ.get("PYTHONPATH", "")])
+    monkeypatch.setenv("PYTHONPATH", path)
+    address, ready = str(tmp_path / "s.sock"), tmp_path / "ready"
+    proc = subprocess.Popen([sys.executable, "-m", "cricket", "server", "--unix", address, "--backend",
+                             "two_device_backend:TwoDeviceBackend", "--ready-file", str(ready)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    deadline = time.monotonic() + 60
+    while not ready.exists():
+        assert proc.poll() is None and time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+    yield address
+    proc.terminate()
+    proc.wait(10)
+
+
+def test_current_device_is_per_host_thread(two_device_server, shim):
+    import sys
+    script = ROOT / "tests" / "client_runtime" / "programs" / "thread_devices.py"
+    res = cricket_run([sys.executable, str(script)], server=two_device_server, backend="")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.splitlines()[-1] == "PASS", res.stdout + res.stderr
