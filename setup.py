@@ -52,7 +52,8 @@ def build_extensions() -> list:
 
 
 class BuildExtWithShims(build_ext):
-    """Also builds the native shims: the libcudart.so.13 shim (cext/preload/build.py) into cricket/_preload/."""
+    """Also builds the native shims: the libcudart.so.13 shim (cext/preload/build.py) into cricket/_preload/
+    and the libcuda.so.1 replacement (cext/driver/build.py) into cricket/_driver/."""
 
     def run(self) -> None:
         super().run()
@@ -60,6 +61,9 @@ class BuildExtWithShims(build_ext):
         subprocess.run([sys.executable, str(HERE / "cext" / "preload" / "build.py"),
                         str(root / "cricket" / "_preload"), "--optional",
                         "--gen-dir", str(Path(self.build_temp) / "preload")], check=True)
+        subprocess.run([sys.executable, str(HERE / "cext" / "driver" / "build.py"),
+                        str(root / "cricket" / "_driver"), "--optional",
+                        "--gen-dir", str(Path(self.build_temp) / "driver")], check=True)
 
 
 setup(ext_modules=build_extensions(), cmdclass={"build_ext": BuildExtWithShims})

@@ -9,6 +9,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from cricket.client import driver_env
+
 log = logging.getLogger(__name__)
 
 
@@ -32,7 +34,8 @@ class LocalServer:
         cmd += extra_args or []
         self._log = open(self._log_path, "wb")
         self.process = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
-                                        env={**os.environ, **(env or {})})
+                                        env={**driver_env.server_environment(dict(os.environ)),
+                                             **(env or {})})
         deadline = time.monotonic() + start_timeout
         while not ready.exists():
             if self.process.poll() is not None or time.monotonic() > deadline:

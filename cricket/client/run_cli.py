@@ -20,6 +20,8 @@ import threading
 import time
 from pathlib import Path
 
+from cricket.client import driver_env
+
 log = logging.getLogger(__name__)
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -60,6 +62,11 @@ def program_environment(server: str, backend: str = "", stats: bool = False,
     env.pop("PYTHONHOME", None)
     preload = [p for p in env.get("LD_PRELOAD", "").split(":") if p and p != str(SHIM)]
     env["LD_PRELOAD"] = ":".join([str(SHIM), *preload])
+    # nvcc's default static cudart, CuPy, cuda-python and -lcuda programs reach the GPU through
+    # libcuda.so.1: the replacement goes first on the loader's path (the application only; the
+    # server was started before, without it)
+    if driver_env.available():
+        env = driver_env.application_environment(env)
     env["CRICKET_SERVER"] = server
     env["CRICKET_PYTHON"] = sys.executable
     paths = [str(PACKAGE.parent), *[p for p in env.get("CRICKET_PYTHONPATH", "").split(os.pathsep) if p]]
