@@ -45,8 +45,8 @@ def build(outdir: Path, cuda_include: Path, cc: str | None = None, verbose: bool
     tmp = outdir / (SHIM_NAME + ".tmp")
     cmd = [*compiler, "-shared", "-fPIC", "-O2", "-g", "-std=gnu11", "-Wall", "-Wextra",
            "-Wno-unused-parameter", "-Werror=implicit-function-declaration", "-fvisibility=hidden",
-           "-pthread", f"-I{HERE}", f"-I{gen}", f"-I{cuda_include}",
-           *[str(HERE / s) for s in SOURCES], str(gen / "stubs.c"),
+           "-pthread", f"-I{HERE}", f"-I{HERE.parent / 'common'}", f"-I{gen}", f"-I{cuda_include}",
+           *[str(HERE / s) for s in SOURCES], str(HERE.parent / "common" / "bootstrap.c"), str(gen / "stubs.c"),
            "-o", str(tmp), f"-Wl,-soname,{SONAME}", f"-Wl,--version-script={gen / 'libcudart13.map'}",
            "-Wl,-z,now", "-ldl"]
     if verbose:

@@ -22,21 +22,18 @@ void cricket_log(int level, const char *fmt, ...) __attribute__((format(printf, 
 /* Logs "NAME is not implemented" the first time `seen` is passed for it. */
 void cricket_unimplemented(const char *name, cricket_once_flag *seen);
 
-/* Shim states: the client is usable only in READY; DEAD is final (Python finalised or exiting). */
-enum cricket_state { CRICKET_UNINIT = 0, CRICKET_READY = 1, CRICKET_FAILED = 2, CRICKET_DEAD = 3 };
-extern atomic_int cricket_state;
-extern __thread int cricket_thread_ready;
-
-/* Slow path of cricket_enter: start the client (first call) and adopt this thread. */
-int cricket_enter_slow(void);
+/* Lifecycle (finding or starting Python, threads, fork, exit): cext/common/bootstrap.c. */
+#include "bootstrap.h"
+#define CRICKET_UNINIT CRICKET_BS_UNINIT
+#define CRICKET_READY CRICKET_BS_READY
+#define CRICKET_FAILED CRICKET_BS_FAILED
+#define CRICKET_DEAD CRICKET_BS_DEAD
+extern const struct cricket_bootstrap_config cricket_shim_config;
 
 /* 0 when the client may be called from this thread now, else the state that forbids it. */
 static inline int cricket_enter(void)
 {
-    if (CRICKET_LIKELY(atomic_load_explicit(&cricket_state, memory_order_acquire) == CRICKET_READY
-                       && cricket_thread_ready))
-        return 0;
-    return cricket_enter_slow();
+    return cricket_bootstrap_enter(&cricket_shim_config);
 }
 
 /* The error a cudaError_t function returns when cricket_enter() refused. */
