@@ -18,10 +18,10 @@ def conn():
 
 
 def _fed_bytes(conn, monkeypatch) -> list[int]:
-    """Count the bytes that pass through the RPC client's record reassembly."""
+    """Count the bytes that pass through the RPC client's record reassembly: fed to it, or
+    received in place into the record it is assembling (``writable()`` then ``advance(n)``)."""
     fed = []
     reader = conn._rpc._reader
-    original = reader.feed
 
     class Spy:
         def __getattr__(self, name):
@@ -29,7 +29,11 @@ def _fed_bytes(conn, monkeypatch) -> list[int]:
 
         def feed(self, data):
             fed.append(memoryview(data).nbytes)
-            return original(data)
+            return reader.feed(data)
+
+        def advance(self, n):
+            fed.append(n)
+            return reader.advance(n)
 
     monkeypatch.setattr(conn._rpc, "_reader", Spy())
     return fed
