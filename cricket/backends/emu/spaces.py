@@ -4,14 +4,10 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_MISALIGNED_ADDRESS, CUDA_ERROR_NOT_SUPPORTED, EmuError
-from .memory import GLOBAL_BASE, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SHIFT
+from .memory import ITEM_SHIFT, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SHIFT, WIN_GLOBAL, WIN_LOCAL, WIN_SHARED
 
 ndarray = np.ndarray
 _U64 = np.uint64
-_WIN_GLOBAL = GLOBAL_BASE >> WINDOW_SHIFT
-_WIN_SHARED = SHARED_WINDOW >> WINDOW_SHIFT
-_WIN_LOCAL = LOCAL_WINDOW >> WINDOW_SHIFT
-_SHIFT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
 
 
 class MemorySpaces:
@@ -80,7 +76,7 @@ class MemorySpaces:
         if self.shared is None:
             raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS, "shared-memory access in a kernel launched without shared memory")
         a = addr
-        shift = _SHIFT[es]
+        shift = ITEM_SHIFT[es]
         if type(a) is ndarray:
             if a.size == 0:
                 return a.astype(np.intp)
@@ -211,7 +207,7 @@ class MemorySpaces:
     def _windows(self, addr):
         if type(addr) is ndarray:
             w = addr.astype(np.uint64) >> _U64(WINDOW_SHIFT)
-            lo, hi = int(w.min()), int(w.max()) if w.size else (_WIN_GLOBAL, _WIN_GLOBAL)
+            lo, hi = int(w.min()), int(w.max()) if w.size else (WIN_GLOBAL, WIN_GLOBAL)
             if lo == hi:
                 return lo, None
             return None, w
@@ -240,11 +236,11 @@ class MemorySpaces:
         return out
 
     def _ld_window(self, win, addr, dt, n, L, mask):
-        if win == _WIN_GLOBAL:
+        if win == WIN_GLOBAL:
             return self.ld_global(addr, dt, n, L, mask)
-        if win == _WIN_SHARED:
+        if win == WIN_SHARED:
             return self.ld_shared(addr - _U64(SHARED_WINDOW), dt, n, L, mask)
-        if win == _WIN_LOCAL:
+        if win == WIN_LOCAL:
             return self.ld_local(addr - _U64(LOCAL_WINDOW), dt, n, L, mask)
         a, sel = self._apply_mask(addr, mask)
         if sel is False:
@@ -265,11 +261,11 @@ class MemorySpaces:
             self._st_window(int(wv), addr, dt, vals, L, m)
 
     def _st_window(self, win, addr, dt, vals, L, mask):
-        if win == _WIN_GLOBAL:
+        if win == WIN_GLOBAL:
             return self.st_global(addr, dt, vals, L, mask)
-        if win == _WIN_SHARED:
+        if win == WIN_SHARED:
             return self.st_shared(addr - _U64(SHARED_WINDOW), dt, vals, L, mask)
-        if win == _WIN_LOCAL:
+        if win == WIN_LOCAL:
             return self.st_local(addr - _U64(LOCAL_WINDOW), dt, vals, L, mask)
         a, sel = self._apply_mask(addr, mask)
         if sel is False:
@@ -278,7 +274,7 @@ class MemorySpaces:
 
     def isspace(self, addr, space):
         w = (np.asarray(addr).astype(np.uint64) >> _U64(WINDOW_SHIFT)).astype(np.int64)
-        want = {"global": _WIN_GLOBAL, "const": _WIN_GLOBAL, "shared": _WIN_SHARED, "local": _WIN_LOCAL}.get(space)
+        want = {"global": WIN_GLOBAL, "const": WIN_GLOBAL, "shared": WIN_SHARED, "local": WIN_LOCAL}.get(space)
         if want is None:
             r = np.zeros_like(w, dtype=bool)
         else:
