@@ -42,27 +42,26 @@ class MemorySpaces:
     def _lane_count(self, L):
         return self.N if L is None else len(L)
 
-    # ---- global ------------------------------------------------------------------------------
-    def ld_global(self, addr, dt, n, L, mask=True):
+    # ---- one load / store shape for every indexed space --------------------------------------
+    # ``index(addr, size, es, L, sel)`` turns the guarded lanes' addresses into element indices of
+    # ``view_of(dt)`` (checking bounds and alignment); ``size`` is the bytes each lane touches.
+    def _ld_indexed(self, index, view_of, addr, dt, n, L, mask):
         addr, sel = self._apply_mask(addr, mask)
         if sel is False:
             return self._expand([0] * n, False, dt, self._lane_count(L))
         es = np.dtype(dt).itemsize
-        idx = self.mem.check(addr, es * n, es)
-        view = self.mem.view(dt)
-        if n == 1:
-            vals = [view[idx]]
-        else:
-            vals = [view[idx + k] for k in range(n)]
+        idx = index(addr, es * n, es, L, sel)
+        view = view_of(dt)
+        vals = [view[idx]] if n == 1 else [view[idx + k] for k in range(n)]
         return self._expand(vals, sel, dt, 0)
 
-    def st_global(self, addr, dt, vals, L, mask=True):
+    def _st_indexed(self, index, view_of, addr, dt, vals, L, mask):
         addr, sel = self._apply_mask(addr, mask)
         if sel is False:
             return
         es = np.dtype(dt).itemsize
-        idx = self.mem.check(addr, es * len(vals), es)
-        view = self.mem.view(dt)
+        idx = index(addr, es * len(vals), es, L, sel)
+        view = view_of(dt)
         for k, v in enumerate(vals):
             if type(v) is ndarray:
                 if sel is not None:
@@ -70,6 +69,23 @@ class MemorySpaces:
                 if type(idx) is not ndarray and v.ndim:
                     v = v[-1]   # many lanes store to one address: the last one wins
             view[idx + k if k else idx] = v
+
+    @staticmethod
+    def _cached_view(cache, buf, dt):
+        v = cache.get(dt)
+        if v is None:
+            v = cache[dt] = buf.view(dt)
+        return v
+
+    # ---- global ------------------------------------------------------------------------------
+    def _global_index(self, addr, size, es, L, sel):
+        return self.mem.check(addr, size, es)
+
+    def ld_global(self, addr, dt, n, L, mask=True):
+        return self._ld_indexed(self._global_index, self.mem.view, addr, dt, n, L, mask)
+
+    def st_global(self, addr, dt, vals, L, mask=True):
+        self._st_indexed(self._global_index, self.mem.view, addr, dt, vals, L, mask)
 
     # ---- shared ------------------------------------------------------------------------------
     def _shared_index(self, addr, size, es, L, sel):
@@ -111,35 +127,13 @@ class MemorySpaces:
         return base + rel
 
     def _sview(self, dt):
-        v = self._sviews.get(dt)
-        if v is None:
-            v = self._sviews[dt] = self.shared.view(dt)
-        return v
+        return self._cached_view(self._sviews, self.shared, dt)
 
     def ld_shared(self, addr, dt, n, L, mask=True):
-        addr, sel = self._apply_mask(addr, mask)
-        if sel is False:
-            return self._expand([0] * n, False, dt, self._lane_count(L))
-        es = np.dtype(dt).itemsize
-        idx = self._shared_index(addr, es * n, es, L, sel)
-        view = self._sview(dt)
-        vals = [view[idx]] if n == 1 else [view[idx + k] for k in range(n)]
-        return self._expand(vals, sel, dt, 0)
+        return self._ld_indexed(self._shared_index, self._sview, addr, dt, n, L, mask)
 
     def st_shared(self, addr, dt, vals, L, mask=True):
-        addr, sel = self._apply_mask(addr, mask)
-        if sel is False:
-            return
-        es = np.dtype(dt).itemsize
-        idx = self._shared_index(addr, es * len(vals), es, L, sel)
-        view = self._sview(dt)
-        for k, v in enumerate(vals):
-            if type(v) is ndarray:
-                if sel is not None:
-                    v = v[sel]
-                if type(idx) is not ndarray and v.ndim:
-                    v = v[-1]   # many lanes store to one address: the last one wins
-            view[idx + k if k else idx] = v
+        self._st_indexed(self._shared_index, self._sview, addr, dt, vals, L, mask)
 
     # ---- local -------------------------------------------------------------------------------
     def _local_index(self, addr, size, es, L, sel):
@@ -164,35 +158,13 @@ class MemorySpaces:
         return lanes * (self.LS // es) + rel
 
     def _lview(self, dt):
-        v = self._lviews.get(dt)
-        if v is None:
-            v = self._lviews[dt] = self.local.view(dt)
-        return v
+        return self._cached_view(self._lviews, self.local, dt)
 
     def ld_local(self, addr, dt, n, L, mask=True):
-        addr, sel = self._apply_mask(addr, mask)
-        if sel is False:
-            return self._expand([0] * n, False, dt, self._lane_count(L))
-        es = np.dtype(dt).itemsize
-        idx = self._local_index(addr, es * n, es, L, sel)
-        view = self._lview(dt)
-        vals = [view[idx]] if n == 1 else [view[idx + k] for k in range(n)]
-        return self._expand(vals, sel, dt, 0)
+        return self._ld_indexed(self._local_index, self._lview, addr, dt, n, L, mask)
 
     def st_local(self, addr, dt, vals, L, mask=True):
-        addr, sel = self._apply_mask(addr, mask)
-        if sel is False:
-            return
-        es = np.dtype(dt).itemsize
-        idx = self._local_index(addr, es * len(vals), es, L, sel)
-        view = self._lview(dt)
-        for k, v in enumerate(vals):
-            if type(v) is ndarray:
-                if sel is not None:
-                    v = v[sel]
-                if type(idx) is not ndarray and v.ndim:
-                    v = v[-1]   # many lanes store to one address: the last one wins
-            view[idx + k if k else idx] = v
+        self._st_indexed(self._local_index, self._lview, addr, dt, vals, L, mask)
 
     # ---- kernel parameters through a register ------------------------------------------------
     def ld_kparam_dyn(self, addr, dt, n, L, mask=True):
