@@ -33,8 +33,10 @@ def build_c(workdir: Path) -> dict[str, str]:
     """rpcgen the .x, compile the C server and the timing client against libtirpc."""
     for name in ("echo.x", "echo_server.c", "echo_client.c"):
         shutil.copy(ECHO_DIR / name, workdir / name)
+    for name in ("loopback_svc.c", "loopback_svc.h"):
+        shutil.copy(rpcbench.INTEROP / name, workdir / name)
     return rpcbench.build_rpcgen_programs(workdir, "echo.x", {
-        "server": ("echo_svc.c", "echo_xdr.c", "echo_server.c"),
+        "server": ("echo_svc.c", "echo_xdr.c", "echo_server.c", "loopback_svc.c"),
         "client": ("echo_client.c", "echo_xdr.c")}, newstyle=False)
 
 

@@ -46,7 +46,8 @@ class ServerProcess:
 
 
 # The C interop server's sources (after rpcgen), shared with bench/rpc.py.
-INTEROP_SERVER_SOURCES = ("interop_svc.c", "interop_xdr.c", "server_impl.c", "server_main.c")
+INTEROP_SERVER_SOURCES = ("interop_svc.c", "interop_xdr.c", "server_impl.c", "server_main.c",
+                          "loopback_svc.c")
 
 
 def tirpc_flags() -> tuple[list[str], list[str]]:
