@@ -19,17 +19,11 @@ class AtomicOps:
     def atom(self, space, op, addr, dt, b, c, L, mask):
         n = self._lane_count(L)
         if space == "generic":
-            addr = addr.view(np.uint64) if type(addr) is ndarray and addr.dtype != np.uint64 else addr
-            win, w = self._windows(addr)
+            addr, win, parts = self._generic_windows(addr, mask)
             if win is None:
                 out = np.zeros(n, dt)
-                for wv in np.unique(w):
-                    m = w == wv
-                    if type(mask) is ndarray:
-                        m = m & mask
-                    elif not mask:
-                        continue
-                    sp = {WIN_GLOBAL: "global", WIN_SHARED: "shared"}.get(int(wv))
+                for wv, m in parts:
+                    sp = {WIN_GLOBAL: "global", WIN_SHARED: "shared"}.get(wv)
                     a2 = addr if sp != "shared" else addr - _U64(SHARED_WINDOW)
                     if sp is None:
                         raise self._bad_generic(addr[m])

@@ -190,19 +190,30 @@ class MemorySpaces:
         return EmuError(CUDA_ERROR_ILLEGAL_ADDRESS, f"generic address {int(a):#x} is in no memory window "
                                                     "(a null or corrupted pointer)")
 
-    def ld_generic(self, addr, dt, n, L, mask=True):
+    def _generic_windows(self, addr, mask):
+        """A generic access's addresses as uint64, the one window they all fall in (or None), and
+        when they span several, (window, lane mask) for each window that guarded lanes use."""
         addr = addr.view(np.uint64) if type(addr) is ndarray and addr.dtype != np.uint64 else addr
         win, w = self._windows(addr)
         if win is not None:
-            return self._ld_window(win, addr, dt, n, L, mask)
-        out = [np.zeros(len(addr), dt) for _ in range(n)]
+            return addr, win, ()
+        parts = []
         for wv in np.unique(w):
             m = w == wv
             if type(mask) is ndarray:
                 m = m & mask
             elif not mask:
                 continue
-            vals = self._ld_window(int(wv), addr, dt, n, L, m)
+            parts.append((int(wv), m))
+        return addr, None, parts
+
+    def ld_generic(self, addr, dt, n, L, mask=True):
+        addr, win, parts = self._generic_windows(addr, mask)
+        if win is not None:
+            return self._ld_window(win, addr, dt, n, L, mask)
+        out = [np.zeros(len(addr), dt) for _ in range(n)]
+        for wv, m in parts:
+            vals = self._ld_window(wv, addr, dt, n, L, m)
             for k in range(n):
                 out[k][m] = vals[k][m] if type(vals[k]) is ndarray else vals[k]
         return out
@@ -220,17 +231,11 @@ class MemorySpaces:
         raise self._bad_generic(a)
 
     def st_generic(self, addr, dt, vals, L, mask=True):
-        addr = addr.view(np.uint64) if type(addr) is ndarray and addr.dtype != np.uint64 else addr
-        win, w = self._windows(addr)
+        addr, win, parts = self._generic_windows(addr, mask)
         if win is not None:
             return self._st_window(win, addr, dt, vals, L, mask)
-        for wv in np.unique(w):
-            m = w == wv
-            if type(mask) is ndarray:
-                m = m & mask
-            elif not mask:
-                continue
-            self._st_window(int(wv), addr, dt, vals, L, m)
+        for wv, m in parts:
+            self._st_window(wv, addr, dt, vals, L, m)
 
     def _st_window(self, win, addr, dt, vals, L, mask):
         if win == WIN_GLOBAL:
