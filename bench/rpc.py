@@ -31,7 +31,7 @@ INTEROP = ROOT / "tests" / "rpc" / "interop"
 sys.path.append(str(INTEROP.parent))   # rpc_peers: how the tests build the C peers
 
 from cricket.rpc import AsyncClient, Client, new_event_loop  # noqa: E402
-from rpc_peers import INTEROP_SERVER_SOURCES, build_rpcgen_programs  # noqa: E402
+from rpc_peers import INTEROP_SERVER_SOURCES, build_rpcgen_programs, listening_address  # noqa: E402
 
 PROG, VERS = 536871321, 1
 
@@ -101,12 +101,11 @@ class Proc:
     def __init__(self, cmd: list[str], env: dict | None = None) -> None:
         self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                   env=env, preexec_fn=lambda: _pin(SERVER_CPU))
-        line = self.p.stdout.readline()
-        if not line.startswith("listening"):
+        address = listening_address(self.p.stdout.readline())
+        if address is None:
             self.p.kill()
             raise RuntimeError(f"server {cmd[0]} did not start")
-        host, _, port = line.split()[1].rpartition(":")
-        self.address = (host, int(port))
+        self.address = address
 
     def stop(self) -> None:
         self.p.terminate()

@@ -13,6 +13,14 @@ HERE = Path(__file__).resolve().parent
 INTEROP_DIR = HERE / "interop"
 
 
+def listening_address(line: str) -> tuple[str, int] | None:
+    """(host, port) from a server's first line, "listening HOST:PORT"; None for any other line."""
+    if not line.startswith("listening "):
+        return None
+    host, _, port = line.split()[1].rpartition(":")
+    return host, int(port)
+
+
 class ServerProcess:
     """``python -m cricket.rpc serve`` in a child process, on 127.0.0.1 (an ephemeral port)."""
 
@@ -25,11 +33,11 @@ class ServerProcess:
             [sys.executable, "-m", "cricket.rpc", "serve", "--listen", "127.0.0.1:0", *extra,
              *specs], stdout=subprocess.PIPE, stderr=self.log, text=True, env=env)
         line = self.proc.stdout.readline()
-        if not line.startswith("listening "):
+        address = listening_address(line)
+        if address is None:
             self.proc.kill()
             raise RuntimeError(f"server did not start: {line!r} {self.stop()}")
-        host, _, port = line.split()[1].rpartition(":")
-        self.address = (host, int(port))
+        self.address = address
 
     def stop(self) -> str:
         """Stop the server; returns its log (stderr)."""
@@ -101,9 +109,9 @@ class CServer:
     def __init__(self, binary: str) -> None:
         self.proc = subprocess.Popen([binary, "0"], stdout=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
-        assert line.startswith("listening "), line
-        host, _, port = line.split()[1].rpartition(":")
-        self.address = (host, int(port))
+        address = listening_address(line)
+        assert address is not None, line
+        self.address = address
 
     def stop(self) -> None:
         self.proc.kill()
