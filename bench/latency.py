@@ -33,20 +33,11 @@ def build_c(workdir: Path) -> dict[str, str]:
     """rpcgen the .x, compile the C server and the timing client against libtirpc."""
     for name in ("echo.x", "echo_server.c", "echo_client.c"):
         shutil.copy(ECHO_DIR / name, workdir / name)
-
-    def run(*cmd: str) -> None:
-        r = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True)
-        if r.returncode:
-            raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stderr}")
-    for flag, out in (("-h", "echo.h"), ("-c", "echo_xdr.c"), ("-l", "echo_clnt.c"), ("-m", "echo_svc.c")):
-        run("rpcgen", flag, "-o", out, "echo.x")
-    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libtirpc"], check=True,
-                           capture_output=True, text=True).stdout.split()
-    cflags = [f for f in flags if not f.startswith("-l")]
-    libs = [f for f in flags if f.startswith("-l")]
-    run("gcc", "-O2", *cflags, "-o", "echo_server", "echo_svc.c", "echo_xdr.c", "echo_server.c", *libs)
-    run("gcc", "-O2", *cflags, "-o", "echo_client", "echo_client.c", "echo_xdr.c", *libs)
-    return {"server": str(workdir / "echo_server"), "client": str(workdir / "echo_client")}
+    for name in ("loopback_svc.c", "loopback_svc.h"):
+        shutil.copy(rpcbench.INTEROP / name, workdir / name)
+    return rpcbench.build_rpcgen_programs(workdir, "echo.x", {
+        "server": ("echo_svc.c", "echo_xdr.c", "echo_server.c", "loopback_svc.c"),
+        "client": ("echo_client.c", "echo_xdr.c")}, newstyle=False)
 
 
 def py_server() -> rpcbench.Proc:

@@ -28,8 +28,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 INTEROP = ROOT / "tests" / "rpc" / "interop"
+sys.path.append(str(INTEROP.parent))   # rpc_peers: how the tests build the C peers
 
 from cricket.rpc import AsyncClient, Client, new_event_loop  # noqa: E402
+from rpc_peers import INTEROP_SERVER_SOURCES, build_rpcgen_programs, listening_address  # noqa: E402
 
 PROG, VERS = 536871321, 1
 
@@ -75,21 +77,10 @@ def build_c(workdir: Path) -> dict[str, str]:
     for f in INTEROP.iterdir():
         shutil.copy(f, workdir / f.name)
     (workdir / "bench_client.c").write_text(C_BENCH_CLIENT)
-
-    def run(*cmd: str) -> None:
-        subprocess.run(cmd, cwd=workdir, check=True, capture_output=True)
-    for flag, out in (("-h", "interop.h"), ("-c", "interop_xdr.c"), ("-l", "interop_clnt.c"),
-                      ("-m", "interop_svc.c")):
-        run("rpcgen", "-N", flag, "-o", out, "interop.x")
-    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libtirpc"], check=True,
-                           capture_output=True, text=True).stdout.split()
-    cflags = [f for f in flags if not f.startswith("-l")]
-    libs = [f for f in flags if f.startswith("-l")]
-    run("gcc", "-O2", *cflags, "-o", "server", "interop_svc.c", "interop_xdr.c", "server_impl.c",
-        "server_main.c", *libs)
-    run("gcc", "-O2", *cflags, "-o", "bench_client", "bench_client.c", "interop_clnt.c",
-        "interop_xdr.c", *libs)
-    return {"server": str(workdir / "server"), "client": str(workdir / "bench_client")}
+    built = build_rpcgen_programs(workdir, "interop.x", {
+        "server": INTEROP_SERVER_SOURCES,
+        "bench_client": ("bench_client.c", "interop_clnt.c", "interop_xdr.c")})
+    return {"server": built["server"], "client": built["bench_client"]}
 
 
 # For round trips, servers and the timed clients share one CPU, the same for the C pair and for
@@ -110,12 +101,11 @@ class Proc:
     def __init__(self, cmd: list[str], env: dict | None = None) -> None:
         self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                   env=env, preexec_fn=lambda: _pin(SERVER_CPU))
-        line = self.p.stdout.readline()
-        if not line.startswith("listening"):
+        address = listening_address(self.p.stdout.readline())
+        if address is None:
             self.p.kill()
             raise RuntimeError(f"server {cmd[0]} did not start")
-        host, _, port = line.split()[1].rpartition(":")
-        self.address = (host, int(port))
+        self.address = address
 
     def stop(self) -> None:
         self.p.terminate()

@@ -424,15 +424,8 @@ class _Connection(asyncio.BufferedProtocol):
                 if server.ordered:
                     self.busy = True
                 return
-        except NotImplementedError:
-            self._unimplemented(xid, entry)
-            return
-        except AuthError as exc:
-            self.send(message.encode_auth_error(xid, exc.stat))
-            return
-        except Exception:
-            log.exception("connection %d: handler %s failed", self.id, entry.name)
-            self.send(message.encode_accepted(xid, AcceptStat.SYSTEM_ERR))
+        except Exception as exc:
+            self._handler_failed(xid, entry, exc)
             return
         finally:
             _current.reset(token)
@@ -442,17 +435,10 @@ class _Connection(asyncio.BufferedProtocol):
                       credentials: Any, awaitable: Any) -> None:
         try:
             result = await awaitable
-        except NotImplementedError:
-            self._unimplemented(xid, entry)
-            return
         except asyncio.CancelledError:
             raise
-        except AuthError as exc:
-            self.send(message.encode_auth_error(xid, exc.stat))
-            return
-        except Exception:
-            log.exception("connection %d: handler %s failed", self.id, entry.name)
-            self.send(message.encode_accepted(xid, AcceptStat.SYSTEM_ERR))
+        except Exception as exc:
+            self._handler_failed(xid, entry, exc)
             return
         self.reply(xid, entry, authenticator, credentials, result)
 
@@ -488,6 +474,16 @@ class _Connection(asyncio.BufferedProtocol):
             self._paused_queue = False
             if not self._paused_write:
                 self.transport.resume_reading()
+
+    def _handler_failed(self, xid: int, entry: _Entry, exc: Exception) -> None:
+        """Answer a call whose handler raised: PROC_UNAVAIL, an auth error, or SYSTEM_ERR (logged)."""
+        if isinstance(exc, NotImplementedError):
+            self._unimplemented(xid, entry)
+        elif isinstance(exc, AuthError):
+            self.send(message.encode_auth_error(xid, exc.stat))
+        else:
+            log.error("connection %d: handler %s failed", self.id, entry.name, exc_info=exc)
+            self.send(message.encode_accepted(xid, AcceptStat.SYSTEM_ERR))
 
     def _unimplemented(self, xid: int, entry: _Entry) -> None:
         if entry.number == 0:    # NULL answers for every served version, implemented or not

@@ -6,14 +6,10 @@ import numpy as np
 from . import rt
 
 from .errors import CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_NOT_SUPPORTED, EmuError
-from .memory import GLOBAL_BASE, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SHIFT
+from .memory import SHARED_WINDOW, WIN_GLOBAL, WIN_SHARED
 
 ndarray = np.ndarray
 _U64 = np.uint64
-_WIN_GLOBAL = GLOBAL_BASE >> WINDOW_SHIFT
-_WIN_SHARED = SHARED_WINDOW >> WINDOW_SHIFT
-_WIN_LOCAL = LOCAL_WINDOW >> WINDOW_SHIFT
-_SHIFT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
 
 
 class AtomicOps:
@@ -23,26 +19,20 @@ class AtomicOps:
     def atom(self, space, op, addr, dt, b, c, L, mask):
         n = self._lane_count(L)
         if space == "generic":
-            addr = addr.view(np.uint64) if type(addr) is ndarray and addr.dtype != np.uint64 else addr
-            win, w = self._windows(addr)
+            addr, win, parts = self._generic_windows(addr, mask)
             if win is None:
                 out = np.zeros(n, dt)
-                for wv in np.unique(w):
-                    m = w == wv
-                    if type(mask) is ndarray:
-                        m = m & mask
-                    elif not mask:
-                        continue
-                    sp = {_WIN_GLOBAL: "global", _WIN_SHARED: "shared"}.get(int(wv))
+                for wv, m in parts:
+                    sp = {WIN_GLOBAL: "global", WIN_SHARED: "shared"}.get(wv)
                     a2 = addr if sp != "shared" else addr - _U64(SHARED_WINDOW)
                     if sp is None:
                         raise self._bad_generic(addr[m])
                     r = self.atom(sp, op, a2, dt, b, c, L, m)
                     out[m] = r[m] if type(r) is ndarray else r
                 return out
-            if win == _WIN_GLOBAL:
+            if win == WIN_GLOBAL:
                 space = "global"
-            elif win == _WIN_SHARED:
+            elif win == WIN_SHARED:
                 space, addr = "shared", addr - _U64(SHARED_WINDOW)
             else:
                 a, sel = self._apply_mask(addr, mask)

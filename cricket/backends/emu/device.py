@@ -268,23 +268,22 @@ class EmuDevice:
         self.arena.u8[d:d + size] = self.arena.u8[s:s + size].copy()
 
     def memset_d8(self, ptr: int, value: int, count: int) -> None:
-        self._check()
-        off = self.arena.host_range(ptr, count, "memset")
-        self.arena.u8[off:off + count] = value & 0xFF
+        self._memset(ptr, value, count, np.uint8, "memset_d8")
 
     def memset_d16(self, ptr: int, value: int, count: int) -> None:
-        self._check()
-        if ptr % 2:
-            raise EmuError(CUDA_ERROR_INVALID_VALUE, "memset_d16 needs a 2-byte aligned pointer")
-        off = self.arena.host_range(ptr, 2 * count, "memset")
-        self.arena.u8[off:off + 2 * count].view(np.uint16)[:] = value & 0xFFFF
+        self._memset(ptr, value, count, np.uint16, "memset_d16")
 
     def memset_d32(self, ptr: int, value: int, count: int) -> None:
+        self._memset(ptr, value, count, np.uint32, "memset_d32")
+
+    def _memset(self, ptr: int, value: int, count: int, dt, what: str) -> None:
+        """Set ``count`` elements of ``dt`` from ``ptr`` to the low bits of ``value``."""
         self._check()
-        if ptr % 4:
-            raise EmuError(CUDA_ERROR_INVALID_VALUE, "memset_d32 needs a 4-byte aligned pointer")
-        off = self.arena.host_range(ptr, 4 * count, "memset")
-        self.arena.u8[off:off + 4 * count].view(np.uint32)[:] = value & 0xFFFFFFFF
+        es = np.dtype(dt).itemsize
+        if ptr % es:
+            raise EmuError(CUDA_ERROR_INVALID_VALUE, f"{what} needs a {es}-byte aligned pointer")
+        off = self.arena.host_range(ptr, es * count, "memset")
+        self.arena.u8[off:off + es * count].view(dt)[:] = value & ((1 << 8 * es) - 1)
 
     def mem_get_info(self) -> tuple[int, int]:
         """(free, total) bytes of the emulated device memory."""

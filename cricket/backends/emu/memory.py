@@ -21,12 +21,15 @@ GLOBAL_BASE = 0x7F00_0000_0000
 SHARED_WINDOW = 0x7D00_0000_0000
 LOCAL_WINDOW = 0x7E00_0000_0000
 WINDOW_SHIFT = 40          # address >> 40 tells the window: 0x7f global, 0x7d shared, 0x7e local
+WIN_GLOBAL = GLOBAL_BASE >> WINDOW_SHIFT
+WIN_SHARED = SHARED_WINDOW >> WINDOW_SHIFT
+WIN_LOCAL = LOCAL_WINDOW >> WINDOW_SHIFT
+ITEM_SHIFT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}   # element size -> log2, for byte offset -> element index
 ALLOC_ALIGN = 256
 MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)
 DEFAULT_ARENA = 16 << 30
 
 _U64 = np.uint64
-_SHIFTS = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
 
 
 def _align(n: int, a: int) -> int:
@@ -170,7 +173,7 @@ class DeviceArena:
             if a is None or hi + size > a[0] + a[1]:
                 self._check_each(addr, size)
             # every address is inside the arena now, so the int64 view is exact
-            return (addr.view(np.int64) - GLOBAL_BASE) >> _SHIFTS[elem]
+            return (addr.view(np.int64) - GLOBAL_BASE) >> ITEM_SHIFT[elem]
         a_int = int(addr)
         if size > 1 and a_int % size:
             raise EmuError(CUDA_ERROR_MISALIGNED_ADDRESS, f"misaligned {size}-byte access at address {a_int:#x}")

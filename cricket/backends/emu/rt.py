@@ -100,13 +100,18 @@ def sub_borrow(a, b, bin_, dt):
     return d, (b1 | b2).astype(u32)
 
 
-def idiv(a, b, dt):
-    """C-style truncating division; x/0 gives all ones (as the GPU's division sequence does)."""
+def _divisor(a, b, dt):
+    """Operands of a division as arrays of ``dt``: (dtype, a, where b is 0, b with 0 replaced by 1)."""
     dt = np.dtype(dt)
     a = np.asarray(a, dt)
     b = np.asarray(b, dt)
     zero = b == 0
-    bs = np.where(zero, dt.type(1), b)
+    return dt, a, zero, np.where(zero, dt.type(1), b)
+
+
+def idiv(a, b, dt):
+    """C-style truncating division; x/0 gives all ones (as the GPU's division sequence does)."""
+    dt, a, zero, bs = _divisor(a, b, dt)
     if dt.kind == "u":
         q = a // bs
     else:
@@ -124,11 +129,7 @@ def idiv(a, b, dt):
 
 def irem(a, b, dt):
     """C-style remainder (sign of the dividend); x%0 gives x."""
-    dt = np.dtype(dt)
-    a = np.asarray(a, dt)
-    b = np.asarray(b, dt)
-    zero = b == 0
-    bs = np.where(zero, dt.type(1), b)
+    dt, a, zero, bs = _divisor(a, b, dt)
     if dt.kind == "u":
         r = a % bs
     else:

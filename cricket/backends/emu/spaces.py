@@ -4,14 +4,10 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_MISALIGNED_ADDRESS, CUDA_ERROR_NOT_SUPPORTED, EmuError
-from .memory import GLOBAL_BASE, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SHIFT
+from .memory import ITEM_SHIFT, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SHIFT, WIN_GLOBAL, WIN_LOCAL, WIN_SHARED
 
 ndarray = np.ndarray
 _U64 = np.uint64
-_WIN_GLOBAL = GLOBAL_BASE >> WINDOW_SHIFT
-_WIN_SHARED = SHARED_WINDOW >> WINDOW_SHIFT
-_WIN_LOCAL = LOCAL_WINDOW >> WINDOW_SHIFT
-_SHIFT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
 
 
 class MemorySpaces:
@@ -46,27 +42,26 @@ class MemorySpaces:
     def _lane_count(self, L):
         return self.N if L is None else len(L)
 
-    # ---- global ------------------------------------------------------------------------------
-    def ld_global(self, addr, dt, n, L, mask=True):
+    # ---- one load / store shape for every indexed space --------------------------------------
+    # ``index(addr, size, es, L, sel)`` turns the guarded lanes' addresses into element indices of
+    # ``view_of(dt)`` (checking bounds and alignment); ``size`` is the bytes each lane touches.
+    def _ld_indexed(self, index, view_of, addr, dt, n, L, mask):
         addr, sel = self._apply_mask(addr, mask)
         if sel is False:
             return self._expand([0] * n, False, dt, self._lane_count(L))
         es = np.dtype(dt).itemsize
-        idx = self.mem.check(addr, es * n, es)
-        view = self.mem.view(dt)
-        if n == 1:
-            vals = [view[idx]]
-        else:
-            vals = [view[idx + k] for k in range(n)]
+        idx = index(addr, es * n, es, L, sel)
+        view = view_of(dt)
+        vals = [view[idx]] if n == 1 else [view[idx + k] for k in range(n)]
         return self._expand(vals, sel, dt, 0)
 
-    def st_global(self, addr, dt, vals, L, mask=True):
+    def _st_indexed(self, index, view_of, addr, dt, vals, L, mask):
         addr, sel = self._apply_mask(addr, mask)
         if sel is False:
             return
         es = np.dtype(dt).itemsize
-        idx = self.mem.check(addr, es * len(vals), es)
-        view = self.mem.view(dt)
+        idx = index(addr, es * len(vals), es, L, sel)
+        view = view_of(dt)
         for k, v in enumerate(vals):
             if type(v) is ndarray:
                 if sel is not None:
@@ -75,12 +70,29 @@ class MemorySpaces:
                     v = v[-1]   # many lanes store to one address: the last one wins
             view[idx + k if k else idx] = v
 
+    @staticmethod
+    def _cached_view(cache, buf, dt):
+        v = cache.get(dt)
+        if v is None:
+            v = cache[dt] = buf.view(dt)
+        return v
+
+    # ---- global ------------------------------------------------------------------------------
+    def _global_index(self, addr, size, es, L, sel):
+        return self.mem.check(addr, size, es)
+
+    def ld_global(self, addr, dt, n, L, mask=True):
+        return self._ld_indexed(self._global_index, self.mem.view, addr, dt, n, L, mask)
+
+    def st_global(self, addr, dt, vals, L, mask=True):
+        self._st_indexed(self._global_index, self.mem.view, addr, dt, vals, L, mask)
+
     # ---- shared ------------------------------------------------------------------------------
     def _shared_index(self, addr, size, es, L, sel):
         if self.shared is None:
             raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS, "shared-memory access in a kernel launched without shared memory")
         a = addr
-        shift = _SHIFT[es]
+        shift = ITEM_SHIFT[es]
         if type(a) is ndarray:
             if a.size == 0:
                 return a.astype(np.intp)
@@ -115,35 +127,13 @@ class MemorySpaces:
         return base + rel
 
     def _sview(self, dt):
-        v = self._sviews.get(dt)
-        if v is None:
-            v = self._sviews[dt] = self.shared.view(dt)
-        return v
+        return self._cached_view(self._sviews, self.shared, dt)
 
     def ld_shared(self, addr, dt, n, L, mask=True):
-        addr, sel = self._apply_mask(addr, mask)
-        if sel is False:
-            return self._expand([0] * n, False, dt, self._lane_count(L))
-        es = np.dtype(dt).itemsize
-        idx = self._shared_index(addr, es * n, es, L, sel)
-        view = self._sview(dt)
-        vals = [view[idx]] if n == 1 else [view[idx + k] for k in range(n)]
-        return self._expand(vals, sel, dt, 0)
+        return self._ld_indexed(self._shared_index, self._sview, addr, dt, n, L, mask)
 
     def st_shared(self, addr, dt, vals, L, mask=True):
-        addr, sel = self._apply_mask(addr, mask)
-        if sel is False:
-            return
-        es = np.dtype(dt).itemsize
-        idx = self._shared_index(addr, es * len(vals), es, L, sel)
-        view = self._sview(dt)
-        for k, v in enumerate(vals):
-            if type(v) is ndarray:
-                if sel is not None:
-                    v = v[sel]
-                if type(idx) is not ndarray and v.ndim:
-                    v = v[-1]   # many lanes store to one address: the last one wins
-            view[idx + k if k else idx] = v
+        self._st_indexed(self._shared_index, self._sview, addr, dt, vals, L, mask)
 
     # ---- local -------------------------------------------------------------------------------
     def _local_index(self, addr, size, es, L, sel):
@@ -168,35 +158,13 @@ class MemorySpaces:
         return lanes * (self.LS // es) + rel
 
     def _lview(self, dt):
-        v = self._lviews.get(dt)
-        if v is None:
-            v = self._lviews[dt] = self.local.view(dt)
-        return v
+        return self._cached_view(self._lviews, self.local, dt)
 
     def ld_local(self, addr, dt, n, L, mask=True):
-        addr, sel = self._apply_mask(addr, mask)
-        if sel is False:
-            return self._expand([0] * n, False, dt, self._lane_count(L))
-        es = np.dtype(dt).itemsize
-        idx = self._local_index(addr, es * n, es, L, sel)
-        view = self._lview(dt)
-        vals = [view[idx]] if n == 1 else [view[idx + k] for k in range(n)]
-        return self._expand(vals, sel, dt, 0)
+        return self._ld_indexed(self._local_index, self._lview, addr, dt, n, L, mask)
 
     def st_local(self, addr, dt, vals, L, mask=True):
-        addr, sel = self._apply_mask(addr, mask)
-        if sel is False:
-            return
-        es = np.dtype(dt).itemsize
-        idx = self._local_index(addr, es * len(vals), es, L, sel)
-        view = self._lview(dt)
-        for k, v in enumerate(vals):
-            if type(v) is ndarray:
-                if sel is not None:
-                    v = v[sel]
-                if type(idx) is not ndarray and v.ndim:
-                    v = v[-1]   # many lanes store to one address: the last one wins
-            view[idx + k if k else idx] = v
+        self._st_indexed(self._local_index, self._lview, addr, dt, vals, L, mask)
 
     # ---- kernel parameters through a register ------------------------------------------------
     def ld_kparam_dyn(self, addr, dt, n, L, mask=True):
@@ -211,7 +179,7 @@ class MemorySpaces:
     def _windows(self, addr):
         if type(addr) is ndarray:
             w = addr.astype(np.uint64) >> _U64(WINDOW_SHIFT)
-            lo, hi = int(w.min()), int(w.max()) if w.size else (_WIN_GLOBAL, _WIN_GLOBAL)
+            lo, hi = int(w.min()), int(w.max()) if w.size else (WIN_GLOBAL, WIN_GLOBAL)
             if lo == hi:
                 return lo, None
             return None, w
@@ -222,29 +190,40 @@ class MemorySpaces:
         return EmuError(CUDA_ERROR_ILLEGAL_ADDRESS, f"generic address {int(a):#x} is in no memory window "
                                                     "(a null or corrupted pointer)")
 
-    def ld_generic(self, addr, dt, n, L, mask=True):
+    def _generic_windows(self, addr, mask):
+        """A generic access's addresses as uint64, the one window they all fall in (or None), and
+        when they span several, (window, lane mask) for each window that guarded lanes use."""
         addr = addr.view(np.uint64) if type(addr) is ndarray and addr.dtype != np.uint64 else addr
         win, w = self._windows(addr)
         if win is not None:
-            return self._ld_window(win, addr, dt, n, L, mask)
-        out = [np.zeros(len(addr), dt) for _ in range(n)]
+            return addr, win, ()
+        parts = []
         for wv in np.unique(w):
             m = w == wv
             if type(mask) is ndarray:
                 m = m & mask
             elif not mask:
                 continue
-            vals = self._ld_window(int(wv), addr, dt, n, L, m)
+            parts.append((int(wv), m))
+        return addr, None, parts
+
+    def ld_generic(self, addr, dt, n, L, mask=True):
+        addr, win, parts = self._generic_windows(addr, mask)
+        if win is not None:
+            return self._ld_window(win, addr, dt, n, L, mask)
+        out = [np.zeros(len(addr), dt) for _ in range(n)]
+        for wv, m in parts:
+            vals = self._ld_window(wv, addr, dt, n, L, m)
             for k in range(n):
                 out[k][m] = vals[k][m] if type(vals[k]) is ndarray else vals[k]
         return out
 
     def _ld_window(self, win, addr, dt, n, L, mask):
-        if win == _WIN_GLOBAL:
+        if win == WIN_GLOBAL:
             return self.ld_global(addr, dt, n, L, mask)
-        if win == _WIN_SHARED:
+        if win == WIN_SHARED:
             return self.ld_shared(addr - _U64(SHARED_WINDOW), dt, n, L, mask)
-        if win == _WIN_LOCAL:
+        if win == WIN_LOCAL:
             return self.ld_local(addr - _U64(LOCAL_WINDOW), dt, n, L, mask)
         a, sel = self._apply_mask(addr, mask)
         if sel is False:
@@ -252,24 +231,18 @@ class MemorySpaces:
         raise self._bad_generic(a)
 
     def st_generic(self, addr, dt, vals, L, mask=True):
-        addr = addr.view(np.uint64) if type(addr) is ndarray and addr.dtype != np.uint64 else addr
-        win, w = self._windows(addr)
+        addr, win, parts = self._generic_windows(addr, mask)
         if win is not None:
             return self._st_window(win, addr, dt, vals, L, mask)
-        for wv in np.unique(w):
-            m = w == wv
-            if type(mask) is ndarray:
-                m = m & mask
-            elif not mask:
-                continue
-            self._st_window(int(wv), addr, dt, vals, L, m)
+        for wv, m in parts:
+            self._st_window(wv, addr, dt, vals, L, m)
 
     def _st_window(self, win, addr, dt, vals, L, mask):
-        if win == _WIN_GLOBAL:
+        if win == WIN_GLOBAL:
             return self.st_global(addr, dt, vals, L, mask)
-        if win == _WIN_SHARED:
+        if win == WIN_SHARED:
             return self.st_shared(addr - _U64(SHARED_WINDOW), dt, vals, L, mask)
-        if win == _WIN_LOCAL:
+        if win == WIN_LOCAL:
             return self.st_local(addr - _U64(LOCAL_WINDOW), dt, vals, L, mask)
         a, sel = self._apply_mask(addr, mask)
         if sel is False:
@@ -278,7 +251,7 @@ class MemorySpaces:
 
     def isspace(self, addr, space):
         w = (np.asarray(addr).astype(np.uint64) >> _U64(WINDOW_SHIFT)).astype(np.int64)
-        want = {"global": _WIN_GLOBAL, "const": _WIN_GLOBAL, "shared": _WIN_SHARED, "local": _WIN_LOCAL}.get(space)
+        want = {"global": WIN_GLOBAL, "const": WIN_GLOBAL, "shared": WIN_SHARED, "local": WIN_LOCAL}.get(space)
         if want is None:
             r = np.zeros_like(w, dtype=bool)
         else:

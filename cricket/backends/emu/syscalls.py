@@ -7,14 +7,9 @@ import struct
 import numpy as np
 
 from .errors import CUDA_ERROR_ASSERT, CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_NOT_SUPPORTED, EmuError
-from .memory import GLOBAL_BASE, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SHIFT
+from .memory import LOCAL_WINDOW, WINDOW_SHIFT, WIN_GLOBAL, WIN_LOCAL
 
 ndarray = np.ndarray
-_U64 = np.uint64
-_WIN_GLOBAL = GLOBAL_BASE >> WINDOW_SHIFT
-_WIN_SHARED = SHARED_WINDOW >> WINDOW_SHIFT
-_WIN_LOCAL = LOCAL_WINDOW >> WINDOW_SHIFT
-_SHIFT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
 
 
 class DeviceCalls:
@@ -47,7 +42,7 @@ class DeviceCalls:
         if addr == 0:
             return "(null)"
         win = addr >> WINDOW_SHIFT
-        if win != _WIN_GLOBAL:
+        if win != WIN_GLOBAL:
             raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS, f"string argument at {addr:#x} is not in global memory")
         a = self.mem.allocation_of(addr)
         if a is None:
@@ -95,12 +90,12 @@ class DeviceCalls:
 
     def _read_arg(self, addr: int, lane: int, size: int, off: int) -> bytes:
         win = addr >> WINDOW_SHIFT
-        if win == _WIN_LOCAL:
+        if win == WIN_LOCAL:
             base = lane * self.LS + (addr - LOCAL_WINDOW) + off
             if (addr - LOCAL_WINDOW) + off + size > self.LS:
                 raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS, "printf argument buffer beyond local memory")
             return self.local[base:base + size].tobytes()
-        if win == _WIN_GLOBAL:
+        if win == WIN_GLOBAL:
             return self.mem.read(addr + off, size)
         raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS, f"printf argument buffer at {addr:#x} is not readable")
 

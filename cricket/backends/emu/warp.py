@@ -4,14 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import CUDA_ERROR_NOT_SUPPORTED, EmuError
-from .memory import GLOBAL_BASE, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SHIFT
 
 ndarray = np.ndarray
-_U64 = np.uint64
-_WIN_GLOBAL = GLOBAL_BASE >> WINDOW_SHIFT
-_WIN_SHARED = SHARED_WINDOW >> WINDOW_SHIFT
-_WIN_LOCAL = LOCAL_WINDOW >> WINDOW_SHIFT
-_SHIFT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
 
 
 class WarpOps:
