@@ -8,7 +8,14 @@ cudaMalloc+cudaFree, registrations, synchronous and asynchronous empty launches 
 4 KiB up to --max-copy (default 16 MiB; the issue's full range is --max-copy 256M). References,
 measured in the same run: the NULL RPC round trip to the same server, and raw Unix-socket throughput
 between two processes for each copy size (the bytes and a one-byte answer, as a copy needs).
-Prints a Markdown table: what, ours, reference, ratio, goal.
+
+The static-cudart path, in the same run: ``bench/calls_paths.cu`` built by nvcc twice, with the
+default flags (NVIDIA's static cudart, reaching cricket's libcuda.so.1 replacement) and with
+``-cudart shared`` (reaching the libcudart shim), both through ``cricket run`` on the same server.
+Its rows (calls answered in the process, malloc+free, launches, copies) hold the static path as
+"ours" and the shared path as the reference: the ratio is static/shared, per call or per copy.
+
+Prints Markdown tables: what, ours, reference, ratio, goal.
 """
 from __future__ import annotations
 
@@ -137,6 +144,40 @@ def run_program(program: Path, address: str, iterations: int, max_copy: int) -> 
     return values
 
 
+PATHS_SOURCE = ROOT / "bench" / "calls_paths.cu"
+PATHS_GOAL = 1.5          # the static path costs at most this much more than the shared one
+
+
+def build_paths(outdir: Path = ROOT / "build" / "bench_calls") -> dict[str, Path]:
+    """``calls_paths.cu`` built by nvcc with its default flags (``static``) and with ``-cudart
+    shared`` (``shared``); a build newer than the source is kept."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for name, flags in (("static", []), ("shared", ["-cudart", "shared"])):
+        exe = outdir / f"calls_paths.{name}"
+        if not exe.exists() or exe.stat().st_mtime < PATHS_SOURCE.stat().st_mtime:
+            r = subprocess.run(["nvcc", "-O2", *flags, "-o", str(exe), str(PATHS_SOURCE)],
+                               capture_output=True, text=True)
+            if r.returncode:
+                raise RuntimeError(f"nvcc {' '.join(flags) or '(default flags)'} failed on "
+                                   f"{PATHS_SOURCE.name}:\n{r.stderr[-1500:]}")
+        out[name] = exe
+    return out
+
+
+def path_rows(sizes: list[int]) -> list[tuple[str, str]]:
+    """(what, key) of the static-vs-shared rows, in table order."""
+    rows = [("cudaGetDeviceCount (answered locally)", "cudaGetDeviceCount"),
+            ("cudaGetDevice (answered locally)", "cudaGetDevice"),
+            ("cudaDeviceGetAttribute (answered locally)", "cudaDeviceGetAttribute"),
+            ("cudaMalloc + cudaFree", "malloc_free"),
+            ("asynchronous empty launch, issue", "launch_async_issue"),
+            ("empty launch + cudaDeviceSynchronize", "launch_sync")]
+    for direction, label in (("htod", "cudaMemcpy H→D"), ("dtoh", "cudaMemcpy D→H")):
+        rows += [(f"{label} {size_name(s)} (pinned), per copy", f"{direction}_{s}") for s in sizes]
+    return rows
+
+
 def size_name(n: int) -> str:
     return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n >> 10} KiB"
 
@@ -148,10 +189,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", default="emu")
     args = parser.parse_args(argv)
     program = _examples_build().build(["empty_kernel"], ROOT / "build" / "examples", jobs=1)["empty_kernel"]
+    from cricket.client import driver_env
+    if not driver_env.available():
+        raise SystemExit("calls.py: the libcuda.so.1 replacement is not built (cricket/_driver); run `make build`")
+    paths = build_paths()
     with tempfile.TemporaryDirectory(prefix="cricket-bench-") as d:
         server, address = start_server(Path(d), args.backend)
         try:
             ours = run_program(program, address, args.iterations, args.max_copy)
+            static = run_program(paths["static"], address, args.iterations, args.max_copy)
+            shared = run_program(paths["shared"], address, args.iterations, args.max_copy)
             null_us = null_rpc_us(address, args.iterations * 5)
         finally:
             server.terminate()
@@ -192,6 +239,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"backend {args.backend}, {args.iterations} iterations, {os.cpu_count()} CPUs\n")
     for r in rows:
         print("| " + " | ".join(r) + " |")
+    print("\nstatic cudart (nvcc default flags) → libcuda.so.1 replacement, against -cudart shared → "
+          "libcudart shim, same program, same server (µs per call or per copy)\n")
+    print("| what | ours: static cudart | reference: -cudart shared | ratio static/shared | goal |")
+    print("| --- | --- | --- | --- | --- |")
+    for what, key in path_rows(sizes):
+        a, b = static[key], shared[key]
+        ratio = a / b if b else float("inf")
+        mark = "✓" if ratio <= PATHS_GOAL else "✗"
+        print(f"| {what} | {us(a)} | {us(b)} | {ratio:.2f} | ≤ {PATHS_GOAL} {mark} |")
     return 0
 
 

@@ -328,7 +328,13 @@ def bench_calls(cfg: Config, progress: Progress, backend: str = "emu") -> BenchR
         size *= 4
     progress("nvcc builds examples/empty_kernel.cu")
     program = calls._examples_build().build(["empty_kernel"], ROOT / "build" / "examples", jobs=1)["empty_kernel"]
+    from cricket.client import driver_env
+    paths = {}
+    if driver_env.available():
+        progress("nvcc builds bench/calls_paths.cu twice (static cudart, -cudart shared)")
+        paths = calls.build_paths()
     ours: dict[str, list[float]] = {}
+    by_path: dict[str, dict[str, list[float]]] = {"static": {}, "shared": {}}
     null: list[float] = []
     raw: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="cricket-bench-calls-") as d:
@@ -338,6 +344,10 @@ def bench_calls(cfg: Config, progress: Progress, backend: str = "emu") -> BenchR
                 progress(f"cricket run -- empty_kernel, run {r + 1}/{cfg.repeat}")
                 for k, v in calls.run_program(program, address, iterations, max_copy).items():
                     ours.setdefault(k, []).append(v * 1e-6)
+                for name, exe in paths.items():
+                    progress(f"cricket run -- calls_paths.{name}, run {r + 1}/{cfg.repeat}")
+                    for k, v in calls.run_program(exe, address, iterations, max_copy).items():
+                        by_path[name].setdefault(k, []).append(v * 1e-6)
                 null.append(calls.null_rpc_us(address, iterations * 5) * 1e-6)
         finally:
             server.terminate()
@@ -380,6 +390,17 @@ def bench_calls(cfg: Config, progress: Progress, backend: str = "emu") -> BenchR
             "raw Unix socket, receive": {"color": "tab:orange", "linestyle": "--"}}}
     res.notes.append(f"examples/empty_kernel.cu through `cricket run`, {iterations} iterations, copies "
                      f"4 KiB to {size_label(max_copy)} from pinned memory")
+    if not paths:
+        res.notes.append("the libcuda.so.1 replacement is not built (`make build`): the static-cudart "
+                         "rows were not measured")
+    for what, key in calls.path_rows(sizes) if paths else ():
+        res.rows.append(Row(f"static cudart: {what}", Sample.of(by_path["static"][key], "s"),
+                            Sample.of(by_path["shared"][key], "s"), "-cudart shared",
+                            ("<=", calls.PATHS_GOAL)))
+    res.notes.append("rows \"static cudart: …\": bench/calls_paths.cu built with nvcc's default flags "
+                     "(static cudart → the libcuda.so.1 replacement) against the same program built with "
+                     "-cudart shared (→ the libcudart shim), same server; time per call or per copy, "
+                     "ratio static/shared")
     return res
 
 
