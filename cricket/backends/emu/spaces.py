@@ -179,7 +179,7 @@ class MemorySpaces:
     def _windows(self, addr):
         if type(addr) is ndarray:
             w = addr.astype(np.uint64) >> _U64(WINDOW_SHIFT)
-            lo, hi = int(w.min()), int(w.max()) if w.size else (WIN_GLOBAL, WIN_GLOBAL)
+            lo, hi = (int(w.min()), int(w.max())) if w.size else (WIN_GLOBAL, WIN_GLOBAL)
             if lo == hi:
                 return lo, None
             return None, w
