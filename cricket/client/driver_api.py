@@ -251,8 +251,9 @@ def mem_free(ptr: int, stream: int = 0) -> int:
     if ptr not in rt.allocations:
         return INVALID_VALUE
     rt.drain()
-    rt.conn._check(rt.conn._stub.CR_MEM_FREE(ptr), "cuMemFree")
-    rt.remove_allocation(ptr)
+    conn = rt.conn
+    if not rt.release_allocation(ptr, lambda: conn._check(conn._stub.CR_MEM_FREE(ptr), "cuMemFree")):
+        return INVALID_VALUE            # another thread freed it meanwhile
     return SUCCESS
 
 
@@ -775,8 +776,7 @@ def primary_ctx_reset() -> int:
     except Exception as exc:        # a sticky error is cleared by the reset
         log.debug("cuDevicePrimaryCtxReset: %s", exc)
     for ptr in list(rt.allocations):
-        conn._check(conn._stub.CR_MEM_FREE(ptr), "cuMemFree")
-        rt.remove_allocation(ptr)
+        rt.release_allocation(ptr, lambda: conn._check(conn._stub.CR_MEM_FREE(ptr), "cuMemFree"))
     for table, proc in ((rt.streams, "CR_STREAM_DESTROY"), (rt.events, "CR_EVENT_DESTROY")):
         for handle in list(table):
             getattr(conn._stub, proc)(table.pop(handle))

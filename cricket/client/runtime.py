@@ -21,7 +21,7 @@ import threading
 import time
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from cricket import _select
 from cricket.client.cuda_errors import CODES, ERRORS
@@ -478,11 +478,33 @@ class Runtime:
             i = bisect_right(self._alloc_starts, ptr)
             self._alloc_starts.insert(i, ptr)
 
-    def remove_allocation(self, ptr: int) -> None:
+    def remove_allocation(self, ptr: int) -> int | None:
+        """Forget the allocation at ``ptr``; its size, or None when it is not one of ours."""
         with self._lock:
-            del self.allocations[ptr]
-            i = bisect_right(self._alloc_starts, ptr) - 1
-            del self._alloc_starts[i]
+            size = self.allocations.pop(ptr, None)
+            if size is not None:
+                i = bisect_right(self._alloc_starts, ptr) - 1
+                del self._alloc_starts[i]
+            return size
+
+    def release_allocation(self, ptr: int, free_on_server: Callable[[], Any]) -> bool:
+        """Free the allocation at ``ptr``: forgotten here first, then ``free_on_server()``.
+
+        False when ``ptr`` is no allocation of this process. The order matters with threads: once
+        the server has freed the address, another thread's cudaMalloc may get it back at once, and
+        its fresh entry must not be the one dropped. If the server refuses, the entry comes back.
+        """
+        size = self.remove_allocation(ptr)
+        if size is None:
+            return False
+        try:
+            free_on_server()
+        except BaseException:
+            with self._lock:
+                self.allocations[ptr] = size
+                self._alloc_starts.insert(bisect_right(self._alloc_starts, ptr), ptr)
+            raise
+        return True
 
     # --- host memory -------------------------------------------------------------------------
 

@@ -174,8 +174,7 @@ def device_reset() -> int:
     except Exception as exc:        # a sticky error is cleared by the reset
         log.debug("cudaDeviceReset: %s", exc)
     for ptr in list(rt.allocations):
-        conn._check(conn._stub.CR_MEM_FREE(ptr), "cuMemFree")
-        rt.remove_allocation(ptr)
+        rt.release_allocation(ptr, lambda: conn._check(conn._stub.CR_MEM_FREE(ptr), "cuMemFree"))
     for table, proc in ((rt.streams, "CR_STREAM_DESTROY"), (rt.events, "CR_EVENT_DESTROY")):
         for handle in list(table):
             getattr(conn._stub, proc)(table.pop(handle))
@@ -274,8 +273,9 @@ def free(ptr: int) -> int:
     if ptr not in rt.allocations:
         return ERR_INVALID_DEVPTR
     _synchronizing()
-    rt.conn._check(rt.conn._stub.CR_MEM_FREE(ptr), "cuMemFree")
-    rt.remove_allocation(ptr)
+    conn = rt.conn
+    if not rt.release_allocation(ptr, lambda: conn._check(conn._stub.CR_MEM_FREE(ptr), "cuMemFree")):
+        return ERR_INVALID_DEVPTR       # another thread freed it meanwhile
     return SUCCESS
 
 
