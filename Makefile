@@ -15,6 +15,8 @@ $(VENV)/.installed: pyproject.toml setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel 'Cython>=3.0'
 	$(PY) -m pip install -q -e '.[test,bench]'
+	@# cuda-python, cuda.core, NVRTC and CuPy for the driver-level tests; they skip with the reason without them.
+	-$(PY) -m pip install -q -e '.[interop]' || echo "make: the interop extra could not be installed; its tests will skip"
 	touch $@
 
 venv: $(VENV)/.installed
