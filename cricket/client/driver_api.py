@@ -28,7 +28,7 @@ from typing import Any
 
 from cricket import _select
 from cricket.client.runtime import RUNTIME as rt
-from cricket.client.runtime import CudaRuntimeError, _read_container
+from cricket.client.runtime import CudaRuntimeError, StreamRef, _read_container
 
 hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
 
@@ -251,8 +251,7 @@ def mem_free(ptr: int, stream: int = 0) -> int:
     if ptr not in rt.allocations:
         return INVALID_VALUE
     rt.drain()
-    conn = rt.conn
-    if not rt.release_allocation(ptr, lambda: conn._check(conn._stub.CR_MEM_FREE(ptr), "cuMemFree")):
+    if not rt.free_allocation(ptr):
         return INVALID_VALUE            # another thread freed it meanwhile
     return SUCCESS
 
@@ -341,12 +340,7 @@ def pointer_info(ptr: int, out: int) -> int:
 
 # ------------------------------------------------------------------ copies and memsets
 
-class _Stream:
-    """The ``stream`` argument api.Connection expects."""
-    __slots__ = ("handle",)
-
-    def __init__(self, handle: int) -> None:
-        self.handle = handle
+_Stream = StreamRef
 
 
 H2H, H2D, D2H, D2D = 0, 1, 2, 3
@@ -403,14 +397,7 @@ def memcpy(dst: int, src: int, count: int, stream: int, is_async: int) -> int:
 
 @implements("cuMemset")
 def memset(dst: int, value: int, count: int, element_size: int, stream: int, is_async: int) -> int:
-    if count == 0:
-        return SUCCESS
-    s = rt.stream(stream)
-    if not is_async:
-        rt.drain()
-    mask = (1 << (8 * element_size)) - 1
-    rt.conn.memset(dst, value & mask, count, element_size=element_size, stream=_Stream(s),
-                   sync=not is_async)
+    rt.memset(dst, value, count, stream, not is_async, element_size)
     return SUCCESS
 
 
@@ -656,11 +643,7 @@ def occupancy_max_active_blocks(num_blocks: int, func: int, block_size: int, dyn
 @implements("cuStreamCreate")
 def stream_create(pstream: int, flags: int) -> int:
     _out(pstream)
-    conn = rt.conn
-    server = conn._check(conn._stub.CR_STREAM_CREATE(flags & 0xFFFFFFFF), "cuStreamCreate").handle
-    handle = rt.new_handle()
-    rt.streams[handle] = server
-    hostmem.store_u64(pstream, handle)
+    hostmem.store_u64(pstream, rt.create_stream(flags))
     return SUCCESS
 
 
@@ -669,83 +652,61 @@ def stream_destroy(stream: int) -> int:
     server = rt.streams.get(stream)
     if not server:
         return INVALID_HANDLE
-    rt.conn._check(rt.conn._stub.CR_STREAM_DESTROY(server), "cuStreamDestroy")
-    del rt.streams[stream]
+    rt.destroy_stream(stream, server)
     return SUCCESS
 
 
 @implements("cuStreamSynchronize")
 def stream_synchronize(stream: int) -> int:
-    server = rt.stream(stream)
-    rt.drain()
-    rt.conn._check(rt.conn._stub.CR_STREAM_SYNCHRONIZE(server), "cuStreamSynchronize")
+    rt.synchronize_stream(stream)
     return SUCCESS
 
 
 @implements("cuStreamQuery")
 def stream_query(stream: int) -> int:
-    res = rt.conn._stub.CR_STREAM_QUERY(rt.stream(stream))
-    if res.status == 0:
-        rt.drain()
-    return res.status
+    return rt.query_stream(stream)
 
 
 @implements("cuStreamWaitEvent")
 def stream_wait_event(stream: int, event: int) -> int:
-    from cricket.protocol import gen as P
-    rt.conn._stub.CR_STREAM_WAIT_EVENT_ASYNC_batched(
-        P.cr_stream_wait_args(stream=rt.stream(stream), event=rt.event(event)))
+    rt.stream_wait_event(stream, event)
     return SUCCESS
 
 
 @implements("cuEventCreate")
 def event_create(pevent: int, flags: int) -> int:
     _out(pevent)
-    conn = rt.conn
-    server = conn._check(conn._stub.CR_EVENT_CREATE(flags & 0xFFFFFFFF), "cuEventCreate").handle
-    handle = rt.new_handle()
-    rt.events[handle] = server
-    hostmem.store_u64(pevent, handle)
+    hostmem.store_u64(pevent, rt.create_event(flags))
     return SUCCESS
 
 
 @implements("cuEventRecord")
 def event_record(event: int, stream: int) -> int:
-    from cricket.protocol import gen as P
-    rt.conn._stub.CR_EVENT_RECORD_ASYNC_batched(
-        P.cr_event_record_args(event=rt.event(event), stream=rt.stream(stream)))
+    rt.record_event(event, stream)
     return SUCCESS
 
 
 @implements("cuEventSynchronize")
 def event_synchronize(event: int) -> int:
-    server = rt.event(event)
-    rt.drain()
-    rt.conn._check(rt.conn._stub.CR_EVENT_SYNCHRONIZE(server), "cuEventSynchronize")
+    rt.synchronize_event(event)
     return SUCCESS
 
 
 @implements("cuEventQuery")
 def event_query(event: int) -> int:
-    return rt.conn._stub.CR_EVENT_QUERY(rt.event(event)).status
+    return rt.query_event(event)
 
 
 @implements("cuEventElapsedTime")
 def event_elapsed_time(ms: int, start: int, end: int) -> int:
-    from cricket.protocol import gen as P
     _out(ms)
-    conn = rt.conn
-    res = conn._check(conn._stub.CR_EVENT_ELAPSED_TIME(
-        P.cr_elapsed_args(start=rt.event(start), end=rt.event(end))), "cuEventElapsedTime")
-    hostmem.store_f32(ms, res.value)
+    hostmem.store_f32(ms, rt.event_elapsed_ms(start, end))
     return SUCCESS
 
 
 @implements("cuEventDestroy")
 def event_destroy(event: int) -> int:
-    server = rt.event(event)
-    rt.conn._check(rt.conn._stub.CR_EVENT_DESTROY(server), "cuEventDestroy")
-    del rt.events[event]
+    rt.destroy_event(event)
     return SUCCESS
 
 
@@ -769,17 +730,7 @@ os.register_at_fork(after_in_child=_forked)
 @implements("cuDevicePrimaryCtxReset")
 def primary_ctx_reset() -> int:
     """Frees this process's device memory, streams and events (modules stay loaded)."""
-    rt.drain()
-    conn = rt.conn
-    try:
-        conn.synchronize()
-    except Exception as exc:        # a sticky error is cleared by the reset
-        log.debug("cuDevicePrimaryCtxReset: %s", exc)
-    for ptr in list(rt.allocations):
-        rt.release_allocation(ptr, lambda: conn._check(conn._stub.CR_MEM_FREE(ptr), "cuMemFree"))
-    for table, proc in ((rt.streams, "CR_STREAM_DESTROY"), (rt.events, "CR_EVENT_DESTROY")):
-        for handle in list(table):
-            getattr(conn._stub, proc)(table.pop(handle))
+    rt.reset_device("cuDevicePrimaryCtxReset")
     return SUCCESS
 
 

@@ -122,6 +122,14 @@ class Stats:
     started: float = field(default_factory=time.monotonic)
 
 
+class StreamRef:
+    """The ``stream`` argument api.Connection expects (an object with ``handle``)."""
+    __slots__ = ("handle",)
+
+    def __init__(self, handle: int) -> None:
+        self.handle = handle
+
+
 class _ThreadState(threading.local):
     def __init__(self) -> None:
         self.last_error = 0
@@ -339,6 +347,106 @@ class Runtime:
             return self.events[handle]
         except KeyError:
             raise CudaRuntimeError(ERR_INVALID_HANDLE, f"event {handle:#x} does not exist") from None
+
+    # --- operations both API layers run (runtime_calls and driver_api stay thin) -------------
+    # ``before`` is the synchronising step the calling layer runs first (default: drain).
+
+    def create_stream(self, flags: int) -> int:
+        """A new server stream; its application handle."""
+        conn = self.conn
+        server = conn._check(conn._stub.CR_STREAM_CREATE(flags & 0xFFFFFFFF), "cuStreamCreate").handle
+        handle = self.new_handle()
+        self.streams[handle] = server
+        return handle
+
+    def destroy_stream(self, handle: int, server: int) -> None:
+        """Destroy the server stream ``server`` of application stream ``handle``."""
+        self.conn._check(self.conn._stub.CR_STREAM_DESTROY(server), "cuStreamDestroy")
+        del self.streams[handle]
+
+    def synchronize_stream(self, handle: int, before: Callable[[], Any] | None = None) -> None:
+        server = self.stream(handle)
+        (before or self.drain)()
+        self.conn._check(self.conn._stub.CR_STREAM_SYNCHRONIZE(server), "cuStreamSynchronize")
+
+    def query_stream(self, handle: int, before: Callable[[], Any] | None = None) -> int:
+        """The server's status of the stream (0 done, else the error); ``before`` runs when done."""
+        res = self.conn._stub.CR_STREAM_QUERY(self.stream(handle))
+        if res.status == 0:
+            (before or self.drain)()
+        return res.status
+
+    def stream_wait_event(self, stream: int, event: int) -> None:
+        from cricket.protocol import gen as P
+        self.conn._stub.CR_STREAM_WAIT_EVENT_ASYNC_batched(
+            P.cr_stream_wait_args(stream=self.stream(stream), event=self.event(event)))
+
+    def create_event(self, flags: int) -> int:
+        """A new server event; its application handle."""
+        conn = self.conn
+        server = conn._check(conn._stub.CR_EVENT_CREATE(flags & 0xFFFFFFFF), "cuEventCreate").handle
+        handle = self.new_handle()
+        self.events[handle] = server
+        return handle
+
+    def record_event(self, event: int, stream: int) -> None:
+        from cricket.protocol import gen as P
+        self.conn._stub.CR_EVENT_RECORD_ASYNC_batched(
+            P.cr_event_record_args(event=self.event(event), stream=self.stream(stream)))
+
+    def synchronize_event(self, event: int, before: Callable[[], Any] | None = None) -> None:
+        server = self.event(event)
+        (before or self.drain)()
+        self.conn._check(self.conn._stub.CR_EVENT_SYNCHRONIZE(server), "cuEventSynchronize")
+
+    def query_event(self, event: int) -> int:
+        """The server's status of the event (0 done, else the error)."""
+        return self.conn._stub.CR_EVENT_QUERY(self.event(event)).status
+
+    def event_elapsed_ms(self, start: int, end: int) -> float:
+        from cricket.protocol import gen as P
+        conn = self.conn
+        res = conn._check(conn._stub.CR_EVENT_ELAPSED_TIME(
+            P.cr_elapsed_args(start=self.event(start), end=self.event(end))), "cuEventElapsedTime")
+        return res.value
+
+    def destroy_event(self, event: int) -> None:
+        server = self.event(event)
+        self.conn._check(self.conn._stub.CR_EVENT_DESTROY(server), "cuEventDestroy")
+        del self.events[event]
+
+    def free_allocation(self, ptr: int) -> bool:
+        """Free the device allocation at ``ptr`` on the server; False when it is not ours."""
+        conn = self.conn
+        return self.release_allocation(ptr, lambda: conn._check(conn._stub.CR_MEM_FREE(ptr), "cuMemFree"))
+
+    def memset(self, dst: int, value: int, count: int, stream: int, sync: bool, element_size: int = 1,
+               before: Callable[[], Any] | None = None) -> None:
+        """Set ``count`` elements of ``element_size`` bytes at ``dst`` to ``value``."""
+        if count == 0:
+            return
+        server = self.stream(stream)
+        if sync:
+            (before or self.drain)()
+        mask = (1 << (8 * element_size)) - 1
+        self.conn.memset(dst, value & mask, count, element_size=element_size,
+                         stream=StreamRef(server), sync=bool(sync))
+
+    def reset_device(self, name: str, before: Callable[[], Any] | None = None) -> Any:
+        """Free this process's device memory, streams and events (modules stay loaded), after
+        a synchronisation whose error the reset clears; returns the connection."""
+        (before or self.drain)()
+        conn = self.conn
+        try:
+            conn.synchronize()
+        except Exception as exc:        # a sticky error is cleared by the reset
+            log.debug("%s: %s", name, exc)
+        for ptr in list(self.allocations):
+            self.free_allocation(ptr)
+        for table, proc in ((self.streams, "CR_STREAM_DESTROY"), (self.events, "CR_EVENT_DESTROY")):
+            for handle in list(table):
+                getattr(conn._stub, proc)(table.pop(handle))
+        return conn
 
     # --- registry --------------------------------------------------------------------------
 
