@@ -28,7 +28,7 @@ from typing import Any
 
 from cricket import _select
 from cricket.client.runtime import RUNTIME as rt
-from cricket.client.runtime import CudaRuntimeError, StreamRef, _read_container
+from cricket.client.runtime import StreamRef, _read_container, error_source
 
 hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
 
@@ -72,20 +72,14 @@ class DriverApiError(Exception):
 
 def result_of(exc: BaseException) -> int:
     """The CUresult for an exception raised below the driver API."""
-    from cricket.client.api import CudaError
-    from cricket.client.kernel_args import KernelArgumentError
-    from cricket.rpc.errors import RpcError
     if isinstance(exc, DriverApiError):
         return exc.code
-    if isinstance(exc, CudaError):
-        return exc.code
-    if isinstance(exc, CudaRuntimeError):
-        return _RUNTIME_TO_DRIVER.get(exc.code, exc.code)
-    if isinstance(exc, (RpcError, OSError)):
-        return DEVICE_UNAVAILABLE
-    if isinstance(exc, (KernelArgumentError, ValueError)):
-        return INVALID_VALUE
-    return UNKNOWN
+    source, code = error_source(exc)
+    if source == "driver":
+        return code
+    if source == "runtime":
+        return _RUNTIME_TO_DRIVER.get(code, code)
+    return {"connection": DEVICE_UNAVAILABLE, "argument": INVALID_VALUE}.get(source, UNKNOWN)
 
 
 def implements(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -258,11 +252,7 @@ def mem_free(ptr: int, stream: int = 0) -> int:
 
 @implements("cuMemGetInfo")
 def mem_get_info(free: int, total: int) -> int:
-    f, t = rt.conn.mem_get_info()
-    if free:
-        hostmem.store_u64(free, f)
-    if total:
-        hostmem.store_u64(total, t)
+    rt.store_mem_info(free, total)
     return SUCCESS
 
 

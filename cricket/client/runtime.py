@@ -73,20 +73,32 @@ class CudaRuntimeError(Exception):
         self.code = code
 
 
-def cuda_error_of(exc: BaseException) -> int:
-    """The cudaError_t for an exception raised below the runtime (driver codes map one to one)."""
+def error_source(exc: BaseException) -> tuple[str, int]:
+    """What an exception raised below the API layers is, for both to translate into their codes:
+    ("runtime", its cudaError_t), ("driver", the server's CUresult), ("connection", 0),
+    ("argument", 0) or ("other", 0)."""
     from cricket.client.api import CudaError
     from cricket.client.kernel_args import KernelArgumentError
     from cricket.rpc.errors import RpcError
     if isinstance(exc, CudaRuntimeError):
-        return exc.code
+        return "runtime", exc.code
     if isinstance(exc, CudaError):
-        return exc.code if exc.code in ERRORS else ERR_UNKNOWN
+        return "driver", exc.code
     if isinstance(exc, (RpcError, OSError)):
-        return ERR_UNAVAILABLE
+        return "connection", 0
     if isinstance(exc, (KernelArgumentError, ValueError)):
-        return ERR_INVALID_VALUE
-    return ERR_UNKNOWN
+        return "argument", 0
+    return "other", 0
+
+
+def cuda_error_of(exc: BaseException) -> int:
+    """The cudaError_t for an exception raised below the runtime (driver codes map one to one)."""
+    source, code = error_source(exc)
+    if source == "runtime":
+        return code
+    if source == "driver":
+        return code if code in ERRORS else ERR_UNKNOWN
+    return {"connection": ERR_UNAVAILABLE, "argument": ERR_INVALID_VALUE}.get(source, ERR_UNKNOWN)
 
 
 # ------------------------------------------------------------------ registry records
@@ -414,6 +426,14 @@ class Runtime:
         server = self.event(event)
         self.conn._check(self.conn._stub.CR_EVENT_DESTROY(server), "cuEventDestroy")
         del self.events[event]
+
+    def store_mem_info(self, free: int, total: int) -> None:
+        """Write the device's free and total memory to the (optional, may be NULL) out-pointers."""
+        f, t = self.conn.mem_get_info()
+        if free:
+            hostmem.store_u64(free, f)
+        if total:
+            hostmem.store_u64(total, t)
 
     def free_allocation(self, ptr: int) -> bool:
         """Free the device allocation at ``ptr`` on the server; False when it is not ours."""

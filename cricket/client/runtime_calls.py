@@ -175,11 +175,7 @@ def device_reset() -> int:
 
 @implements("cudaMemGetInfo")
 def mem_get_info(free: int, total: int) -> int:
-    f, t = rt.conn.mem_get_info()
-    if free:
-        hostmem.store_u64(free, f)
-    if total:
-        hostmem.store_u64(total, t)
+    rt.store_mem_info(free, total)
     return SUCCESS
 
 
