@@ -1,7 +1,7 @@
 """What the two native build scripts share (``cext/driver/build.py`` for the libcuda.so.1
 replacement, ``cext/preload/build.py`` for the libcudart.so.13 shim): the default CUDA include
 folder, running the compiler into a temporary file that replaces the library atomically, and the
-command line. The scripts load this file by its path (``load()`` in each), so it needs no package.
+command line. Each script puts ``cext/common`` on ``sys.path`` and imports it (no package needed).
 """
 from __future__ import annotations
 

@@ -11,29 +11,16 @@ compiler is reported and skipped (exit 0) instead of failing.
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import shlex
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path[:0] = [str(HERE), str(HERE.parent / "common")]     # gen_driver, and buildlib (shared)
+import buildlib  # noqa: E402
 import gen_driver  # noqa: E402
 
-
-def _load_buildlib():
-    """cext/common/buildlib.py, loaded by its path (once per process, under one name)."""
-    name = "cricket_cext_buildlib"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, HERE.parent / "common" / "buildlib.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-buildlib = _load_buildlib()
 default_cuda_include = buildlib.default_cuda_include
 
 LIBRARY_NAME = "libcricket-cuda.so"
