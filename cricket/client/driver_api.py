@@ -91,11 +91,7 @@ def implements(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]
                 return fn(*args) or SUCCESS
             except Exception as exc:
                 code = result_of(exc)
-                rt.lost(exc)
-                if code in (UNKNOWN, DEVICE_UNAVAILABLE):
-                    log.error("%s failed: %s", fn.__name__, exc)
-                else:
-                    log.debug("%s: %s", fn.__name__, exc)
+                rt.call_failed(fn.__name__, exc, code in (UNKNOWN, DEVICE_UNAVAILABLE), log)
                 return code
         call.__name__ = call.__qualname__ = fn.__name__
         call.__wrapped__ = fn  # type: ignore[attr-defined]

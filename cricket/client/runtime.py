@@ -276,6 +276,16 @@ class Runtime:
         for v in self.vars.values():
             v.ptr = 0
 
+    def call_failed(self, name: str, exc: BaseException, serious: bool,
+                    logger: logging.Logger = log) -> None:
+        """An API call ``name`` failed with ``exc``: note a lost connection and log it (as an
+        error when ``serious``, a code that says nothing more precise, else at debug level)."""
+        self.lost(exc)
+        if serious:
+            logger.error("%s failed: %s", name, exc)
+        else:
+            logger.debug("%s: %s", name, exc)
+
     def lost(self, exc: BaseException) -> None:
         """The connection failed: every later call fails at once instead of waiting."""
         from cricket.rpc.errors import RpcError
@@ -821,11 +831,7 @@ def _runtime_call(fn):
             return RUNTIME.fail(fn(*args) or 0)
         except Exception as exc:
             code = cuda_error_of(exc)
-            RUNTIME.lost(exc)
-            if code in (ERR_UNKNOWN, ERR_UNAVAILABLE):
-                log.error("%s failed: %s", fn.__name__, exc)
-            else:
-                log.debug("%s: %s", fn.__name__, exc)
+            RUNTIME.call_failed(fn.__name__, exc, code in (ERR_UNKNOWN, ERR_UNAVAILABLE))
             return RUNTIME.fail(code)
     call.__name__ = call.__qualname__ = fn.__name__
     call.__wrapped__ = fn
