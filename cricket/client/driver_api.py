@@ -28,7 +28,8 @@ from typing import Any
 
 from cricket import _select
 from cricket.client.runtime import RUNTIME as rt
-from cricket.client.runtime import StreamRef, _read_container, error_source
+from cricket.client.runtime import (StreamRef, _read_container, error_source, join_containers,
+                                    read_linked_containers)
 
 hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
 
@@ -422,15 +423,8 @@ def read_image(addr: int) -> tuple[bytes, int]:
     if magic == FATBIN_WRAPPER_MAGIC:
         version = hostmem.load_u32(addr + 4)
         parts = [_read_container(hostmem.load_u64(addr + 8))]
-        array = hostmem.load_u64(addr + 16) if version == 2 else 0
-        i = 0
-        while array and i < 4096:
-            ptr = hostmem.load_u64(array + 8 * i)
-            if not ptr:
-                break
-            parts.append(_read_container(ptr))
-            i += 1
-        return b"".join(p + b"\0" * (-len(p) % 8) for p in parts), K.CR_IMAGE_FATBIN
+        parts += read_linked_containers(hostmem.load_u64(addr + 16) if version == 2 else 0)
+        return join_containers(parts), K.CR_IMAGE_FATBIN
     if magic == FATBIN_MAGIC:
         return _read_container(addr), K.CR_IMAGE_FATBIN
     if head == ELF_MAGIC:

@@ -516,15 +516,8 @@ class Runtime:
         if entry.wrapper_version == 2 and entry.wrapper:
             # -rdc: the wrapper's third word points at a NULL-terminated array of the translation
             # units' relocatable containers, filled by the link stub before registration.
-            array = hostmem.load_u64(entry.wrapper + 16)
-            i = 0
-            while array and i < 4096:
-                ptr = hostmem.load_u64(array + 8 * i)
-                if not ptr:
-                    break
-                parts.append(_read_container(ptr))
-                i += 1
-        return b"".join(p + b"\0" * (-len(p) % 8) for p in parts)
+            parts += read_linked_containers(hostmem.load_u64(entry.wrapper + 16))
+        return join_containers(parts)
 
     def _resolve_kernel(self, k: KernelRecord) -> None:
         from cricket.protocol import gen as P
@@ -785,6 +778,25 @@ def _timeout() -> float | None:
         log.warning("CRICKET_TIMEOUT=%r is not a number of seconds; waiting without a limit", value)
         return None
     return seconds if seconds > 0 else None
+
+
+def read_linked_containers(array: int) -> list[bytes]:
+    """The containers of a NULL-terminated array of container pointers (the ``-rdc`` translation
+    units of a version-2 ``__fatBinC_Wrapper_t``; at most 4096); none when ``array`` is 0."""
+    parts = []
+    i = 0
+    while array and i < 4096:
+        ptr = hostmem.load_u64(array + 8 * i)
+        if not ptr:
+            break
+        parts.append(_read_container(ptr))
+        i += 1
+    return parts
+
+
+def join_containers(parts: list[bytes]) -> bytes:
+    """Fatbin containers one after another, each padded to 8 bytes, as the server reads them."""
+    return b"".join(p + b"\0" * (-len(p) % 8) for p in parts)
 
 
 def _read_container(ptr: int) -> bytes:
