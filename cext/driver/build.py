@@ -11,28 +11,23 @@ compiler is reported and skipped (exit 0) instead of failing.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import shlex
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path[:0] = [str(HERE), str(HERE.parent / "common")]     # gen_driver, and buildlib (shared)
+import buildlib  # noqa: E402
 import gen_driver  # noqa: E402
+
+default_cuda_include = buildlib.default_cuda_include
 
 LIBRARY_NAME = "libcricket-cuda.so"
 SONAME = "libcuda.so.1"
 SOURCES = ("log.c", "devices.c", "contexts.c", "export_tables.c", "procaddr.c", "md2.c", "forward.c")
 COMMON_SOURCES = ("bootstrap.c",)   # in cext/common
 GENERATED = ("driver_stubs.c", "proc_table.c", "error_strings.c")
-
-
-def default_cuda_include() -> Path:
-    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
-    return Path(home) / "include"
 
 
 def build(outdir: Path, cuda_include: Path, cc: str | None = None, verbose: bool = False,
@@ -53,10 +48,7 @@ def build(outdir: Path, cuda_include: Path, cc: str | None = None, verbose: bool
            *[str(HERE / s) for s in SOURCES], *[str(HERE.parent / "common" / s) for s in COMMON_SOURCES],
            *[str(gen / s) for s in GENERATED], "-ldl",
            "-o", str(tmp), f"-Wl,-soname,{SONAME}", "-Wl,-z,now", "-Wl,--no-undefined"]
-    if verbose:
-        print(shlex.join(cmd))
-    subprocess.run(cmd, check=True)
-    tmp.replace(target)    # atomic: a running test never sees a half-written library
+    buildlib.compile_into(cmd, tmp, target, verbose)
     link = outdir / SONAME
     if link.is_symlink() or link.exists():
         link.unlink()
@@ -65,32 +57,9 @@ def build(outdir: Path, cuda_include: Path, cc: str | None = None, verbose: bool
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Build the cricket libcuda.so.1 replacement.")
-    parser.add_argument("outdir", type=Path)
-    parser.add_argument("--cuda-include", type=Path, default=default_cuda_include())
-    parser.add_argument("--optional", action="store_true",
-                        help="skip with a message (exit 0) when the CUDA headers or a compiler are missing")
-    parser.add_argument("--gen-dir", type=Path, help="where the generated sources go (default OUTDIR/gen)")
-    parser.add_argument("-v", "--verbose", action="store_true")
-    args = parser.parse_args(argv)
-    compiler = shlex.split(os.environ.get("CC", "cc"))[0]
-    missing = [what for what, ok in ((f"CUDA headers in {args.cuda_include}",
-                                      (args.cuda_include / "cudaTypedefs.h").exists()),
-                                     (f"C compiler {compiler!r}", shutil.which(compiler) is not None)) if not ok]
-    if missing:
-        msg = f"build.py: cannot build the libcuda replacement: no {' and no '.join(missing)}"
-        print(msg + ("; skipped" if args.optional else ""), file=sys.stderr)
-        return 0 if args.optional else 1
-    try:
-        target = build(args.outdir, args.cuda_include, verbose=args.verbose, gen_dir=args.gen_dir)
-    except gen_driver.GenerationError as exc:
-        print(f"build.py: {exc}", file=sys.stderr)
-        return 1
-    except subprocess.CalledProcessError as exc:
-        print(f"build.py: compiler failed with status {exc.returncode}", file=sys.stderr)
-        return 1
-    print(f"build.py: built {target}")
-    return 0
+    return buildlib.main(argv, description="Build the cricket libcuda.so.1 replacement.",
+                         what="the libcuda replacement",
+                         header="cudaTypedefs.h", build=build, generation_error=gen_driver.GenerationError)
 
 
 if __name__ == "__main__":

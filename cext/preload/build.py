@@ -12,26 +12,21 @@ reported and skipped (exit 0) instead of failing, for package builds on machines
 """
 from __future__ import annotations
 
-import argparse
 import os
 import shlex
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path[:0] = [str(HERE), str(HERE.parent / "common")]     # gen_stubs, and buildlib (shared)
+import buildlib  # noqa: E402
 import gen_stubs  # noqa: E402
+
+default_cuda_include = buildlib.default_cuda_include
 
 SHIM_NAME = "libcricket-cudart.so"
 SONAME = "libcudart.so.13"
 SOURCES = ("shim.c", "forward.c", "forward_runtime.c")
-
-
-def default_cuda_include() -> Path:
-    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
-    return Path(home) / "include"
 
 
 def build(outdir: Path, cuda_include: Path, cc: str | None = None, verbose: bool = False,
@@ -49,40 +44,14 @@ def build(outdir: Path, cuda_include: Path, cc: str | None = None, verbose: bool
            *[str(HERE / s) for s in SOURCES], str(HERE.parent / "common" / "bootstrap.c"), str(gen / "stubs.c"),
            "-o", str(tmp), f"-Wl,-soname,{SONAME}", f"-Wl,--version-script={gen / 'libcudart13.map'}",
            "-Wl,-z,now", "-ldl"]
-    if verbose:
-        print(shlex.join(cmd))
-    subprocess.run(cmd, check=True)
-    tmp.replace(target)    # atomic: a running test never sees a half-written library
+    buildlib.compile_into(cmd, tmp, target, verbose)
     return target
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Build the cricket libcudart.so.13 shim.")
-    parser.add_argument("outdir", type=Path)
-    parser.add_argument("--cuda-include", type=Path, default=default_cuda_include())
-    parser.add_argument("--optional", action="store_true",
-                        help="skip with a message (exit 0) when the CUDA headers or a compiler are missing")
-    parser.add_argument("--gen-dir", type=Path, help="where the generated sources go (default OUTDIR/gen)")
-    parser.add_argument("-v", "--verbose", action="store_true")
-    args = parser.parse_args(argv)
-    compiler = shlex.split(os.environ.get("CC", "cc"))[0]
-    missing = [what for what, ok in ((f"CUDA headers in {args.cuda_include}",
-                                      (args.cuda_include / "cuda_runtime_api.h").exists()),
-                                     (f"C compiler {compiler!r}", shutil.which(compiler) is not None)) if not ok]
-    if missing:
-        msg = f"build.py: cannot build the libcudart shim: no {' and no '.join(missing)}"
-        print(msg + ("; skipped" if args.optional else ""), file=sys.stderr)
-        return 0 if args.optional else 1
-    try:
-        target = build(args.outdir, args.cuda_include, verbose=args.verbose, gen_dir=args.gen_dir)
-    except gen_stubs.GenerationError as exc:
-        print(f"build.py: {exc}", file=sys.stderr)
-        return 1
-    except subprocess.CalledProcessError as exc:
-        print(f"build.py: compiler failed with status {exc.returncode}", file=sys.stderr)
-        return 1
-    print(f"build.py: built {target}")
-    return 0
+    return buildlib.main(argv, description="Build the cricket libcudart.so.13 shim.",
+                         what="the libcudart shim",
+                         header="cuda_runtime_api.h", build=build, generation_error=gen_stubs.GenerationError)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,8 @@ from typing import Any
 
 from cricket import _select
 from cricket.client.runtime import RUNTIME as rt
-from cricket.client.runtime import CudaRuntimeError, _read_container
+from cricket.client.runtime import (StreamRef, _read_container, error_source, join_containers,
+                                    read_linked_containers)
 
 hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
 
@@ -72,20 +73,14 @@ class DriverApiError(Exception):
 
 def result_of(exc: BaseException) -> int:
     """The CUresult for an exception raised below the driver API."""
-    from cricket.client.api import CudaError
-    from cricket.client.kernel_args import KernelArgumentError
-    from cricket.rpc.errors import RpcError
     if isinstance(exc, DriverApiError):
         return exc.code
-    if isinstance(exc, CudaError):
-        return exc.code
-    if isinstance(exc, CudaRuntimeError):
-        return _RUNTIME_TO_DRIVER.get(exc.code, exc.code)
-    if isinstance(exc, (RpcError, OSError)):
-        return DEVICE_UNAVAILABLE
-    if isinstance(exc, (KernelArgumentError, ValueError)):
-        return INVALID_VALUE
-    return UNKNOWN
+    source, code = error_source(exc)
+    if source == "driver":
+        return code
+    if source == "runtime":
+        return _RUNTIME_TO_DRIVER.get(code, code)
+    return {"connection": DEVICE_UNAVAILABLE, "argument": INVALID_VALUE}.get(source, UNKNOWN)
 
 
 def implements(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -97,11 +92,7 @@ def implements(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]
                 return fn(*args) or SUCCESS
             except Exception as exc:
                 code = result_of(exc)
-                rt.lost(exc)
-                if code in (UNKNOWN, DEVICE_UNAVAILABLE):
-                    log.error("%s failed: %s", fn.__name__, exc)
-                else:
-                    log.debug("%s: %s", fn.__name__, exc)
+                rt.call_failed(fn.__name__, exc, code in (UNKNOWN, DEVICE_UNAVAILABLE), log)
                 return code
         call.__name__ = call.__qualname__ = fn.__name__
         call.__wrapped__ = fn  # type: ignore[attr-defined]
@@ -251,19 +242,14 @@ def mem_free(ptr: int, stream: int = 0) -> int:
     if ptr not in rt.allocations:
         return INVALID_VALUE
     rt.drain()
-    conn = rt.conn
-    if not rt.release_allocation(ptr, lambda: conn._check(conn._stub.CR_MEM_FREE(ptr), "cuMemFree")):
+    if not rt.free_allocation(ptr):
         return INVALID_VALUE            # another thread freed it meanwhile
     return SUCCESS
 
 
 @implements("cuMemGetInfo")
 def mem_get_info(free: int, total: int) -> int:
-    f, t = rt.conn.mem_get_info()
-    if free:
-        hostmem.store_u64(free, f)
-    if total:
-        hostmem.store_u64(total, t)
+    rt.store_mem_info(free, total)
     return SUCCESS
 
 
@@ -341,12 +327,7 @@ def pointer_info(ptr: int, out: int) -> int:
 
 # ------------------------------------------------------------------ copies and memsets
 
-class _Stream:
-    """The ``stream`` argument api.Connection expects."""
-    __slots__ = ("handle",)
-
-    def __init__(self, handle: int) -> None:
-        self.handle = handle
+_Stream = StreamRef
 
 
 H2H, H2D, D2H, D2D = 0, 1, 2, 3
@@ -403,14 +384,7 @@ def memcpy(dst: int, src: int, count: int, stream: int, is_async: int) -> int:
 
 @implements("cuMemset")
 def memset(dst: int, value: int, count: int, element_size: int, stream: int, is_async: int) -> int:
-    if count == 0:
-        return SUCCESS
-    s = rt.stream(stream)
-    if not is_async:
-        rt.drain()
-    mask = (1 << (8 * element_size)) - 1
-    rt.conn.memset(dst, value & mask, count, element_size=element_size, stream=_Stream(s),
-                   sync=not is_async)
+    rt.memset(dst, value, count, stream, not is_async, element_size)
     return SUCCESS
 
 
@@ -449,15 +423,8 @@ def read_image(addr: int) -> tuple[bytes, int]:
     if magic == FATBIN_WRAPPER_MAGIC:
         version = hostmem.load_u32(addr + 4)
         parts = [_read_container(hostmem.load_u64(addr + 8))]
-        array = hostmem.load_u64(addr + 16) if version == 2 else 0
-        i = 0
-        while array and i < 4096:
-            ptr = hostmem.load_u64(array + 8 * i)
-            if not ptr:
-                break
-            parts.append(_read_container(ptr))
-            i += 1
-        return b"".join(p + b"\0" * (-len(p) % 8) for p in parts), K.CR_IMAGE_FATBIN
+        parts += read_linked_containers(hostmem.load_u64(addr + 16) if version == 2 else 0)
+        return join_containers(parts), K.CR_IMAGE_FATBIN
     if magic == FATBIN_MAGIC:
         return _read_container(addr), K.CR_IMAGE_FATBIN
     if head == ELF_MAGIC:
@@ -656,11 +623,7 @@ def occupancy_max_active_blocks(num_blocks: int, func: int, block_size: int, dyn
 @implements("cuStreamCreate")
 def stream_create(pstream: int, flags: int) -> int:
     _out(pstream)
-    conn = rt.conn
-    server = conn._check(conn._stub.CR_STREAM_CREATE(flags & 0xFFFFFFFF), "cuStreamCreate").handle
-    handle = rt.new_handle()
-    rt.streams[handle] = server
-    hostmem.store_u64(pstream, handle)
+    hostmem.store_u64(pstream, rt.create_stream(flags))
     return SUCCESS
 
 
@@ -669,83 +632,61 @@ def stream_destroy(stream: int) -> int:
     server = rt.streams.get(stream)
     if not server:
         return INVALID_HANDLE
-    rt.conn._check(rt.conn._stub.CR_STREAM_DESTROY(server), "cuStreamDestroy")
-    del rt.streams[stream]
+    rt.destroy_stream(stream, server)
     return SUCCESS
 
 
 @implements("cuStreamSynchronize")
 def stream_synchronize(stream: int) -> int:
-    server = rt.stream(stream)
-    rt.drain()
-    rt.conn._check(rt.conn._stub.CR_STREAM_SYNCHRONIZE(server), "cuStreamSynchronize")
+    rt.synchronize_stream(stream)
     return SUCCESS
 
 
 @implements("cuStreamQuery")
 def stream_query(stream: int) -> int:
-    res = rt.conn._stub.CR_STREAM_QUERY(rt.stream(stream))
-    if res.status == 0:
-        rt.drain()
-    return res.status
+    return rt.query_stream(stream)
 
 
 @implements("cuStreamWaitEvent")
 def stream_wait_event(stream: int, event: int) -> int:
-    from cricket.protocol import gen as P
-    rt.conn._stub.CR_STREAM_WAIT_EVENT_ASYNC_batched(
-        P.cr_stream_wait_args(stream=rt.stream(stream), event=rt.event(event)))
+    rt.stream_wait_event(stream, event)
     return SUCCESS
 
 
 @implements("cuEventCreate")
 def event_create(pevent: int, flags: int) -> int:
     _out(pevent)
-    conn = rt.conn
-    server = conn._check(conn._stub.CR_EVENT_CREATE(flags & 0xFFFFFFFF), "cuEventCreate").handle
-    handle = rt.new_handle()
-    rt.events[handle] = server
-    hostmem.store_u64(pevent, handle)
+    hostmem.store_u64(pevent, rt.create_event(flags))
     return SUCCESS
 
 
 @implements("cuEventRecord")
 def event_record(event: int, stream: int) -> int:
-    from cricket.protocol import gen as P
-    rt.conn._stub.CR_EVENT_RECORD_ASYNC_batched(
-        P.cr_event_record_args(event=rt.event(event), stream=rt.stream(stream)))
+    rt.record_event(event, stream)
     return SUCCESS
 
 
 @implements("cuEventSynchronize")
 def event_synchronize(event: int) -> int:
-    server = rt.event(event)
-    rt.drain()
-    rt.conn._check(rt.conn._stub.CR_EVENT_SYNCHRONIZE(server), "cuEventSynchronize")
+    rt.synchronize_event(event)
     return SUCCESS
 
 
 @implements("cuEventQuery")
 def event_query(event: int) -> int:
-    return rt.conn._stub.CR_EVENT_QUERY(rt.event(event)).status
+    return rt.query_event(event)
 
 
 @implements("cuEventElapsedTime")
 def event_elapsed_time(ms: int, start: int, end: int) -> int:
-    from cricket.protocol import gen as P
     _out(ms)
-    conn = rt.conn
-    res = conn._check(conn._stub.CR_EVENT_ELAPSED_TIME(
-        P.cr_elapsed_args(start=rt.event(start), end=rt.event(end))), "cuEventElapsedTime")
-    hostmem.store_f32(ms, res.value)
+    hostmem.store_f32(ms, rt.event_elapsed_ms(start, end))
     return SUCCESS
 
 
 @implements("cuEventDestroy")
 def event_destroy(event: int) -> int:
-    server = rt.event(event)
-    rt.conn._check(rt.conn._stub.CR_EVENT_DESTROY(server), "cuEventDestroy")
-    del rt.events[event]
+    rt.destroy_event(event)
     return SUCCESS
 
 
@@ -769,17 +710,7 @@ os.register_at_fork(after_in_child=_forked)
 @implements("cuDevicePrimaryCtxReset")
 def primary_ctx_reset() -> int:
     """Frees this process's device memory, streams and events (modules stay loaded)."""
-    rt.drain()
-    conn = rt.conn
-    try:
-        conn.synchronize()
-    except Exception as exc:        # a sticky error is cleared by the reset
-        log.debug("cuDevicePrimaryCtxReset: %s", exc)
-    for ptr in list(rt.allocations):
-        rt.release_allocation(ptr, lambda: conn._check(conn._stub.CR_MEM_FREE(ptr), "cuMemFree"))
-    for table, proc in ((rt.streams, "CR_STREAM_DESTROY"), (rt.events, "CR_EVENT_DESTROY")):
-        for handle in list(table):
-            getattr(conn._stub, proc)(table.pop(handle))
+    rt.reset_device("cuDevicePrimaryCtxReset")
     return SUCCESS
 
 

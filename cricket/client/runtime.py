@@ -73,20 +73,32 @@ class CudaRuntimeError(Exception):
         self.code = code
 
 
-def cuda_error_of(exc: BaseException) -> int:
-    """The cudaError_t for an exception raised below the runtime (driver codes map one to one)."""
+def error_source(exc: BaseException) -> tuple[str, int]:
+    """What an exception raised below the API layers is, for both to translate into their codes:
+    ("runtime", its cudaError_t), ("driver", the server's CUresult), ("connection", 0),
+    ("argument", 0) or ("other", 0)."""
     from cricket.client.api import CudaError
     from cricket.client.kernel_args import KernelArgumentError
     from cricket.rpc.errors import RpcError
     if isinstance(exc, CudaRuntimeError):
-        return exc.code
+        return "runtime", exc.code
     if isinstance(exc, CudaError):
-        return exc.code if exc.code in ERRORS else ERR_UNKNOWN
+        return "driver", exc.code
     if isinstance(exc, (RpcError, OSError)):
-        return ERR_UNAVAILABLE
+        return "connection", 0
     if isinstance(exc, (KernelArgumentError, ValueError)):
-        return ERR_INVALID_VALUE
-    return ERR_UNKNOWN
+        return "argument", 0
+    return "other", 0
+
+
+def cuda_error_of(exc: BaseException) -> int:
+    """The cudaError_t for an exception raised below the runtime (driver codes map one to one)."""
+    source, code = error_source(exc)
+    if source == "runtime":
+        return code
+    if source == "driver":
+        return code if code in ERRORS else ERR_UNKNOWN
+    return {"connection": ERR_UNAVAILABLE, "argument": ERR_INVALID_VALUE}.get(source, ERR_UNKNOWN)
 
 
 # ------------------------------------------------------------------ registry records
@@ -120,6 +132,14 @@ class Stats:
     modules_loaded: int = 0
     images_sent: int = 0
     started: float = field(default_factory=time.monotonic)
+
+
+class StreamRef:
+    """The ``stream`` argument api.Connection expects (an object with ``handle``)."""
+    __slots__ = ("handle",)
+
+    def __init__(self, handle: int) -> None:
+        self.handle = handle
 
 
 class _ThreadState(threading.local):
@@ -256,6 +276,16 @@ class Runtime:
         for v in self.vars.values():
             v.ptr = 0
 
+    def call_failed(self, name: str, exc: BaseException, serious: bool,
+                    logger: logging.Logger = log) -> None:
+        """An API call ``name`` failed with ``exc``: note a lost connection and log it (as an
+        error when ``serious``, a code that says nothing more precise, else at debug level)."""
+        self.lost(exc)
+        if serious:
+            logger.error("%s failed: %s", name, exc)
+        else:
+            logger.debug("%s: %s", name, exc)
+
     def lost(self, exc: BaseException) -> None:
         """The connection failed: every later call fails at once instead of waiting."""
         from cricket.rpc.errors import RpcError
@@ -340,6 +370,114 @@ class Runtime:
         except KeyError:
             raise CudaRuntimeError(ERR_INVALID_HANDLE, f"event {handle:#x} does not exist") from None
 
+    # --- operations both API layers run (runtime_calls and driver_api stay thin) -------------
+    # ``before`` is the synchronising step the calling layer runs first (default: drain).
+
+    def create_stream(self, flags: int) -> int:
+        """A new server stream; its application handle."""
+        conn = self.conn
+        server = conn._check(conn._stub.CR_STREAM_CREATE(flags & 0xFFFFFFFF), "cuStreamCreate").handle
+        handle = self.new_handle()
+        self.streams[handle] = server
+        return handle
+
+    def destroy_stream(self, handle: int, server: int) -> None:
+        """Destroy the server stream ``server`` of application stream ``handle``."""
+        self.conn._check(self.conn._stub.CR_STREAM_DESTROY(server), "cuStreamDestroy")
+        del self.streams[handle]
+
+    def synchronize_stream(self, handle: int, before: Callable[[], Any] | None = None) -> None:
+        server = self.stream(handle)
+        (before or self.drain)()
+        self.conn._check(self.conn._stub.CR_STREAM_SYNCHRONIZE(server), "cuStreamSynchronize")
+
+    def query_stream(self, handle: int, before: Callable[[], Any] | None = None) -> int:
+        """The server's status of the stream (0 done, else the error); ``before`` runs when done."""
+        res = self.conn._stub.CR_STREAM_QUERY(self.stream(handle))
+        if res.status == 0:
+            (before or self.drain)()
+        return res.status
+
+    def stream_wait_event(self, stream: int, event: int) -> None:
+        from cricket.protocol import gen as P
+        self.conn._stub.CR_STREAM_WAIT_EVENT_ASYNC_batched(
+            P.cr_stream_wait_args(stream=self.stream(stream), event=self.event(event)))
+
+    def create_event(self, flags: int) -> int:
+        """A new server event; its application handle."""
+        conn = self.conn
+        server = conn._check(conn._stub.CR_EVENT_CREATE(flags & 0xFFFFFFFF), "cuEventCreate").handle
+        handle = self.new_handle()
+        self.events[handle] = server
+        return handle
+
+    def record_event(self, event: int, stream: int) -> None:
+        from cricket.protocol import gen as P
+        self.conn._stub.CR_EVENT_RECORD_ASYNC_batched(
+            P.cr_event_record_args(event=self.event(event), stream=self.stream(stream)))
+
+    def synchronize_event(self, event: int, before: Callable[[], Any] | None = None) -> None:
+        server = self.event(event)
+        (before or self.drain)()
+        self.conn._check(self.conn._stub.CR_EVENT_SYNCHRONIZE(server), "cuEventSynchronize")
+
+    def query_event(self, event: int) -> int:
+        """The server's status of the event (0 done, else the error)."""
+        return self.conn._stub.CR_EVENT_QUERY(self.event(event)).status
+
+    def event_elapsed_ms(self, start: int, end: int) -> float:
+        from cricket.protocol import gen as P
+        conn = self.conn
+        res = conn._check(conn._stub.CR_EVENT_ELAPSED_TIME(
+            P.cr_elapsed_args(start=self.event(start), end=self.event(end))), "cuEventElapsedTime")
+        return res.value
+
+    def destroy_event(self, event: int) -> None:
+        server = self.event(event)
+        self.conn._check(self.conn._stub.CR_EVENT_DESTROY(server), "cuEventDestroy")
+        del self.events[event]
+
+    def store_mem_info(self, free: int, total: int) -> None:
+        """Write the device's free and total memory to the (optional, may be NULL) out-pointers."""
+        f, t = self.conn.mem_get_info()
+        if free:
+            hostmem.store_u64(free, f)
+        if total:
+            hostmem.store_u64(total, t)
+
+    def free_allocation(self, ptr: int) -> bool:
+        """Free the device allocation at ``ptr`` on the server; False when it is not ours."""
+        conn = self.conn
+        return self.release_allocation(ptr, lambda: conn._check(conn._stub.CR_MEM_FREE(ptr), "cuMemFree"))
+
+    def memset(self, dst: int, value: int, count: int, stream: int, sync: bool, element_size: int = 1,
+               before: Callable[[], Any] | None = None) -> None:
+        """Set ``count`` elements of ``element_size`` bytes at ``dst`` to ``value``."""
+        if count == 0:
+            return
+        server = self.stream(stream)
+        if sync:
+            (before or self.drain)()
+        mask = (1 << (8 * element_size)) - 1
+        self.conn.memset(dst, value & mask, count, element_size=element_size,
+                         stream=StreamRef(server), sync=bool(sync))
+
+    def reset_device(self, name: str, before: Callable[[], Any] | None = None) -> Any:
+        """Free this process's device memory, streams and events (modules stay loaded), after
+        a synchronisation whose error the reset clears; returns the connection."""
+        (before or self.drain)()
+        conn = self.conn
+        try:
+            conn.synchronize()
+        except Exception as exc:        # a sticky error is cleared by the reset
+            log.debug("%s: %s", name, exc)
+        for ptr in list(self.allocations):
+            self.free_allocation(ptr)
+        for table, proc in ((self.streams, "CR_STREAM_DESTROY"), (self.events, "CR_EVENT_DESTROY")):
+            for handle in list(table):
+                getattr(conn._stub, proc)(table.pop(handle))
+        return conn
+
     # --- registry --------------------------------------------------------------------------
 
     def kernel(self, host_fun: int) -> KernelRecord:
@@ -378,15 +516,8 @@ class Runtime:
         if entry.wrapper_version == 2 and entry.wrapper:
             # -rdc: the wrapper's third word points at a NULL-terminated array of the translation
             # units' relocatable containers, filled by the link stub before registration.
-            array = hostmem.load_u64(entry.wrapper + 16)
-            i = 0
-            while array and i < 4096:
-                ptr = hostmem.load_u64(array + 8 * i)
-                if not ptr:
-                    break
-                parts.append(_read_container(ptr))
-                i += 1
-        return b"".join(p + b"\0" * (-len(p) % 8) for p in parts)
+            parts += read_linked_containers(hostmem.load_u64(entry.wrapper + 16))
+        return join_containers(parts)
 
     def _resolve_kernel(self, k: KernelRecord) -> None:
         from cricket.protocol import gen as P
@@ -649,6 +780,25 @@ def _timeout() -> float | None:
     return seconds if seconds > 0 else None
 
 
+def read_linked_containers(array: int) -> list[bytes]:
+    """The containers of a NULL-terminated array of container pointers (the ``-rdc`` translation
+    units of a version-2 ``__fatBinC_Wrapper_t``; at most 4096); none when ``array`` is 0."""
+    parts = []
+    i = 0
+    while array and i < 4096:
+        ptr = hostmem.load_u64(array + 8 * i)
+        if not ptr:
+            break
+        parts.append(_read_container(ptr))
+        i += 1
+    return parts
+
+
+def join_containers(parts: list[bytes]) -> bytes:
+    """Fatbin containers one after another, each padded to 8 bytes, as the server reads them."""
+    return b"".join(p + b"\0" * (-len(p) % 8) for p in parts)
+
+
 def _read_container(ptr: int) -> bytes:
     """The fatbin container (header and payload) at ``ptr``."""
     head = hostmem.read(ptr, 16)
@@ -693,11 +843,7 @@ def _runtime_call(fn):
             return RUNTIME.fail(fn(*args) or 0)
         except Exception as exc:
             code = cuda_error_of(exc)
-            RUNTIME.lost(exc)
-            if code in (ERR_UNKNOWN, ERR_UNAVAILABLE):
-                log.error("%s failed: %s", fn.__name__, exc)
-            else:
-                log.debug("%s: %s", fn.__name__, exc)
+            RUNTIME.call_failed(fn.__name__, exc, code in (ERR_UNKNOWN, ERR_UNAVAILABLE))
             return RUNTIME.fail(code)
     call.__name__ = call.__qualname__ = fn.__name__
     call.__wrapped__ = fn

@@ -11,14 +11,13 @@ import logging
 
 from cricket.client import runtime_api
 from cricket.protocol import PROGRAM, VERSION, Skeleton
-from cricket.protocol import gen as P
 from cricket.client.cuda_errors import CUDART_VERSION
 from cricket.client.runtime import (
     A_BLOCKS_PER_SM, A_REGS_PER_SM,
     A_SHARED_OPTIN, A_SHARED_PER_SM, A_THREADS_PER_SM, A_WARP, D2D, D2H,
     ERR_HOST_NOT_REGISTERED, ERR_HOST_REGISTERED, ERR_INVALID_CONFIG, ERR_INVALID_DEVICE,
     ERR_INVALID_DEVPTR, ERR_INVALID_HANDLE, ERR_INVALID_VALUE, ERR_MEMORY, ERR_NOT_READY, H2D, H2H,
-    RUNTIME, STREAM_PER_THREAD, SUCCESS, KernelRecord, CudaRuntimeError, VarRecord, hostmem,
+    RUNTIME, STREAM_PER_THREAD, SUCCESS, KernelRecord, CudaRuntimeError, StreamRef, VarRecord, hostmem,
     implements,
 )
 
@@ -167,17 +166,7 @@ def device_synchronize() -> int:
 @implements("cudaDeviceReset")
 def device_reset() -> int:
     """Frees this process's device memory, streams and events (modules stay loaded)."""
-    _synchronizing()
-    conn = rt.conn
-    try:
-        conn.synchronize()
-    except Exception as exc:        # a sticky error is cleared by the reset
-        log.debug("cudaDeviceReset: %s", exc)
-    for ptr in list(rt.allocations):
-        rt.release_allocation(ptr, lambda: conn._check(conn._stub.CR_MEM_FREE(ptr), "cuMemFree"))
-    for table, proc in ((rt.streams, "CR_STREAM_DESTROY"), (rt.events, "CR_EVENT_DESTROY")):
-        for handle in list(table):
-            getattr(conn._stub, proc)(table.pop(handle))
+    conn = rt.reset_device("cudaDeviceReset", before=_synchronizing)
     for server in rt.forget_per_thread_streams():
         conn._stub.CR_STREAM_DESTROY(server)
     rt.thread.last_error = 0
@@ -186,11 +175,7 @@ def device_reset() -> int:
 
 @implements("cudaMemGetInfo")
 def mem_get_info(free: int, total: int) -> int:
-    f, t = rt.conn.mem_get_info()
-    if free:
-        hostmem.store_u64(free, f)
-    if total:
-        hostmem.store_u64(total, t)
+    rt.store_mem_info(free, total)
     return SUCCESS
 
 
@@ -273,8 +258,7 @@ def free(ptr: int) -> int:
     if ptr not in rt.allocations:
         return ERR_INVALID_DEVPTR
     _synchronizing()
-    conn = rt.conn
-    if not rt.release_allocation(ptr, lambda: conn._check(conn._stub.CR_MEM_FREE(ptr), "cuMemFree")):
+    if not rt.free_allocation(ptr):
         return ERR_INVALID_DEVPTR       # another thread freed it meanwhile
     return SUCCESS
 
@@ -374,12 +358,7 @@ def _copy(dst: int, src: int, count: int, kind: int, stream_handle: int, sync: b
     return SUCCESS
 
 
-class _Stream:
-    """The ``stream`` argument api.Connection expects (an object with ``handle``)."""
-    __slots__ = ("handle",)
-
-    def __init__(self, handle: int) -> None:
-        self.handle = handle
+_Stream = StreamRef
 
 
 @implements("cudaMemcpy")
@@ -460,12 +439,7 @@ def get_symbol_size(size: int, symbol: int) -> int:
 
 @implements("cudaMemsetAsync")
 def memset(ptr: int, value: int, count: int, stream: int, sync: int) -> int:
-    if count == 0:
-        return SUCCESS
-    s = rt.stream(stream)
-    if sync:
-        _synchronizing()
-    rt.conn.memset(ptr, value & 0xFF, count, stream=_Stream(s), sync=bool(sync))
+    rt.memset(ptr, value, count, stream, bool(sync), before=_synchronizing)
     return SUCCESS
 
 
@@ -475,11 +449,7 @@ def memset(ptr: int, value: int, count: int, stream: int, sync: int) -> int:
 def stream_create(stream: int, flags: int, priority: int) -> int:
     if not stream:
         return ERR_INVALID_VALUE
-    conn = rt.conn
-    server = conn._check(conn._stub.CR_STREAM_CREATE(flags & 0xFFFFFFFF), "cuStreamCreate").handle
-    handle = rt.new_handle()
-    rt.streams[handle] = server
-    hostmem.store_u64(stream, handle)
+    hostmem.store_u64(stream, rt.create_stream(flags))
     return SUCCESS
 
 
@@ -490,26 +460,20 @@ def stream_destroy(stream: int) -> int:
     server = rt.stream(stream)
     if not server:
         return ERR_INVALID_HANDLE
-    rt.conn._check(rt.conn._stub.CR_STREAM_DESTROY(server), "cuStreamDestroy")
-    del rt.streams[stream]
+    rt.destroy_stream(stream, server)
     return SUCCESS
 
 
 @implements("cudaStreamSynchronize")
 def stream_synchronize(stream: int) -> int:
-    server = rt.stream(stream)
-    _synchronizing()
-    rt.conn._check(rt.conn._stub.CR_STREAM_SYNCHRONIZE(server), "cuStreamSynchronize")
+    rt.synchronize_stream(stream, before=_synchronizing)
     return SUCCESS
 
 
 def stream_query(stream: int) -> int:
     try:
-        server = rt.stream(stream)
-        res = rt.conn._stub.CR_STREAM_QUERY(server)
-        if res.status == 0:
-            _synchronizing()
-        return res.status if res.status in (0, ERR_NOT_READY) else rt.fail(res.status)
+        status = rt.query_stream(stream, before=_synchronizing)
+        return status if status in (0, ERR_NOT_READY) else rt.fail(status)
     except Exception as exc:
         from cricket.client.runtime import cuda_error_of
         rt.lost(exc)
@@ -521,8 +485,7 @@ runtime_api.register("cudaStreamQuery", stream_query, replace=True)
 
 @implements("cudaStreamWaitEvent")
 def stream_wait_event(stream: int, event: int, flags: int) -> int:
-    rt.conn._stub.CR_STREAM_WAIT_EVENT_ASYNC_batched(
-        P.cr_stream_wait_args(stream=rt.stream(stream), event=rt.event(event)))
+    rt.stream_wait_event(stream, event)
     return SUCCESS
 
 
@@ -530,33 +493,26 @@ def stream_wait_event(stream: int, event: int, flags: int) -> int:
 def event_create(event: int, flags: int) -> int:
     if not event:
         return ERR_INVALID_VALUE
-    conn = rt.conn
-    server = conn._check(conn._stub.CR_EVENT_CREATE(flags & 0xFFFFFFFF), "cuEventCreate").handle
-    handle = rt.new_handle()
-    rt.events[handle] = server
-    hostmem.store_u64(event, handle)
+    hostmem.store_u64(event, rt.create_event(flags))
     return SUCCESS
 
 
 @implements("cudaEventRecord")
 def event_record(event: int, stream: int) -> int:
-    rt.conn._stub.CR_EVENT_RECORD_ASYNC_batched(
-        P.cr_event_record_args(event=rt.event(event), stream=rt.stream(stream)))
+    rt.record_event(event, stream)
     return SUCCESS
 
 
 @implements("cudaEventSynchronize")
 def event_synchronize(event: int) -> int:
-    server = rt.event(event)
-    _synchronizing()
-    rt.conn._check(rt.conn._stub.CR_EVENT_SYNCHRONIZE(server), "cuEventSynchronize")
+    rt.synchronize_event(event, before=_synchronizing)
     return SUCCESS
 
 
 def event_query(event: int) -> int:
     try:
-        res = rt.conn._stub.CR_EVENT_QUERY(rt.event(event))
-        return res.status if res.status in (0, ERR_NOT_READY) else rt.fail(res.status)
+        status = rt.query_event(event)
+        return status if status in (0, ERR_NOT_READY) else rt.fail(status)
     except Exception as exc:
         from cricket.client.runtime import cuda_error_of
         rt.lost(exc)
@@ -570,18 +526,13 @@ runtime_api.register("cudaEventQuery", event_query, replace=True)
 def event_elapsed_time(ms: int, start: int, end: int) -> int:
     if not ms:
         return ERR_INVALID_VALUE
-    conn = rt.conn
-    res = conn._check(conn._stub.CR_EVENT_ELAPSED_TIME(
-        P.cr_elapsed_args(start=rt.event(start), end=rt.event(end))), "cuEventElapsedTime")
-    hostmem.store_f32(ms, res.value)
+    hostmem.store_f32(ms, rt.event_elapsed_ms(start, end))
     return SUCCESS
 
 
 @implements("cudaEventDestroy")
 def event_destroy(event: int) -> int:
-    server = rt.event(event)
-    rt.conn._check(rt.conn._stub.CR_EVENT_DESTROY(server), "cuEventDestroy")
-    del rt.events[event]
+    rt.destroy_event(event)
     return SUCCESS
 
 
