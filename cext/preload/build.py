@@ -41,7 +41,7 @@ def build(outdir: Path, cuda_include: Path, cc: str | None = None, verbose: bool
     cmd = [*compiler, "-shared", "-fPIC", "-O2", "-g", "-std=gnu11", "-Wall", "-Wextra",
            "-Wno-unused-parameter", "-Werror=implicit-function-declaration", "-fvisibility=hidden",
            "-pthread", f"-I{HERE}", f"-I{HERE.parent / 'common'}", f"-I{gen}", f"-I{cuda_include}",
-           *[str(HERE / s) for s in SOURCES], str(HERE.parent / "common" / "bootstrap.c"), str(gen / "stubs.c"),
+           *[str(HERE / s) for s in SOURCES], str(HERE.parent / "common" / "bootstrap.c"), str(HERE.parent / "common" / "log.c"), str(gen / "stubs.c"),
            "-o", str(tmp), f"-Wl,-soname,{SONAME}", f"-Wl,--version-script={gen / 'libcudart13.map'}",
            "-Wl,-z,now", "-ldl"]
     buildlib.compile_into(cmd, tmp, target, verbose)

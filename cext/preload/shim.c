@@ -8,44 +8,18 @@
 #include <unistd.h>
 
 #include "shim.h"
+#include "log.h"
 
 struct cricket_client_api cricket_api;
 
 /* ------------------------------------------------------------------ logging */
 
-static int log_threshold(void)
-{
-    static int threshold = -1;
-    if (threshold < 0) {
-        const char *level = getenv("CRICKET_LOG");
-        threshold = CRICKET_WARNING;
-        if (level) {
-            if (!strcasecmp(level, "DEBUG")) threshold = CRICKET_DEBUG;
-            else if (!strcasecmp(level, "INFO")) threshold = CRICKET_INFO;
-            else if (!strcasecmp(level, "ERROR")) threshold = CRICKET_ERROR;
-            else if (!strcasecmp(level, "CRITICAL")) threshold = CRICKET_ERROR + 10;
-        }
-    }
-    return threshold;
-}
-
 void cricket_log(int level, const char *fmt, ...)
 {
-    if (level < log_threshold())
-        return;
-    const char *name = level >= CRICKET_ERROR ? "ERROR" : level >= CRICKET_WARNING ? "WARNING"
-                     : level >= CRICKET_INFO ? "INFO" : "DEBUG";
-    char line[1024];
-    int n = snprintf(line, sizeof line, "[cricket] %s libcudart shim: ", name);
     va_list ap;
     va_start(ap, fmt);
-    n += vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    cricket_vlog(level, "libcudart shim", fmt, ap);
     va_end(ap);
-    if (n > (int)sizeof line - 2)
-        n = (int)sizeof line - 2;
-    line[n++] = '\n';
-    ssize_t ignored = write(STDERR_FILENO, line, (size_t)n);   /* one write: no interleaving */
-    (void)ignored;
 }
 
 void cricket_unimplemented(const char *name, cricket_once_flag *seen)
