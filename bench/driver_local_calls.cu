@@ -1,7 +1,7 @@
 // Per-call cost of the calls the libcuda.so.1 replacement answers in the process, through NVIDIA's
 // static cudart and directly. Not a test: numbers for bench/calls.py's static-cudart path.
-//   nvcc -O2 -o bench_local_calls cext/driver/bench_local_calls.cu -LOUT -l:libcuda.so.1
-//   LD_LIBRARY_PATH=OUT ./bench_local_calls [iterations]
+//   nvcc -O2 -o driver_local_calls bench/driver_local_calls.cu -LOUT -l:libcuda.so.1
+//   LD_LIBRARY_PATH=OUT ./driver_local_calls [iterations]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
