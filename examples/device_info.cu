@@ -28,9 +28,13 @@ int main()
     CHECK(cudaMalloc(&p, 1 << 20));
     CHECK(cudaStreamCreate(&s));
     CHECK(cudaDeviceReset());
+    // the stream went with the reset: cuStreamSynchronize's CUDA_ERROR_INVALID_HANDLE, which cudart
+    // passes on as cudaErrorInvalidResourceHandle
     bad += cudaStreamSynchronize(s) != cudaErrorInvalidResourceHandle;
     cudaGetLastError();
-    bad += cudaFree(p) != cudaErrorInvalidDevicePointer;
+    // cudaErrorInvalidValue, as the runtime API docs of cudaFree give it (CUDA 10.1 deprecated
+    // cudaErrorInvalidDevicePointer): the allocation went with the reset
+    bad += cudaFree(p) != cudaErrorInvalidValue;
     cudaGetLastError();
     CHECK(cudaMalloc(&p, 1 << 20));
     CHECK(cudaFree(p));

@@ -22,12 +22,18 @@ int main()
     int *d;
     CHECK(cudaMalloc(&d, 16 * sizeof(int)));
     write_at<<<1, 4096>>>(d, 0);      // more threads per block than any device allows
+    // cudaErrorInvalidConfiguration: "requesting too many threads or blocks" (runtime API docs)
     bad += expect("launch with 4096 threads per block", cudaGetLastError(), cudaErrorInvalidConfiguration);
-    bad += expect("cudaFree of a host pointer", cudaFree(&bad), cudaErrorInvalidDevicePointer);
+    // cudaErrorInvalidValue: the runtime API docs of cudaFree (CUDA 10.1 deprecated
+    // cudaErrorInvalidDevicePointer); static cudart passes cuMemFree's CUDA_ERROR_INVALID_VALUE on
+    bad += expect("cudaFree of a host pointer", cudaFree(&bad), cudaErrorInvalidValue);
     cudaGetLastError();
+    bad += expect("cudaFree(nullptr)", cudaFree(nullptr), cudaSuccess);   // "no operation is performed"
     int *gone, value = 0;
     CHECK(cudaMalloc(&gone, 64));
     CHECK(cudaFree(gone));
+    bad += expect("cudaFree of a freed pointer", cudaFree(gone), cudaErrorInvalidValue);
+    cudaGetLastError();
     cudaError_t copy = cudaMemcpy(&value, gone, sizeof value, cudaMemcpyDeviceToHost);
     printf("copy from freed device memory: %s\n", cudaGetErrorName(copy));
     bad += copy == cudaSuccess;

@@ -9,7 +9,9 @@
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bootstrap.h"
@@ -54,11 +56,45 @@ CUresult cricket_drv_client_call(const char *name, const uint64_t *args, int nar
     return (CUresult)client_call(name, args, nargs);
 }
 
+/* Test knob CRICKET_DRIVER_FAIL="NAME=CODE[,NAME=CODE...]": the forwarded call with the documented
+ * name NAME returns CODE without reaching the client (NAME "cricketPointerInfo" stands for both
+ * pointer-attribute calls). It shows which CUresult NVIDIA's cudart turns into which cudaError_t. */
+static const char *fail_spec(void)
+{
+    static _Atomic(const char *) spec = (const char *)1;
+    const char *s = atomic_load_explicit(&spec, memory_order_relaxed);
+    if (CRICKET_UNLIKELY(s == (const char *)1)) {
+        s = getenv("CRICKET_DRIVER_FAIL");
+        if (s && !*s)
+            s = NULL;
+        atomic_store_explicit(&spec, s, memory_order_relaxed);
+    }
+    return s;
+}
+
+static int injected_failure(const char *name, CUresult *rc)
+{
+    size_t len = strlen(name);
+    for (const char *p = fail_spec(); p && *p; ) {
+        const char *end = strchr(p, ',');
+        size_t item = end ? (size_t)(end - p) : strlen(p);
+        if (item > len + 1 && strncmp(p, name, len) == 0 && p[len] == '=') {
+            *rc = (CUresult)strtol(p + len + 1, NULL, 10);
+            cricket_drv_log(CRICKET_DRV_INFO, "CRICKET_DRIVER_FAIL is set: %s returns %d", name, (int)*rc);
+            return 1;
+        }
+        p = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
 /* A forwarded call: cuInit must have succeeded, as with NVIDIA's driver. */
 static CUresult forward(const char *name, const uint64_t *args, int nargs)
 {
     CUresult rc = cricket_drv_check_init();
     if (CRICKET_UNLIKELY(rc != CUDA_SUCCESS))
+        return rc;
+    if (CRICKET_UNLIKELY(fail_spec() != NULL) && injected_failure(name, &rc))
         return rc;
     return cricket_drv_client_call(name, args, nargs);
 }
@@ -268,7 +304,7 @@ CRICKET_DRV_EXPORT CUresult cuLibraryLoadData(CUlibrary *library, const void *co
 CRICKET_DRV_EXPORT CUresult cuLibraryUnload(CUlibrary library)
 { return RELEASE("cuModuleUnload", U(library)); }
 CRICKET_DRV_EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
-{ return FWD("cuModuleGetFunction", U(pKernel), U(library), U(name)); }
+{ return FWD("cuLibraryGetKernel", U(pKernel), U(library), U(name)); }
 CRICKET_DRV_EXPORT CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
 { return FWD("cuLibraryGetModule", U(pMod), U(library)); }
 CRICKET_DRV_EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)

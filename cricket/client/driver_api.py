@@ -39,6 +39,9 @@ log = logging.getLogger(__name__)
 SUCCESS = 0
 INVALID_VALUE = 1
 OUT_OF_MEMORY = 2
+# No name in cuda.h: the value NVIDIA's driver gives cudart for an invalid launch configuration
+# (cudart passes it on unchanged as cudaErrorInvalidConfiguration; see launch_kernel)
+INVALID_CONFIGURATION = 9
 DEINITIALIZED = 4
 DEVICE_UNAVAILABLE = 46
 INVALID_IMAGE = 200
@@ -113,6 +116,7 @@ class FunctionRecord:
     param_size: int = 0
     attributes: dict[int, int] = field(default_factory=dict)
     session: int = 0                   # the value of _session when `server` was obtained
+    kernel: bool = False               # obtained as a CUkernel (cuLibraryGetKernel), as cudart does
 
 
 @dataclass
@@ -239,6 +243,10 @@ def mem_alloc(dptr: int, size: int) -> int:
 
 @implements("cuMemFree", "cuMemFreeAsync")
 def mem_free(ptr: int, stream: int = 0) -> int:
+    if ptr == 0:
+        # cudaFree(0) "performs no operation" (runtime API docs) and static cudart 13 passes the 0
+        # on to cuMemFree_v2 (traced): NVIDIA's driver accepts it
+        return SUCCESS
     if ptr not in rt.allocations:
         return INVALID_VALUE
     rt.drain()
@@ -484,6 +492,13 @@ def module_get_function(pfunc: int, module: int, name_ptr: int) -> int:
     return SUCCESS
 
 
+@implements("cuLibraryGetKernel")
+def library_get_kernel(pkernel: int, library: int, name_ptr: int) -> int:
+    module_get_function(pkernel, library, name_ptr)
+    functions[hostmem.load_u64(pkernel)].kernel = True
+    return SUCCESS
+
+
 @implements("cuKernelGetFunction")
 def kernel_get_function(pfunc: int, kernel: int) -> int:
     _function(kernel)
@@ -581,7 +596,13 @@ def launch_kernel(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: in
     if (not 0 < bx * by * bz <= max_threads or not gx * gy * gz
             or bx > max_block[0] or by > max_block[1] or bz > max_block[2]
             or gx > max_grid[0] or gy > max_grid[1] or gz > max_grid[2] or shared > max_shared):
-        return INVALID_VALUE
+        # NVIDIA's driver: CUDA_ERROR_INVALID_VALUE for a CUfunction (numba#1055; lupine#439, probed
+        # on driver 590.48.01). cudart launches a CUkernel, passes the driver's code on unchanged
+        # (measured for every CUresult with static cudart 13.0) and makes no other driver call
+        # first (traced), yet reports cudaErrorInvalidConfiguration (runtime API docs; the
+        # compute-sanitizer trace in NVIDIA/cccl#1894 places the error inside libcuda.so.1): the
+        # driver answers a CUkernel launch with 9.
+        return INVALID_CONFIGURATION if f.kernel else INVALID_VALUE
     if params and extra:
         return INVALID_VALUE
     if params:

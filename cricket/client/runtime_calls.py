@@ -16,7 +16,7 @@ from cricket.client.runtime import (
     A_BLOCKS_PER_SM, A_REGS_PER_SM,
     A_SHARED_OPTIN, A_SHARED_PER_SM, A_THREADS_PER_SM, A_WARP, D2D, D2H,
     ERR_HOST_NOT_REGISTERED, ERR_HOST_REGISTERED, ERR_INVALID_CONFIG, ERR_INVALID_DEVICE,
-    ERR_INVALID_DEVPTR, ERR_INVALID_HANDLE, ERR_INVALID_VALUE, ERR_MEMORY, ERR_NOT_READY, H2D, H2H,
+    ERR_INVALID_HANDLE, ERR_INVALID_VALUE, ERR_MEMORY, ERR_NOT_READY, H2D, H2H,
     RUNTIME, STREAM_PER_THREAD, SUCCESS, KernelRecord, CudaRuntimeError, StreamRef, VarRecord, hostmem,
     implements,
 )
@@ -255,11 +255,13 @@ def free(ptr: int) -> int:
     if not ptr:
         rt.conn   # noqa: B018 -- cudaFree(0) is the conventional way to initialise the runtime
         return SUCCESS
+    # cudaErrorInvalidDevicePointer is deprecated since CUDA 10.1; the runtime API docs of cudaFree
+    # name cudaErrorInvalidValue, which static cudart 13 passes on from cuMemFree (traced)
     if ptr not in rt.allocations:
-        return ERR_INVALID_DEVPTR
+        return ERR_INVALID_VALUE
     _synchronizing()
     if not rt.free_allocation(ptr):
-        return ERR_INVALID_DEVPTR       # another thread freed it meanwhile
+        return ERR_INVALID_VALUE        # another thread freed it meanwhile
     return SUCCESS
 
 
