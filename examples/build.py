@@ -1,6 +1,8 @@
 """Build the example CUDA programs with ``nvcc -cudart shared``: ``python examples/build.py [OUTDIR]``.
 
 Default OUTDIR is ``build/examples``. A program whose output is newer than its sources is kept.
+``--cudart static`` builds them with nvcc's default, NVIDIA's static cudart, which reaches cricket
+through its ``libcuda.so.1`` (default OUTDIR then ``build/examples-static``).
 Each program prints PASS or FAIL and exits with status 0 or 1; run one through cricket with
 ``cricket run -- build/examples/vector_add``.
 """
@@ -60,8 +62,13 @@ class BuildError(RuntimeError):
     """nvcc failed on an example; the message holds its output."""
 
 
-def command(example: Example, outdir: Path, nvcc: str = "nvcc") -> list[str]:
-    cmd = [nvcc, "-cudart", "shared", "-O2", "-o", str(outdir / example.output)]
+CUDARTS = ("shared", "static")
+
+
+def command(example: Example, outdir: Path, nvcc: str = "nvcc", cudart: str = "shared") -> list[str]:
+    if cudart not in CUDARTS:
+        raise BuildError(f"unknown cudart {cudart!r}: choose one of {', '.join(CUDARTS)}")
+    cmd = [nvcc, "-cudart", cudart, "-O2", "-o", str(outdir / example.output)]
     if example.shared:
         cmd += ["-shared", "-Xcompiler", "-fPIC"]
     return cmd + [str(HERE / s) for s in example.sources] + list(example.flags)
@@ -75,19 +82,20 @@ def up_to_date(example: Example, outdir: Path) -> bool:
     return out.stat().st_mtime >= newest
 
 
-def build_one(example: Example, outdir: Path, nvcc: str = "nvcc") -> Path:
+def build_one(example: Example, outdir: Path, nvcc: str = "nvcc", cudart: str = "shared") -> Path:
     out = outdir / example.output
     if up_to_date(example, outdir):
         return out
-    res = subprocess.run(command(example, outdir, nvcc), capture_output=True, text=True)
+    res = subprocess.run(command(example, outdir, nvcc, cudart), capture_output=True, text=True)
     if res.returncode != 0:
         raise BuildError(f"nvcc failed on {example.name}:\n{res.stdout}{res.stderr}")
     return out
 
 
 def build(names: list[str] | None = None, outdir: Path = Path("build/examples"), jobs: int = 2,
-          nvcc: str = "nvcc") -> dict[str, Path]:
-    """Build the named examples (default all) and what they load; returns name -> path."""
+          nvcc: str = "nvcc", cudart: str = "shared") -> dict[str, Path]:
+    """Build the named examples (default all) and what they load; returns name -> path. Keep
+    programs built with different ``cudart`` in different ``outdir``s."""
     if shutil.which(nvcc) is None:
         raise BuildError(f"{nvcc} not found: install the CUDA 13 toolkit to build the examples")
     wanted: list[Example] = []
@@ -99,18 +107,22 @@ def build(names: list[str] | None = None, outdir: Path = Path("build/examples"),
                 wanted.append(BY_NAME[dep])
     outdir.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(max(1, jobs)) as pool:
-        paths = list(pool.map(lambda e: build_one(e, outdir, nvcc), wanted))
+        paths = list(pool.map(lambda e: build_one(e, outdir, nvcc, cudart), wanted))
     return {e.name: p for e, p in zip(wanted, paths)}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("outdir", nargs="?", type=Path, default=Path("build/examples"))
+    parser.add_argument("outdir", nargs="?", type=Path)
+    parser.add_argument("--cudart", choices=CUDARTS, default="shared",
+                        help="shared (default: the cricket shim can stand in for it) or static "
+                             "(nvcc's default; reaches cricket through its libcuda.so.1)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="build only these examples")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
     args = parser.parse_args(argv)
     try:
-        built = build(args.only, args.outdir, args.jobs)
+        outdir = args.outdir or Path("build/examples" if args.cudart == "shared" else "build/examples-static")
+        built = build(args.only, outdir, args.jobs, cudart=args.cudart)
     except BuildError as exc:
         print(f"examples/build.py: {exc}", file=sys.stderr)
         return 1
