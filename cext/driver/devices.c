@@ -161,7 +161,9 @@ static int parse_hex_uuid(const char *text, CUuuid *out)
 }
 
 /* Fills `s` from FILE; on any error logs file:line and what is wrong, and returns -1. */
-static int load_stream(FILE *f, const char *path, struct cricket_drv_snapshot *s)
+/* A file must describe a device; the server's snapshot may have none (CUDA_VISIBLE_DEVICES hides
+ * them all: cuInit then fails with CUDA_ERROR_NO_DEVICE, as NVIDIA's driver does). */
+static int load_stream(FILE *f, const char *path, struct cricket_drv_snapshot *s, int allow_none)
 {
     char line[512];
     int lineno = 0, rc = 0;
@@ -226,7 +228,7 @@ static int load_stream(FILE *f, const char *path, struct cricket_drv_snapshot *s
             rc = -1;
         }
     }
-    if (rc == 0 && s->device_count == 0) {
+    if (rc == 0 && s->device_count == 0 && !allow_none) {
         cricket_drv_log(CRICKET_DRV_ERROR, "%s describes no device (no `device` line)", path);
         rc = -1;
     }
@@ -240,7 +242,7 @@ static int load_file(const char *path, struct cricket_drv_snapshot *s)
         cricket_drv_log(CRICKET_DRV_ERROR, "CRICKET_DRIVER_DEVICES=%s: %s", path, strerror(errno));
         return -1;
     }
-    int rc = load_stream(f, path, s);
+    int rc = load_stream(f, path, s, 0);
     fclose(f);
     return rc;
 }
@@ -261,7 +263,7 @@ static int load_from_server(struct cricket_drv_snapshot *s)
     } else {
         FILE *f = fmemopen(text, strlen(text), "r");
         if (f) {
-            result = load_stream(f, "the server's HELLO snapshot", s);
+            result = load_stream(f, "the server's HELLO snapshot", s, 1);
             fclose(f);
         }
     }

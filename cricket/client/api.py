@@ -31,6 +31,7 @@ from ..protocol import MAX_INLINE, NEED_IMAGE, PROGRAM, VERSION, Skeleton, SyncC
 from ..protocol import gen as P
 from ..rpc import Client
 from .direct import COPY_CHUNK, PROC_HTOD, PROC_HTOD_ASYNC, htod_buffers, receive_data_into
+from . import visible_devices
 from .kernel_args import pack_kernel_args
 
 log = logging.getLogger(__name__)
@@ -348,9 +349,15 @@ class Connection:
         self.emulated = bool(ok.emulated)
         self.driver_version = ok.driver_version
         self.session_id = ok.session
-        self.devices = [Device(i, d.name, bytes(d.uuid), d.total_memory,
-                               {a.attribute: a.value for a in d.attributes})
-                        for i, d in enumerate(ok.devices)]
+        # every device of the server (``ordinal`` is the server's); ``devices``: those that
+        # CUDA_VISIBLE_DEVICES shows, in its order; the calls below take an index into it
+        self.server_devices = [Device(i, d.name, bytes(d.uuid), d.total_memory,
+                                      {a.attribute: a.value for a in d.attributes})
+                               for i, d in enumerate(ok.devices)]
+        self.devices = visible_devices.visible(self.server_devices)
+        if self.devices and self.devices[0].ordinal != 0:
+            # the session starts on the server's device 0; make it start on visible device 0
+            self._check(self._stub.CR_SET_DEVICE(self.devices[0].ordinal), "cuCtxSetCurrent")
 
     # --- plumbing ------------------------------------------------------------------
 
@@ -383,7 +390,11 @@ class Connection:
     # --- devices and context ----------------------------------------------------------
 
     def set_device(self, ordinal: int) -> None:
-        self._check(self._stub.CR_SET_DEVICE(ordinal), "cuCtxSetCurrent")
+        """Make visible device ``ordinal`` (an index into ``devices``) the session's current one."""
+        if not 0 <= ordinal < len(self.devices):
+            raise CudaError(curesult.INVALID_DEVICE, f"device {ordinal} does not exist "
+                            f"({len(self.devices)} visible device(s))", "cuCtxSetCurrent")
+        self._check(self._stub.CR_SET_DEVICE(self.devices[ordinal].ordinal), "cuCtxSetCurrent")
 
     def synchronize(self) -> None:
         """Wait for all queued work; raises the first error of an earlier asynchronous call."""

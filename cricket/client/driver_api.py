@@ -205,8 +205,9 @@ def _c_string(ptr: int) -> str:
 
 @implements("cricketDeviceSnapshot")
 def device_snapshot(buf: int, size: int) -> int:
-    """The server's HELLO snapshot in the CRICKET_DRIVER_DEVICES text format (devices.c)."""
-    conn = rt.conn
+    """The server's HELLO snapshot in the CRICKET_DRIVER_DEVICES text format (devices.c): the
+    devices CUDA_VISIBLE_DEVICES shows (none: cuInit answers CUDA_ERROR_NO_DEVICE)."""
+    conn = rt.connection()
     lines = []
     if conn.driver_version > 0:
         lines.append(f"driver_version {conn.driver_version}")

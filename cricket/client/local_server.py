@@ -33,9 +33,12 @@ class LocalServer:
             cmd += ["--backend", b]
         cmd += extra_args or []
         self._log = open(self._log_path, "wb")
+        # CUDA_VISIBLE_DEVICES is the client's, applied once to the server's device list
+        # (cricket.client.visible_devices): the server itself offers every device
+        server_env = driver_env.server_environment(dict(os.environ))
+        server_env.pop("CUDA_VISIBLE_DEVICES", None)
         self.process = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
-                                        env={**driver_env.server_environment(dict(os.environ)),
-                                             **(env or {})})
+                                        env={**server_env, **(env or {})})
         deadline = time.monotonic() + start_timeout
         while not ready.exists():
             if self.process.poll() is not None or time.monotonic() > deadline:

@@ -37,6 +37,7 @@ ERR_INVALID_VALUE = E["cudaErrorInvalidValue"]
 ERR_MEMORY = E["cudaErrorMemoryAllocation"]
 ERR_INVALID_CONFIG = E["cudaErrorInvalidConfiguration"]
 ERR_INVALID_DEVICE = E["cudaErrorInvalidDevice"]
+ERR_NO_DEVICE = E["cudaErrorNoDevice"]
 ERR_INVALID_FUNCTION = E["cudaErrorInvalidDeviceFunction"]
 ERR_INVALID_SYMBOL = E["cudaErrorInvalidSymbol"]
 ERR_INVALID_HANDLE = E["cudaErrorInvalidResourceHandle"]
@@ -159,6 +160,7 @@ class Runtime:
         self._conn: Any = None
         self._pid = os.getpid()
         self._broken: str | None = None
+        self.no_device = ""                        # why no device is visible (CUDA_VISIBLE_DEVICES)
         self.launch_limits: dict[int, tuple] = {}  # device -> limits checked at every launch
         self.thread = _ThreadState()
         self.kernels: dict[int, KernelRecord] = {}
@@ -208,6 +210,15 @@ class Runtime:
                 self._connect()
             return self._conn
 
+    def connection(self) -> Any:
+        """``conn``, also when no device is visible (for the version and device-list queries)."""
+        try:
+            return self.conn
+        except CudaRuntimeError:
+            if not self.no_device:
+                raise
+            return self._conn
+
     def _connect(self) -> None:
         from cricket.client.api import connect
         address = os.environ.get("CRICKET_SERVER") or None
@@ -231,6 +242,13 @@ class Runtime:
             raise CudaRuntimeError(ERR_UNAVAILABLE, self._broken) from exc
         log.info("connected to %s (%s backend, %d device(s))%s", self._conn.server, self._conn.backend,
                  len(self._conn.devices), " started for this process" if local else "")
+        if not self._conn.devices:
+            # as cudart when cuInit finds no device: every call that needs one fails with
+            # cudaErrorNoDevice (measured with NVIDIA's static cudart)
+            self.no_device = (f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')!r} shows none "
+                              f"of the server's {len(self._conn.server_devices)} device(s)")
+            log.warning("%s: CUDA calls fail with cudaErrorNoDevice", self.no_device)
+            raise CudaRuntimeError(ERR_NO_DEVICE, self.no_device)
 
     def _stop_embedded(self, local: Any) -> None:
         """At exit: the server this process started must not outlive it."""
@@ -262,6 +280,7 @@ class Runtime:
         self._pid = os.getpid()
         self._conn = None
         self._broken = None
+        self.no_device = ""
         self.modules.clear()
         self.launch_limits.clear()
         self.allocations.clear()
@@ -830,10 +849,16 @@ if os.environ.get("CRICKET_STATS"):
     atexit.register(_report_stats)
 
 
+# what cudart answers without a device (the version calls)
+_WITHOUT_DEVICE = frozenset({"driver_get_version"})
+
+
 def _runtime_call(fn):
     """Wrap an implementation: exceptions become cudaError_t codes kept as the thread's last error."""
     def call(*args: int) -> int:
         try:
+            if RUNTIME.no_device and fn.__name__ not in _WITHOUT_DEVICE:
+                return RUNTIME.fail(ERR_NO_DEVICE)
             if RUNTIME.multi_device:
                 # The session has one current device on the server: switch it to this thread's
                 # and keep other threads from switching it until this call has gone out.

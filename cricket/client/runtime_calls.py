@@ -183,7 +183,7 @@ def mem_get_info(free: int, total: int) -> int:
 def driver_get_version(version: int) -> int:
     if not version:
         return ERR_INVALID_VALUE
-    hostmem.store_i32(version, rt.conn.driver_version or CUDART_VERSION)
+    hostmem.store_i32(version, rt.connection().driver_version or CUDART_VERSION)
     return SUCCESS
 
 
