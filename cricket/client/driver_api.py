@@ -596,7 +596,7 @@ def launch_kernel(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: in
     max_threads, max_block, max_grid, max_shared = rt.limits(rt.thread.device)
     if (not 0 < bx * by * bz <= max_threads or not gx * gy * gz
             or bx > max_block[0] or by > max_block[1] or bz > max_block[2]
-            or gx > max_grid[0] or gy > max_grid[1] or gz > max_grid[2] or shared > max_shared):
+            or gx > max_grid[0] or gy > max_grid[1] or gz > max_grid[2]):
         # NVIDIA's driver: CUDA_ERROR_INVALID_VALUE for a CUfunction (numba#1055; lupine#439, probed
         # on driver 590.48.01). cudart launches a CUkernel, passes the driver's code on unchanged
         # (measured for every CUresult with static cudart 13.0) and makes no other driver call
@@ -604,6 +604,10 @@ def launch_kernel(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: in
         # compute-sanitizer trace in NVIDIA/cccl#1894 places the error inside libcuda.so.1): the
         # driver answers a CUkernel launch with 9.
         return INVALID_CONFIGURATION if f.kernel else INVALID_VALUE
+    if shared > max_shared:
+        # too much dynamic shared memory: CUDA_ERROR_INVALID_VALUE from the driver (cupy#2118,
+        # numba-cuda-mlir#148) and cudaErrorInvalidValue from the runtime (punica#20, HVM1#293)
+        return INVALID_VALUE
     if params and extra:
         return INVALID_VALUE
     if params:

@@ -63,6 +63,7 @@ def test_driver_answers_failures_as_nvidias_driver(built, driver_dir, server):
     assert got["function_4096"] == "1" and got["function_grid0"] == "1"
     # a CUkernel, as cudart launches: the value cudart reports as cudaErrorInvalidConfiguration
     assert got["kernel_4096"] == "9" and got["kernel_grid0"] == "9"
+    assert got["kernel_shared_1m"] == "1"         # too much shared memory: invalid value either way
     assert got["kernel_32"] == "0" and got["sync"] == "0"
     assert got["sync_destroyed_stream"] == "400"   # CUDA_ERROR_INVALID_HANDLE
 

@@ -41,6 +41,7 @@ int main()
     SHOW("function_grid0", cuLaunchKernel(fn, 0, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL));
     SHOW("kernel_4096", cuLaunchKernel((CUfunction)kernel, 1, 1, 1, 4096, 1, 1, 0, NULL, NULL, NULL));
     SHOW("kernel_grid0", cuLaunchKernel((CUfunction)kernel, 0, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL));
+    SHOW("kernel_shared_1m", cuLaunchKernel((CUfunction)kernel, 1, 1, 1, 32, 1, 1, 1 << 20, NULL, NULL, NULL));
     SHOW("kernel_32", cuLaunchKernel((CUfunction)kernel, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL));
     SHOW("sync", cuCtxSynchronize());
 
