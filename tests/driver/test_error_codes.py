@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from cricket.client import driver_env
 from cricket.client.local_server import LocalServer
-from cricket.client.run_cli import libpython
+from cricket.client.run_cli import SHIM, libpython
 
 pytestmark = pytest.mark.nvcc
 
@@ -82,3 +83,45 @@ def test_static_cudart_reports_the_drivers_codes_unchanged(built, driver_dir, se
     got = run(built["static"], driver_dir, server, CRICKET_DRIVER_FAIL="cuLaunchKernel=9")
     assert got["launch"] == "9 cudaErrorInvalidConfiguration"
     assert got["free"] == "0 cudaSuccess"
+
+
+# ------------------------------------------------------------------ both paths, one answer
+
+RUNTIME_ERRORS = {
+    "launch_4096_threads": "9 cudaErrorInvalidConfiguration",   # cudaErrorInvalidConfiguration docs:
+    "launch_block_z_128": "9 cudaErrorInvalidConfiguration",    # "too many threads or blocks"
+    "launch_grid_y_70000": "9 cudaErrorInvalidConfiguration",
+    "launch_grid_0": "9 cudaErrorInvalidConfiguration",
+    "launch_1mib_shared": "1 cudaErrorInvalidValue",
+    "launch_1024_threads": "0 cudaSuccess",
+    "free_host_pointer": "1 cudaErrorInvalidValue",             # cudaFree docs (not the deprecated 17)
+    "free_null": "0 cudaSuccess",                               # "no operation is performed"
+    "free_freed": "1 cudaErrorInvalidValue",
+    "free_interior": "1 cudaErrorInvalidValue",
+    "memcpy_from_freed": "1 cudaErrorInvalidValue",
+    "sync_destroyed_stream": "400 cudaErrorInvalidResourceHandle",
+    "query_destroyed_event": "400 cudaErrorInvalidResourceHandle",
+    "set_device_count": "101 cudaErrorInvalidDevice",            # cudart checks the ordinal itself
+    "set_device_negative": "101 cudaErrorInvalidDevice",
+    "attributes_pageable": "0 cudaSuccess", "attributes_pageable_type": "0",   # cudaMemoryTypeUnregistered
+    "attributes_device_type": "2", "attributes_interior_type": "2", "attributes_pinned_type": "1",
+}
+
+
+def test_static_and_shared_cudart_give_the_same_errors(tmp_path, server):
+    if not driver_env.available() or not SHIM.exists():
+        pytest.skip("the libcuda.so.1 replacement or the libcudart shim is not built; run make build")
+    if not libpython():
+        pytest.skip("this Python has no shared libpython for a native program to embed")
+    outputs = {}
+    for cudart in ("static", "shared"):
+        exe = tmp_path / f"runtime_errors_{cudart}"
+        subprocess.run(["nvcc", "-cudart", cudart, "-o", str(exe), str(HERE / "cuda" / "runtime_errors.cu")], check=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("CRICKET_", "CUDA_VISIBLE"))}
+        proc = subprocess.run([sys.executable, "-m", "cricket", "run", "--server", server.address, "--", str(exe)],
+                              capture_output=True, text=True, env=env, timeout=120, cwd=ROOT)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        outputs[cudart] = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
+    assert outputs["static"] == outputs["shared"]
+    got = outputs["static"]
+    assert {k: got[k] for k in RUNTIME_ERRORS} == RUNTIME_ERRORS
