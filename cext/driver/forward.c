@@ -88,6 +88,11 @@ static int injected_failure(const char *name, CUresult *rc)
     return 0;
 }
 
+/* The device the client has as this thread's (cricket.client.runtime's per-thread device, which
+ * the server session follows): told when the current context's device differs, so a program that
+ * uses device 0 only never pays for it. */
+static __thread CUdevice told_device;
+
 /* A forwarded call: cuInit must have succeeded, as with NVIDIA's driver. */
 static CUresult forward(const char *name, const uint64_t *args, int nargs)
 {
@@ -96,6 +101,14 @@ static CUresult forward(const char *name, const uint64_t *args, int nargs)
         return rc;
     if (CRICKET_UNLIKELY(fail_spec() != NULL) && injected_failure(name, &rc))
         return rc;
+    CUcontext ctx = cricket_drv_current_context();
+    if (CRICKET_UNLIKELY(ctx != NULL && ctx->device != told_device)) {
+        uint64_t device = (uint64_t)ctx->device;
+        rc = cricket_drv_client_call("cricketSetDevice", &device, 1);
+        if (rc != CUDA_SUCCESS)
+            return rc;
+        told_device = ctx->device;
+    }
     return cricket_drv_client_call(name, args, nargs);
 }
 

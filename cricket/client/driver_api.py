@@ -92,6 +92,11 @@ def implements(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]
         def call(*args: int) -> int:
             try:
                 _require_server()
+                if rt.multi_device:
+                    # the server session follows the calling thread's device (cricketSetDevice)
+                    with rt.device_lock:
+                        rt.select_device()
+                        return fn(*args) or SUCCESS
                 return fn(*args) or SUCCESS
             except Exception as exc:
                 code = result_of(exc)
@@ -225,6 +230,13 @@ def device_snapshot(buf: int, size: int) -> int:
                              f"the library gave {size}")
     hostmem.write(buf, text + b"\0")
     log.info("device snapshot from %s: %d device(s)", conn.server, len(conn.devices))
+    return SUCCESS
+
+
+@implements("cricketSetDevice")
+def set_current_device(device: int) -> int:
+    """The calling thread's current context is on ``device`` (forward.c tells when it changes)."""
+    rt.set_device(device)
     return SUCCESS
 
 

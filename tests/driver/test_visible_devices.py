@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # two_device_backend, also for the server
+
 from cricket.client import driver_env
 from cricket.client.api import CudaError, connect
 from cricket.client.local_server import LocalServer
@@ -111,9 +113,10 @@ def programs(tmp_path_factory) -> dict[str, Path]:
     return built
 
 
-def run(program: Path, server: LocalServer, spec: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CRICKET_")}
-    env["CUDA_VISIBLE_DEVICES"] = spec
+def run(program: Path, server: LocalServer, spec: str | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CRICKET_", "CUDA_VISIBLE"))}
+    if spec is not None:
+        env["CUDA_VISIBLE_DEVICES"] = spec
     proc = subprocess.run([sys.executable, "-m", "cricket", "run", "--server", server.address, "--", str(program)],
                           capture_output=True, text=True, env=env, timeout=120, cwd=ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -126,18 +129,56 @@ NO_DEVICE = {"driver_version": "0 cudaSuccess", "count": "100 cudaErrorNoDevice"
 
 @pytest.mark.nvcc
 @pytest.mark.parametrize("cudart", ["static", "shared"])
-@pytest.mark.parametrize("spec", ["", "1", "GPU-ffff", "-1,0"])
+@pytest.mark.parametrize("spec", ["", "1", "-1,0"])
 def test_no_visible_device_fails_every_call_with_no_device(programs, server, cudart, spec):
     assert run(programs[cudart], server, spec) == NO_DEVICE
 
 
 @pytest.mark.nvcc
 @pytest.mark.parametrize("cudart", ["static", "shared"])
-@pytest.mark.parametrize("spec", ["0", "0,1", "0,0", "uuid-prefix", "full-uuid"])
+@pytest.mark.parametrize("spec", ["0,1", "uuid-prefix", "full-uuid"])
 def test_the_visible_device_is_the_servers(programs, server, server_uuid, cudart, spec):
     text = uuid_text(server_uuid)
     spec = {"uuid-prefix": text[:9], "full-uuid": text.upper()}.get(spec, spec)
     got = run(programs[cudart], server, spec)
     assert got["count"] == "0 cudaSuccess" and got["count_value"] == "1"
     assert got["set_device"] == got["malloc"] == got["free0"] == "0 cudaSuccess"
-    assert got["uuid"] == server_uuid.hex()
+    assert got["device0"].split()[-2] == server_uuid.hex()
+
+
+# ------------------------------------------------------------------ a server with two devices
+
+@pytest.fixture(scope="module")
+def two_device_server():
+    from two_device_backend import NAMES  # noqa: F401 -- fails here, not in the server, if it broke
+    local = LocalServer(["two_device_backend:TwoDeviceEmu"], env={"PYTHONPATH": os.pathsep.join((str(HERE), str(ROOT)))})
+    try:
+        yield local
+    finally:
+        local.stop()
+
+
+def devices_seen(got: dict[str, str]) -> list[tuple[str, int]]:
+    """(name, total memory) of each device the program listed, in its order."""
+    out = []
+    for i in range(int(got["count_value"])):
+        *name, uuid, total = got[f"device{i}"].split()
+        out.append((" ".join(name), int(total)))
+    return out
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("cudart", ["static", "shared"])
+@pytest.mark.parametrize("spec, expected", [
+    (None, ["A", "B"]),
+    ("1", ["B"]),                    # visible device 0 is the server's device 1, memory and all
+    ("1,0", ["B", "A"]),
+    ("GPU-bbbb", ["B"]),
+    ("0,7,1", ["A"]),
+])
+def test_visible_devices_map_to_the_servers_ordinals(programs, two_device_server, cudart, spec, expected):
+    from two_device_backend import ARENAS, NAMES
+    got = run(programs[cudart], two_device_server, spec)
+    want = [(NAMES["AB".index(x)], ARENAS["AB".index(x)]) for x in expected]
+    assert devices_seen(got) == want
+    assert got["malloc"] == "0 cudaSuccess"

@@ -1,6 +1,6 @@
 // What a program sees of CUDA_VISIBLE_DEVICES: "what CODE NAME" lines for the version calls, the
 // device count (its value is left alone on failure, as cudart leaves it), cudaSetDevice(0),
-// cudaMalloc and cudaFree(0); "uuid HEX" of device 0 when there is one.
+// cudaMalloc and cudaFree(0); then "deviceN NAME UUID-HEX TOTAL-MEMORY" for each device.
 #include <cstdio>
 #include <cuda_runtime.h>
 
@@ -17,11 +17,14 @@ int main()
     SHOW("malloc", cudaMalloc(&p, 16));
     SHOW("free0", cudaFree(0));
     cudaDeviceProp prop;
-    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) {
-        printf("uuid ");
+    for (int dev = 0; dev < count && cudaGetDeviceProperties(&prop, dev) == cudaSuccess; dev++) {
+        printf("device%d %s ", dev, prop.name);
         for (int i = 0; i < 16; i++)
             printf("%02x", (unsigned char)prop.uuid.bytes[i]);
-        printf("\n");
+        size_t free_mem = 0, total = 0;
+        cudaSetDevice(dev);
+        cudaMemGetInfo(&free_mem, &total);          // from the server device the session is on
+        printf(" %zu\n", total);
     }
     return 0;
 }
