@@ -1,10 +1,15 @@
 """Shared fixtures: real tools (nvcc, gcc, the system rpcgen) found once, skipped with a reason when absent."""
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 
 import pytest
+
+# The client applies CUDA_VISIBLE_DEVICES to the server's devices; a CI that hides GPUs with an empty
+# value would hide cricket's emu device too.
+os.environ.pop("CUDA_VISIBLE_DEVICES", None)
 
 
 def _has_libtirpc() -> bool:

@@ -2,8 +2,9 @@
 
     cricket run [--server ADDR] [--backend NAME] [--stats] -- CMD ARGS...
 
-The program must use the shared CUDA runtime (``nvcc -cudart shared``, or a Python program that
-loads ``libcudart.so.13``). With no ``--server`` (and no ``CRICKET_SERVER``) a local server is
+The program may link NVIDIA's runtime statically (nvcc's default; it then reaches cricket's
+``libcuda.so.1`` replacement) or use the shared one (``nvcc -cudart shared``, or a Python program
+that loads ``libcudart.so.13``, reaching cricket's runtime shim). With no ``--server`` (and no ``CRICKET_SERVER``) a local server is
 started with the best backend available (``--backend`` picks one) and stopped afterwards. The exit
 status is the program's (128 + N when signal N ended it).
 """
