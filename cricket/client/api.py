@@ -30,6 +30,7 @@ from ..backends import curesult
 from ..protocol import MAX_INLINE, NEED_IMAGE, PROGRAM, VERSION, Skeleton, SyncClient
 from ..protocol import gen as P
 from ..rpc import Client
+from . import shm
 from .direct import COPY_CHUNK, PROC_HTOD, PROC_HTOD_ASYNC, htod_buffers, receive_data_into
 from .kernel_args import pack_kernel_args
 
@@ -422,6 +423,10 @@ class Connection:
         base = int(dst)
         handle = _stream(stream)
         rpc = self._rpc
+        done = shm.htod(self, base, view, handle, sync)     # large copies, server on this host
+        if done and done == view.nbytes:
+            return
+        view, base = view[done:], base + done
         # The head and a view of the data go out in one gathering write: the data is not copied.
         # Synchronous chunks are all sent before the first reply is awaited (pipelined).
         pending = []
@@ -438,6 +443,10 @@ class Connection:
         """Copy ``size`` bytes back (synchronising), in chunks of at most COPY_CHUNK."""
         base = int(src)
         out = bytearray(size)
+        copy = shm.start_dtoh(self, memoryview(out), base, _stream(stream))
+        if copy is not None:                                 # through shared memory
+            copy.finish()
+            return bytes(out)
         offsets = list(range(0, size, COPY_CHUNK))
         # Pipelined: all chunk requests go out, then the replies are collected in order.
         pending = [self._start("CR_MEMCPY_DTOH", P.pack_cr_dtoh_args(P.cr_dtoh_args(

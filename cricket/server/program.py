@@ -16,6 +16,7 @@ from ..protocol import Skeleton
 from ..protocol import gen as P
 from ..rpc import NO_REPLY, current_call
 from . import service as svc
+from . import shm
 from .service import CricketService
 from .session import Session
 
@@ -70,6 +71,7 @@ class CricketProgram(Skeleton):
     def on_disconnect(self, connection_id: int) -> None:
         session = self.sessions.pop(connection_id, None)
         if session is not None:
+            session.submit(shm.detach, session)      # the shared region goes with the connection
             self.service.close_session(session)
 
     def _session(self) -> Session:
@@ -211,6 +213,20 @@ class CricketProgram(Skeleton):
 
     def CR_MEMSET_ASYNC(self, a):
         return self._async(self.service.memset, a.dst, a.value, a.element_size, a.count, a.stream)
+
+    # --- shared memory (cricket.server.shm) ----------------------------------------------
+
+    def CR_SHM_ATTACH(self, a):
+        return self._call(P.cr_status_res, shm.shm_attach, a.path, a.size, current_call().peer)
+
+    def CR_MEMCPY_HTOD_SHM(self, a):
+        return self._call(P.cr_status_res, shm.memcpy_htod_shm, a.dst, a.stream, a.offset, a.size)
+
+    def CR_MEMCPY_HTOD_SHM_ASYNC(self, a):
+        return self._async(shm.memcpy_htod_shm_async, a.dst, a.stream, a.offset, a.size, a.sequence)
+
+    def CR_MEMCPY_DTOH_SHM(self, a):
+        return self._call(P.cr_status_res, shm.memcpy_dtoh_shm, a.src, a.stream, a.offset, a.size)
 
     # --- modules -------------------------------------------------------------------------
 

@@ -1,0 +1,362 @@
+"""The client's half of the shared-memory bulk path: large copies through a region both processes map.
+
+When the server runs on this host (a Unix socket, or TCP to a loopback address), the first copy of at
+least :data:`MIN_COPY` bytes creates a file under /dev/shm (``O_EXCL``, mode 0600, a random name),
+maps it, names it in ``CR_SHM_ATTACH`` and removes the file once the server answered. Copies then
+move the bytes through the region and the socket carries only ``(offset, size)``:
+
+- host → device: the region is cut into slots; the client fills slot k while the server drains
+  slot k-1 into the device. A synchronous copy waits for each slot's reply before refilling it; an
+  asynchronous one (``CR_MEMCPY_HTOD_SHM_ASYNC``, no reply) numbers its slots, and the server stores
+  the number of the last one it has taken at the region's offset 0, so a slot is written again only
+  once the server is done with it.
+- device → host: requests for as many slots as the copy needs (or the region holds) go out at once;
+  the client copies slot k out while the server fills slot k+1, then reuses slot k.
+
+A copy takes the socket path instead (:mod:`cricket.client.direct`), whole or for its rest, when no
+slot is free soon (another thread holds them all, or the server does not take the bytes of an
+asynchronous copy within :data:`ASYNC_STALL` seconds, e.g. behind a long kernel). Attaching happens
+once per connection; when it fails (remote server, no /dev/shm, refused by the server) the
+connection keeps the socket path and one warning says why. A forked child never uses its parent's
+region (each region remembers the process that attached it); the child's own connection attaches
+anew. (The child keeps the inherited mapping rather than ``MADV_DONTFORK``: the parent's objects
+would otherwise unmap whatever the child later maps at that address when they are collected.)
+
+Environment: ``CRICKET_SHM=0`` turns the path off; ``CRICKET_SHM_SIZE`` sets the region's size
+(bytes, or with a K/M/G suffix; default :data:`DEFAULT_SIZE`).
+"""
+from __future__ import annotations
+
+import collections
+import logging
+import mmap
+import os
+import secrets
+import socket
+import struct
+import threading
+import time
+from typing import Any
+
+from ..protocol import PROGRAM, VERSION, Skeleton
+from ..protocol import gen as P
+
+log = logging.getLogger(__name__)
+
+SHM_DIR = "/dev/shm"
+REGION_PREFIX = "cricket-shm-"          # the server accepts only files named like this
+HEADER = 4096                           # CRICKET_SHM_HEADER
+MAX_SIZE = 1073741824                   # CRICKET_MAX_SHM
+DEFAULT_SIZE = 64 << 20
+SLOT = 2 << 20                          # bytes per slot (see bench/copies.py for the measurement)
+MIN_COPY = 256 << 10                    # smaller copies stay inline on the socket
+SLOT_WAIT = 0.05                        # seconds to wait for a slot another thread holds
+ASYNC_STALL = 0.005                     # seconds without progress before an async copy stops waiting
+SYNC_STALL = 1.0                        # ... and a synchronous one
+
+_PROCS = {proc.name: number for number, proc in Skeleton.procedures.items()}
+PROC_ATTACH = _PROCS["CR_SHM_ATTACH"]
+PROC_HTOD = _PROCS["CR_MEMCPY_HTOD_SHM"]
+PROC_HTOD_ASYNC = _PROCS["CR_MEMCPY_HTOD_SHM_ASYNC"]
+PROC_DTOH = _PROCS["CR_MEMCPY_DTOH_SHM"]
+_SEQUENCE = struct.Struct("=Q")
+_HTOD_ARGS = struct.Struct(">QQQQQ")    # cr_shm_htod_args: dst, stream, offset, size, sequence
+_DTOH_ARGS = struct.Struct(">QQQQ")     # cr_shm_dtoh_args: src, stream, offset, size
+_attach_lock = threading.Lock()
+
+
+def enabled() -> bool:
+    """False when ``CRICKET_SHM`` says 0/no/off/false."""
+    return os.environ.get("CRICKET_SHM", "1").strip().lower() not in ("0", "no", "off", "false")
+
+
+def region_size() -> int:
+    """``CRICKET_SHM_SIZE`` in bytes (K/M/G suffixes), clamped to what the protocol allows."""
+    text = os.environ.get("CRICKET_SHM_SIZE", "").strip().upper().removesuffix("IB").removesuffix("B")
+    if not text:
+        return DEFAULT_SIZE
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+    try:
+        size = int(float(text[:-1] if scale > 1 else text) * scale)
+    except ValueError:
+        log.warning("CRICKET_SHM_SIZE=%r is not a size; using %d bytes", text, DEFAULT_SIZE)
+        return DEFAULT_SIZE
+    return max(HEADER + 2 * 4096, min(size, MAX_SIZE))
+
+
+def _local_peer(rpc: Any) -> str | None:
+    """None when the server is on this host, else why it is not (or cannot be told)."""
+    sock = getattr(rpc, "_sock", None)
+    if sock is None:
+        return "the RPC client has no socket to inspect"
+    if sock.family == socket.AF_UNIX:
+        return None
+    try:
+        host = sock.getpeername()[0]
+    except OSError as exc:
+        return f"the server's address is unknown ({exc})"
+    import ipaddress
+    address = ipaddress.ip_address(host.split("%", 1)[0])
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return None if address.is_loopback else f"the server at {host} is on another host"
+
+
+class SharedRegion:
+    """One connection's region: the mapping, its slots, and the copies through it."""
+
+    def __init__(self, conn: Any, size: int) -> None:
+        self.conn = conn
+        self.rpc = conn._rpc
+        self.pid = os.getpid()
+        self.size = size
+        path = f"{SHM_DIR}/{REGION_PREFIX}{os.getpid()}-{secrets.token_hex(16)}"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            try:
+                os.posix_fallocate(fd, 0, size)          # fails now, not with SIGBUS later, when full
+                flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+                self.map = mmap.mmap(fd, size, flags, mmap.PROT_READ | mmap.PROT_WRITE)
+            finally:
+                os.close(fd)
+            res = P.unpack_cr_status_res(self.rpc.call(PROGRAM, VERSION, PROC_ATTACH, [
+                P.pack_cr_shm_attach_args(P.cr_shm_attach_args(path=path, size=size))]))
+        finally:
+            os.unlink(path)                               # the server has it mapped, or never will
+        if res.status != 0:
+            self.map.close()
+            raise OSError(f"the server refused it: {res.message}")
+        self.view = memoryview(self.map)
+        self.slot = min(SLOT, (size - HEADER) // 2)
+        count = (size - HEADER) // self.slot
+        self._free = collections.deque(range(count))
+        self._cond = threading.Condition()
+        self._needed = [0] * count      # async sequence the server must have published per slot
+        self._sequence = 0
+        self._send_lock = threading.Lock()
+
+    # --- slots -------------------------------------------------------------------------
+
+    def offset(self, slot: int) -> int:
+        return HEADER + slot * self.slot
+
+    def published(self) -> int:
+        """The sequence number of the last asynchronous copy the server has taken the bytes of."""
+        return _SEQUENCE.unpack_from(self.map, 0)[0]
+
+    def _acquire(self, wait: float) -> int | None:
+        with self._cond:
+            if not self._free and wait:
+                self._cond.wait_for(lambda: self._free, wait)
+            return self._free.popleft() if self._free else None
+
+    def _release(self, slot: int) -> None:
+        with self._cond:
+            self._free.append(slot)
+            self._cond.notify()
+
+    def _writable(self, slot: int, stall: float) -> bool:
+        """Wait until the server has taken the last asynchronous copy out of ``slot``; False when
+        it makes no progress for ``stall`` seconds."""
+        needed = self._needed[slot]
+        last = self.published()
+        if last >= needed:
+            return True
+        since = time.monotonic()
+        delay = 20e-6
+        while True:
+            time.sleep(delay)
+            now = self.published()
+            if now >= needed:
+                return True
+            if now != last:
+                last, since = now, time.monotonic()
+            elif time.monotonic() - since > stall:
+                return False
+            delay = min(delay * 2, 1e-3)
+
+    def _check(self, call: Any, name: str, error: BaseException | None) -> BaseException | None:
+        """Collect ``call``'s cr_status_res; the first error is kept (and returned), not raised, so
+        that every slot comes back before the copy fails."""
+        try:
+            self.conn._check(P.unpack_cr_status_res(call.result()), name)
+        except Exception as exc:
+            return error or exc
+        return error
+
+    # --- host to device ---------------------------------------------------------------------
+
+    def htod(self, dst: int, data: memoryview, stream: int, sync: bool) -> int:
+        """Copy ``data`` to ``dst`` through the region; returns how many leading bytes went (the
+        rest, if any, is the caller's to send on the socket). A synchronous copy returns once the
+        server has copied them; an asynchronous one once they are in the region."""
+        total = len(data)
+        done = 0
+        pending: collections.deque = collections.deque()      # (slot, call) of a synchronous copy
+        error: BaseException | None = None
+        stall = SYNC_STALL if sync else ASYNC_STALL
+        try:
+            while done < total and error is None:
+                slot = self._acquire(0)
+                if slot is None and pending:
+                    slot, call = pending.popleft()
+                    error = self._check(call, "cuMemcpyHtoD", error)
+                    if error is not None:
+                        self._release(slot)
+                        break
+                elif slot is None:
+                    slot = self._acquire(SLOT_WAIT)
+                    if slot is None:
+                        break
+                if not self._writable(slot, stall):
+                    self._release(slot)
+                    break
+                n = min(self.slot, total - done)
+                at = self.offset(slot)
+                self.view[at:at + n] = data[done:done + n]
+                if sync:
+                    pending.append((slot, self.rpc.start(PROGRAM, VERSION, PROC_HTOD, [
+                        _HTOD_ARGS.pack(dst + done, stream, at, n, 0)])))
+                else:
+                    with self._send_lock:
+                        self._sequence += 1
+                        self._needed[slot] = self._sequence
+                        self.rpc.call_batched(PROGRAM, VERSION, PROC_HTOD_ASYNC, [
+                            _HTOD_ARGS.pack(dst + done, stream, at, n, self._sequence)])
+                        self.rpc.flush()                # the server starts on it now
+                    self._release(slot)
+                done += n
+        finally:
+            for slot, call in pending:
+                error = self._check(call, "cuMemcpyHtoD", error)
+                self._release(slot)
+        if error is not None:
+            raise error
+        return done
+
+    # --- device to host ---------------------------------------------------------------------
+
+    def start_dtoh(self, dst: memoryview, src: int, stream: int) -> DtohCopy | None:
+        """Send the requests of a device-to-host copy into ``dst``; None when no slot is free."""
+        want = -(-len(dst) // self.slot)
+        slots = []
+        while len(slots) < want:
+            slot = self._acquire(0)
+            if slot is None:
+                break
+            slots.append(slot)
+        if not slots:
+            return None
+        return DtohCopy(self, dst, src, stream, slots)
+
+
+class DtohCopy:
+    """A device-to-host copy through the region, requested; :meth:`finish` brings the bytes home."""
+
+    def __init__(self, region: SharedRegion, dst: memoryview, src: int, stream: int,
+                 slots: list[int]) -> None:
+        self.region = region
+        self.dst = dst
+        self.src = src
+        self.stream = stream
+        self.slots = slots
+        self.chunks = -(-len(dst) // region.slot)
+        self.calls: collections.deque = collections.deque()
+        self.issued = 0
+        self.finished = False
+        for _ in slots:
+            self._issue()
+
+    @property
+    def fully_issued(self) -> bool:
+        """True when every request has gone out (nothing more is sent at :meth:`finish`)."""
+        return self.issued == self.chunks
+
+    def _issue(self) -> None:
+        r = self.region
+        i = self.issued
+        off = i * r.slot
+        n = min(r.slot, len(self.dst) - off)
+        at = r.offset(self.slots[i % len(self.slots)])
+        self.calls.append(r.rpc.start(PROGRAM, VERSION, PROC_DTOH, [
+            _DTOH_ARGS.pack(self.src + off, self.stream, at, n)]))
+        self.issued += 1
+
+    def finish(self) -> None:
+        """Wait for each slot, copy it out, and reuse it for the next part; raises the first error."""
+        if self.finished:
+            return
+        self.finished = True
+        r = self.region
+        error = None
+        try:
+            for i in range(self.chunks):
+                if not self.calls:
+                    break
+                error = r._check(self.calls.popleft(), "cuMemcpyDtoH", error)
+                if error is not None:
+                    continue                   # drain the requests already sent, send no more
+                off = i * r.slot
+                n = min(r.slot, len(self.dst) - off)
+                at = r.offset(self.slots[i % len(self.slots)])
+                self.dst[off:off + n] = r.view[at:at + n]
+                if self.issued < self.chunks:
+                    self._issue()
+        finally:
+            for call in self.calls:
+                error = r._check(call, "cuMemcpyDtoH", error)
+            self.calls.clear()
+            for slot in self.slots:
+                r._release(slot)
+        if error is not None:
+            raise error
+
+
+# --- what the runtime and the Python API call -----------------------------------------------------
+
+def region(conn: Any) -> SharedRegion | None:
+    """The connection's shared region, attached at the first call; None when the path is off or
+    attaching failed (then the socket path is used for good, after one warning)."""
+    state = getattr(conn, "_shm_region", None)
+    if state is None:
+        with _attach_lock:
+            state = getattr(conn, "_shm_region", None)
+            if state is None:
+                state = conn._shm_region = _attach(conn)
+    if state is False or state.pid != os.getpid():
+        return None
+    return state
+
+
+def _attach(conn: Any) -> SharedRegion | bool:
+    if not enabled():
+        log.debug("shared memory is off (CRICKET_SHM=0): copies go over the socket")
+        return False
+    why = _local_peer(conn._rpc)
+    if why is None:
+        try:
+            size = region_size()
+            attached = SharedRegion(conn, size)
+            log.info("shared region of %d bytes attached: large copies bypass the socket", size)
+            return attached
+        except Exception as exc:
+            why = str(exc)
+    log.warning("no shared memory with the cricket server (%s): large copies go over the socket", why)
+    return False
+
+
+def htod(conn: Any, dst: int, data: memoryview, stream: int, sync: bool) -> int:
+    """Bytes of ``data`` (from the start) copied through shared memory: 0 for a small copy or
+    without a region; fewer than all when the region was busy."""
+    if len(data) < MIN_COPY:
+        return 0
+    r = region(conn)
+    return r.htod(dst, data, stream, sync) if r is not None else 0
+
+
+def start_dtoh(conn: Any, dst: memoryview, src: int, stream: int) -> DtohCopy | None:
+    """A device-to-host copy started through shared memory, or None (use the socket)."""
+    if len(dst) < MIN_COPY:
+        return None
+    r = region(conn)
+    return r.start_dtoh(dst, src, stream) if r is not None else None
