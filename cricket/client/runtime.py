@@ -731,8 +731,8 @@ class Runtime:
             hostmem.write(dst + i * COPY_CHUNK, reply[8:8 + n])
 
     def defer_dtoh(self, started: tuple[list, int, int]) -> None:
-        if isinstance(started, shm.DtohCopy) and not started.fully_issued:
-            return started.finish()     # larger than the region: done now rather than reordered
+        if isinstance(started, shm.DtohCopy) and not started.issue_all():
+            return started.finish()     # larger than the free region: done now, not reordered
         with self._lock:
             self._pending_dtoh.append(started)
 

@@ -47,9 +47,16 @@ SHM_DIR = "/dev/shm"
 REGION_PREFIX = "cricket-shm-"          # the server accepts only files named like this
 HEADER = 4096                           # CRICKET_SHM_HEADER
 MAX_SIZE = 1073741824                   # CRICKET_MAX_SHM
-DEFAULT_SIZE = 64 << 20
-SLOT = 2 << 20                          # bytes per slot (see bench/copies.py for the measurement)
-MIN_COPY = 256 << 10                    # smaller copies stay inline on the socket
+DEFAULT_SIZE = 32 << 20
+# Measured with bench/calls.py through the emu server on a loaded 2-core box: every part costs
+# ~0.2-0.4 ms of wake-ups (client → server loop → worker → loop → client) besides its memcpy, so
+# parts are large: 4 MiB slots, 3 in flight, a copy cut into parts of a quarter of its size
+# (64 KiB multiples, 256 KiB up to a slot) so that a 1-4 MiB copy is still pipelined. 1 MiB
+# slots: 64 MiB H→D ~2.5-3.1 GB/s, D→H ~4.2-5.3; 4 MiB: ~3.9-4.3 and ~6-8.7.
+SLOT = 4 << 20                          # bytes per slot
+DEPTH = 3                               # slots one copy keeps in flight
+MIN_PART = 256 << 10
+MIN_COPY = 64 << 10                     # smaller copies stay inline on the socket (bench/calls.py: alike at 64 KiB)
 SLOT_WAIT = 0.05                        # seconds to wait for a slot another thread holds
 ASYNC_STALL = 0.005                     # seconds without progress before an async copy stops waiting
 SYNC_STALL = 1.0                        # ... and a synchronous one
@@ -115,8 +122,8 @@ class SharedRegion:
         try:
             try:
                 os.posix_fallocate(fd, 0, size)          # fails now, not with SIGBUS later, when full
-                flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
-                self.map = mmap.mmap(fd, size, flags, mmap.PROT_READ | mmap.PROT_WRITE)
+                # No MAP_POPULATE: a copy uses a few slots, and only those pages need mapping.
+                self.map = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
             finally:
                 os.close(fd)
             res = P.unpack_cr_status_res(self.rpc.call(PROGRAM, VERSION, PROC_ATTACH, [
@@ -129,7 +136,7 @@ class SharedRegion:
         self.view = memoryview(self.map)
         self.slot = min(SLOT, (size - HEADER) // 2)
         count = (size - HEADER) // self.slot
-        self._free = collections.deque(range(count))
+        self._free = collections.deque(reversed(range(count)))   # slot 0 first
         self._cond = threading.Condition()
         self._needed = [0] * count      # async sequence the server must have published per slot
         self._sequence = 0
@@ -140,15 +147,22 @@ class SharedRegion:
     def offset(self, slot: int) -> int:
         return HEADER + slot * self.slot
 
+    def part_size(self, total: int) -> int:
+        """The bytes a copy of ``total`` moves per slot: about a quarter of it, so that even a
+        copy of a few MiB is pipelined, from :data:`MIN_PART` up to a whole slot."""
+        part = -(-total // 4 // 65536) * 65536
+        return max(min(MIN_PART, self.slot), min(part, self.slot))
+
     def published(self) -> int:
         """The sequence number of the last asynchronous copy the server has taken the bytes of."""
         return _SEQUENCE.unpack_from(self.map, 0)[0]
 
     def _acquire(self, wait: float) -> int | None:
+        """A free slot, the one freed last (most likely still in the CPU cache)."""
         with self._cond:
             if not self._free and wait:
                 self._cond.wait_for(lambda: self._free, wait)
-            return self._free.popleft() if self._free else None
+            return self._free.pop() if self._free else None
 
     def _release(self, slot: int) -> None:
         with self._cond:
@@ -189,21 +203,26 @@ class SharedRegion:
     def htod(self, dst: int, data: memoryview, stream: int, sync: bool) -> int:
         """Copy ``data`` to ``dst`` through the region; returns how many leading bytes went (the
         rest, if any, is the caller's to send on the socket). A synchronous copy returns once the
-        server has copied them; an asynchronous one once they are in the region."""
+        server has copied them; an asynchronous one once they are in the region.
+
+        At most :data:`DEPTH` slots are in flight: the client fills one while the server drains
+        the one before, and the few slots in use stay in the CPU cache between the two."""
         total = len(data)
+        part = self.part_size(total)
         done = 0
-        pending: collections.deque = collections.deque()      # (slot, call) of a synchronous copy
+        inflight: collections.deque = collections.deque()    # (slot, reply to wait for or None)
         error: BaseException | None = None
         stall = SYNC_STALL if sync else ASYNC_STALL
         try:
-            while done < total and error is None:
-                slot = self._acquire(0)
-                if slot is None and pending:
-                    slot, call = pending.popleft()
-                    error = self._check(call, "cuMemcpyHtoD", error)
-                    if error is not None:
-                        self._release(slot)
-                        break
+            while done < total:
+                slot = self._acquire(0) if len(inflight) < DEPTH else None
+                if slot is None and inflight:
+                    slot, call = inflight.popleft()
+                    if call is not None:
+                        error = self._check(call, "cuMemcpyHtoD", error)
+                        if error is not None:
+                            self._release(slot)
+                            break
                 elif slot is None:
                     slot = self._acquire(SLOT_WAIT)
                     if slot is None:
@@ -211,11 +230,11 @@ class SharedRegion:
                 if not self._writable(slot, stall):
                     self._release(slot)
                     break
-                n = min(self.slot, total - done)
+                n = min(part, total - done)
                 at = self.offset(slot)
                 self.view[at:at + n] = data[done:done + n]
                 if sync:
-                    pending.append((slot, self.rpc.start(PROGRAM, VERSION, PROC_HTOD, [
+                    inflight.append((slot, self.rpc.start(PROGRAM, VERSION, PROC_HTOD, [
                         _HTOD_ARGS.pack(dst + done, stream, at, n, 0)])))
                 else:
                     with self._send_lock:
@@ -224,11 +243,12 @@ class SharedRegion:
                         self.rpc.call_batched(PROGRAM, VERSION, PROC_HTOD_ASYNC, [
                             _HTOD_ARGS.pack(dst + done, stream, at, n, self._sequence)])
                         self.rpc.flush()                # the server starts on it now
-                    self._release(slot)
+                    inflight.append((slot, None))
                 done += n
         finally:
-            for slot, call in pending:
-                error = self._check(call, "cuMemcpyHtoD", error)
+            for slot, call in inflight:
+                if call is not None:
+                    error = self._check(call, "cuMemcpyHtoD", error)
                 self._release(slot)
         if error is not None:
             raise error
@@ -237,21 +257,25 @@ class SharedRegion:
     # --- device to host ---------------------------------------------------------------------
 
     def start_dtoh(self, dst: memoryview, src: int, stream: int) -> DtohCopy | None:
-        """Send the requests of a device-to-host copy into ``dst``; None when no slot is free."""
-        want = -(-len(dst) // self.slot)
+        """Send the first requests of a device-to-host copy into ``dst`` (at most :data:`DEPTH`
+        slots; :meth:`DtohCopy.issue_all` sends the rest); None when no slot is free."""
+        want = min(-(-len(dst) // self.part_size(len(dst))), DEPTH)
+        slots = self._acquire_many(want)
+        return DtohCopy(self, dst, src, stream, slots) if slots else None
+
+    def _acquire_many(self, want: int) -> list[int]:
         slots = []
         while len(slots) < want:
             slot = self._acquire(0)
             if slot is None:
                 break
             slots.append(slot)
-        if not slots:
-            return None
-        return DtohCopy(self, dst, src, stream, slots)
+        return slots
 
 
 class DtohCopy:
-    """A device-to-host copy through the region, requested; :meth:`finish` brings the bytes home."""
+    """A device-to-host copy through the region, requested; :meth:`finish` brings the bytes home.
+    Part ``i`` goes through ``slots[i % len(slots)]``; a slot is requested again once copied out."""
 
     def __init__(self, region: SharedRegion, dst: memoryview, src: int, stream: int,
                  slots: list[int]) -> None:
@@ -260,23 +284,30 @@ class DtohCopy:
         self.src = src
         self.stream = stream
         self.slots = slots
-        self.chunks = -(-len(dst) // region.slot)
+        self.part = region.part_size(len(dst))
+        self.chunks = -(-len(dst) // self.part)
         self.calls: collections.deque = collections.deque()
         self.issued = 0
         self.finished = False
         for _ in slots:
             self._issue()
 
-    @property
-    def fully_issued(self) -> bool:
-        """True when every request has gone out (nothing more is sent at :meth:`finish`)."""
+    def issue_all(self) -> bool:
+        """Request every remaining part now, each in a slot of its own (for a copy that completes
+        later: the device data must be read before later work changes it). False when the region
+        has too few free slots; then :meth:`finish` must come at once."""
+        if self.issued == len(self.slots):
+            more = self.region._acquire_many(self.chunks - len(self.slots))
+            self.slots += more
+            while self.issued < len(self.slots):
+                self._issue()
         return self.issued == self.chunks
 
     def _issue(self) -> None:
         r = self.region
         i = self.issued
-        off = i * r.slot
-        n = min(r.slot, len(self.dst) - off)
+        off = i * self.part
+        n = min(self.part, len(self.dst) - off)
         at = r.offset(self.slots[i % len(self.slots)])
         self.calls.append(r.rpc.start(PROGRAM, VERSION, PROC_DTOH, [
             _DTOH_ARGS.pack(self.src + off, self.stream, at, n)]))
@@ -296,8 +327,8 @@ class DtohCopy:
                 error = r._check(self.calls.popleft(), "cuMemcpyDtoH", error)
                 if error is not None:
                     continue                   # drain the requests already sent, send no more
-                off = i * r.slot
-                n = min(r.slot, len(self.dst) - off)
+                off = i * self.part
+                n = min(self.part, len(self.dst) - off)
                 at = r.offset(self.slots[i % len(self.slots)])
                 self.dst[off:off + n] = r.view[at:at + n]
                 if self.issued < self.chunks:

@@ -79,8 +79,7 @@ class SharedRegion:
             if st.st_size != size:
                 raise BackendError(curesult.INVALID_VALUE,
                                    f"shared region {path} holds {st.st_size} bytes, not the {size} declared")
-            flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
-            self.map = mmap.mmap(fd, size, flags, mmap.PROT_READ | mmap.PROT_WRITE)
+            self.map = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         finally:
             os.close(fd)
         self.path = path
