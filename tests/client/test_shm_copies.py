@@ -227,3 +227,17 @@ def test_cuda_program_copies_every_size_class_through_the_shim(emu_server, shm_p
     assert r.returncode == 0 and "PASS" in r.stdout, r.stdout + r.stderr
     attached = "shared region of" in r.stderr
     assert attached == (env.get("CRICKET_SHM") != "0"), r.stderr
+
+
+@pytest.mark.parametrize("shared", [None, False], ids=["shm", "socket"])
+def test_device_to_host_copy_into_a_given_buffer(emu_server, shared):
+    with connect(emu_server.address, shared_memory=shared) as gpu:
+        for size in (100, 3 * MIB + 1):
+            data = _pattern(size, 9)
+            buf = gpu.to_device(data)
+            into = bytearray(size + 8)
+            assert gpu.memcpy_dtoh(buf, size, into=into) is into
+            assert into[:size] == data and into[size:] == bytes(8)
+            with pytest.raises(ValueError, match="writable one of at least"):
+                gpu.memcpy_dtoh(buf, size, into=bytearray(size - 1))
+        assert (gpu._shm_region is False) == (shared is False)
