@@ -118,20 +118,28 @@ class SharedRegion:
         self.pid = os.getpid()
         self.size = size
         path = f"{SHM_DIR}/{REGION_PREFIX}{os.getpid()}-{secrets.token_hex(16)}"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        self._fd = fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                0o600)
         try:
             try:
-                os.posix_fallocate(fd, 0, size)          # fails now, not with SIGBUS later, when full
-                # No MAP_POPULATE: a copy uses a few slots, and only those pages need mapping.
+                # The file's pages are allocated slot by slot, before a slot's first use (zeroing
+                # all of it took ~9 ms for 32 MiB): a full /dev/shm then fails that allocation,
+                # not a later access with SIGBUS. The fd stays open for it.
+                os.ftruncate(fd, size)
+                os.posix_fallocate(fd, 0, HEADER)
                 self.map = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-            finally:
+            except BaseException:
+                self._fd = -1
                 os.close(fd)
+                raise
             res = P.unpack_cr_status_res(self.rpc.call(PROGRAM, VERSION, PROC_ATTACH, [
                 P.pack_cr_shm_attach_args(P.cr_shm_attach_args(path=path, size=size))]))
         finally:
             os.unlink(path)                               # the server has it mapped, or never will
         if res.status != 0:
             self.map.close()
+            self._fd = -1
+            os.close(fd)
             raise OSError(f"the server refused it: {res.message}")
         self.view = memoryview(self.map)
         self.slot = min(SLOT, (size - HEADER) // 2)
@@ -139,8 +147,15 @@ class SharedRegion:
         self._free = collections.deque(reversed(range(count)))   # slot 0 first
         self._cond = threading.Condition()
         self._needed = [0] * count      # async sequence the server must have published per slot
+        self._backed = [False] * count  # pages allocated (posix_fallocate) for the slot
         self._sequence = 0
         self._send_lock = threading.Lock()
+
+    def __del__(self) -> None:
+        fd = getattr(self, "_fd", -1)
+        if fd >= 0 and getattr(self, "pid", None) == os.getpid():
+            self._fd = -1
+            os.close(fd)
 
     # --- slots -------------------------------------------------------------------------
 
@@ -158,11 +173,24 @@ class SharedRegion:
         return _SEQUENCE.unpack_from(self.map, 0)[0]
 
     def _acquire(self, wait: float) -> int | None:
-        """A free slot, the one freed last (most likely still in the CPU cache)."""
+        """A free slot, the one freed last (most likely still in the CPU cache); None when none
+        is free (within ``wait`` seconds) or /dev/shm has no room for a new slot's pages."""
         with self._cond:
             if not self._free and wait:
                 self._cond.wait_for(lambda: self._free, wait)
-            return self._free.pop() if self._free else None
+            if not self._free:
+                return None
+            slot = self._free.pop()
+            if not self._backed[slot]:
+                try:
+                    os.posix_fallocate(self._fd, self.offset(slot), self.slot)
+                except OSError as exc:
+                    self._free.append(slot)
+                    log.warning("no room in %s for another %d bytes of the shared region (%s): "
+                                "this copy takes the socket", SHM_DIR, self.slot, exc.strerror)
+                    return None
+                self._backed[slot] = True
+            return slot
 
     def _release(self, slot: int) -> None:
         with self._cond:
