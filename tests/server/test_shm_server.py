@@ -197,3 +197,31 @@ def test_same_host_rule():
     assert same_host(("::1", 5, 0, 0)) and same_host(("::ffff:127.0.0.1", 5, 0, 0))
     assert not same_host(("192.0.2.2", 5)) and not same_host(("fd00::2", 5, 0, 0))
     assert not same_host(("not an address", 5))
+
+
+@pytest.mark.nvcc
+def test_an_asynchronous_copy_behind_a_long_kernel_does_not_wait_for_it(emu_server, fatbins):
+    import time
+    with connect(emu_server.address) as conn:
+        spin = conn.load_module(fatbins["misc"]).get_function("spin")
+        out = conn.alloc(4 * 256)
+        spin.launch(1, 256, [out, 10], sync=True)                   # compiled now
+        n = 1000
+        while True:                                                 # iterations for >= 0.3 s
+            t0 = time.perf_counter()
+            spin.launch(1, 256, [out, n], sync=True)
+            if time.perf_counter() - t0 > 0.3:
+                break
+            n *= 4
+        data = secrets.token_bytes(20 << 20)                        # more than 3 slots in flight
+        buf = conn.to_device(bytes(len(data)))                      # attaches the region
+        spin.launch(1, 256, [out, n], sync=False)
+        t0 = time.perf_counter()
+        conn.memcpy_htod(buf, data, sync=False)
+        issued = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        conn.synchronize()
+        waited = time.perf_counter() - t0
+        assert conn.memcpy_dtoh(buf, len(data)) == data
+        # the slots the server had not taken yet were not waited for: the rest went by socket
+        assert issued < waited, (issued, waited)
