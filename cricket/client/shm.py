@@ -5,13 +5,17 @@ least :data:`MIN_COPY` bytes creates a file under /dev/shm (``O_EXCL``, mode 060
 maps it, names it in ``CR_SHM_ATTACH`` and removes the file once the server answered. Copies then
 move the bytes through the region and the socket carries only ``(offset, size)``:
 
-- host → device: the region is cut into slots; the client fills slot k while the server drains
-  slot k-1 into the device. A synchronous copy waits for each slot's reply before refilling it; an
-  asynchronous one (``CR_MEMCPY_HTOD_SHM_ASYNC``, no reply) numbers its slots, and the server stores
-  the number of the last one it has taken at the region's offset 0, so a slot is written again only
-  once the server is done with it.
-- device → host: requests for as many slots as the copy needs (or the region holds) go out at once;
-  the client copies slot k out while the server fills slot k+1, then reuses slot k.
+- The region is cut into slots, a copy into parts (:meth:`SharedRegion.part_size`), and one copy
+  keeps at most :data:`DEPTH` slots in flight.
+- host → device: the client fills slot k while the server drains slot k-1 into the device. A
+  synchronous copy waits for a slot's reply before refilling it; an asynchronous one
+  (``CR_MEMCPY_HTOD_SHM_ASYNC``, no reply) numbers its parts, and the server stores the number of
+  the last one it has taken at the region's offset 0, so a slot is written again only once the
+  server is done with it.
+- device → host: the first parts are requested at once; the client copies slot k out while the
+  server fills slot k+1, then requests the next part into slot k. A copy that completes later (into
+  pinned memory, at the next synchronising call) requests all its parts at once, each in a slot of
+  its own, or, when the region has too few free slots, completes at once.
 
 A copy takes the socket path instead (:mod:`cricket.client.direct`), whole or for its rest, when no
 slot is free soon (another thread holds them all, or the server does not take the bytes of an
@@ -28,6 +32,7 @@ Environment: ``CRICKET_SHM=0`` turns the path off; ``CRICKET_SHM_SIZE`` sets the
 from __future__ import annotations
 
 import collections
+import ipaddress
 import logging
 import mmap
 import os
@@ -48,15 +53,17 @@ REGION_PREFIX = "cricket-shm-"          # the server accepts only files named li
 HEADER = 4096                           # CRICKET_SHM_HEADER
 MAX_SIZE = 1073741824                   # CRICKET_MAX_SHM
 DEFAULT_SIZE = 32 << 20
-# Measured with bench/calls.py through the emu server on a loaded 2-core box: every part costs
-# ~0.2-0.4 ms of wake-ups (client → server loop → worker → loop → client) besides its memcpy, so
-# parts are large: 4 MiB slots, 3 in flight, a copy cut into parts of a quarter of its size
-# (64 KiB multiples, 256 KiB up to a slot) so that a 1-4 MiB copy is still pipelined. 1 MiB
-# slots: 64 MiB H→D ~2.5-3.1 GB/s, D→H ~4.2-5.3; 4 MiB: ~3.9-4.3 and ~6-8.7.
+# Measured through the emu server on the (shared, loaded) 2-core box: every part costs ~0.2-0.4 ms of
+# wake-ups and RPC handling besides its memcpy, so parts are large: 4 MiB slots, 3 in flight, a copy
+# cut into parts of a quarter of its size (64 KiB multiples, 256 KiB up to a slot) so that a 1-4 MiB
+# copy is still pipelined; the few slots in use stay in the CPU cache (LIFO). bench/calls.py, 64 MiB
+# H→D / D→H: 1 MiB slots ~2.5-3.1 / ~4.2-5.3 GB/s, 4 MiB slots ~3.9-4.3 / ~6-8.7 GB/s.
 SLOT = 4 << 20                          # bytes per slot
 DEPTH = 3                               # slots one copy keeps in flight
 MIN_PART = 256 << 10
-MIN_COPY = 64 << 10                     # smaller copies stay inline on the socket (bench/calls.py: alike at 64 KiB)
+# Smaller copies stay inline on the socket: median per call through the Python API, 16 KiB ~45 µs
+# either way, 64 KiB 51 µs against 79 µs on the socket, 256 KiB 63 against 118.
+MIN_COPY = 64 << 10
 SLOT_WAIT = 0.05                        # seconds to wait for a slot another thread holds
 ASYNC_STALL = 0.005                     # seconds without progress before an async copy stops waiting
 SYNC_STALL = 1.0                        # ... and a synchronous one
@@ -102,7 +109,6 @@ def _local_peer(rpc: Any) -> str | None:
         host = sock.getpeername()[0]
     except OSError as exc:
         return f"the server's address is unknown ({exc})"
-    import ipaddress
     address = ipaddress.ip_address(host.split("%", 1)[0])
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped

@@ -59,7 +59,7 @@ class SharedRegion:
     """A client's region mapped into this process."""
 
     def __init__(self, path: str, size: int) -> None:
-        if not SHM_DIR + "/" == path[:len(SHM_DIR) + 1] or not _NAME.fullmatch(path[len(SHM_DIR) + 1:]):
+        if not path.startswith(SHM_DIR + "/") or not _NAME.fullmatch(path[len(SHM_DIR) + 1:]):
             raise BackendError(curesult.INVALID_VALUE,
                                f"shared region {path!r} is not a cricket client's file under {SHM_DIR}")
         if not SHM_HEADER < size <= MAX_SHM:
