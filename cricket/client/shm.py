@@ -129,9 +129,9 @@ class SharedRegion:
                                 0o600)
         try:
             try:
-                # The file's pages are allocated slot by slot, before a slot's first use (zeroing
-                # all of it took ~9 ms for 32 MiB): a full /dev/shm then fails that allocation,
-                # not a later access with SIGBUS. The fd stays open for it.
+                # The file's pages are allocated as slots come into use (zeroing all of it took
+                # ~9 ms for 32 MiB): a full /dev/shm then fails that allocation, not a later
+                # access with SIGBUS. The fd stays open for it.
                 os.ftruncate(fd, size)
                 os.posix_fallocate(fd, 0, HEADER)
                 self.map = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
@@ -154,7 +154,7 @@ class SharedRegion:
         self._free = collections.deque(reversed(range(count)))   # slot 0 first
         self._cond = threading.Condition()
         self._needed = [0] * count      # async sequence the server must have published per slot
-        self._backed = [False] * count  # pages allocated (posix_fallocate) for the slot
+        self._backed = [0] * count      # bytes at the slot's start whose pages are allocated
         self._sequence = 0
         self._send_lock = threading.Lock()
 
@@ -181,28 +181,33 @@ class SharedRegion:
 
     def _acquire(self, wait: float) -> int | None:
         """A free slot, the one freed last (most likely still in the CPU cache); None when none
-        is free (within ``wait`` seconds) or /dev/shm has no room for a new slot's pages."""
+        is free within ``wait`` seconds."""
         with self._cond:
             if not self._free and wait:
                 self._cond.wait_for(lambda: self._free, wait)
             if not self._free:
                 return None
-            slot = self._free.pop()
-            if not self._backed[slot]:
-                try:
-                    os.posix_fallocate(self._fd, self.offset(slot), self.slot)
-                except OSError as exc:
-                    self._free.append(slot)
-                    log.warning("no room in %s for another %d bytes of the shared region (%s): "
-                                "this copy takes the socket", SHM_DIR, self.slot, exc.strerror)
-                    return None
-                self._backed[slot] = True
-            return slot
+            return self._free.pop()
 
     def _release(self, slot: int) -> None:
         with self._cond:
             self._free.append(slot)
             self._cond.notify()
+
+    def _back(self, slot: int, size: int) -> bool:
+        """Allocate the file's pages for the first ``size`` bytes of ``slot`` (once); False when
+        /dev/shm has no room (the copy then takes the socket)."""
+        have = self._backed[slot]
+        if size <= have:
+            return True
+        try:
+            os.posix_fallocate(self._fd, self.offset(slot) + have, size - have)
+        except OSError as exc:
+            log.warning("no room in %s for %d more bytes of the shared region (%s): the copy "
+                        "takes the socket", SHM_DIR, size - have, exc.strerror)
+            return False
+        self._backed[slot] = size
+        return True
 
     def _writable(self, slot: int, stall: float) -> bool:
         """Wait until the server has taken the last asynchronous copy out of ``slot``; False when
@@ -262,10 +267,10 @@ class SharedRegion:
                     slot = self._acquire(SLOT_WAIT)
                     if slot is None:
                         break
-                if not self._writable(slot, stall):
+                n = min(part, total - done)
+                if not self._writable(slot, stall) or not self._back(slot, n):
                     self._release(slot)
                     break
-                n = min(part, total - done)
                 at = self.offset(slot)
                 self.view[at:at + n] = data[done:done + n]
                 if sync:
@@ -294,15 +299,19 @@ class SharedRegion:
     def start_dtoh(self, dst: memoryview, src: int, stream: int) -> DtohCopy | None:
         """Send the first requests of a device-to-host copy into ``dst`` (at most :data:`DEPTH`
         slots; :meth:`DtohCopy.issue_all` sends the rest); None when no slot is free."""
-        want = min(-(-len(dst) // self.part_size(len(dst))), DEPTH)
-        slots = self._acquire_many(want)
+        part = self.part_size(len(dst))
+        slots = self._acquire_many(min(-(-len(dst) // part), DEPTH), part)
         return DtohCopy(self, dst, src, stream, slots) if slots else None
 
-    def _acquire_many(self, want: int) -> list[int]:
+    def _acquire_many(self, want: int, part: int) -> list[int]:
+        """Up to ``want`` free slots, each with pages for ``part`` bytes; fewer when short."""
         slots = []
         while len(slots) < want:
             slot = self._acquire(0)
             if slot is None:
+                break
+            if not self._back(slot, part):
+                self._release(slot)
                 break
             slots.append(slot)
         return slots
@@ -332,7 +341,7 @@ class DtohCopy:
         later: the device data must be read before later work changes it). False when the region
         has too few free slots; then :meth:`finish` must come at once."""
         if self.issued == len(self.slots):
-            more = self.region._acquire_many(self.chunks - len(self.slots))
+            more = self.region._acquire_many(self.chunks - len(self.slots), self.part)
             self.slots += more
             while self.issued < len(self.slots):
                 self._issue()
