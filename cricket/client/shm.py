@@ -65,7 +65,7 @@ MIN_PART = 1 << 20                      # a copy up to 1 MiB is one part (Python
 # Smaller copies stay inline on the socket: median per call through the Python API, 16 KiB ~45 µs
 # either way, 64 KiB 51 µs against 79 µs on the socket, 256 KiB 63 against 118.
 MIN_COPY = 64 << 10
-SLOT_WAIT = 0.05                        # seconds to wait for a slot another thread holds
+SLOT_WAIT = 0.005                       # seconds to wait for a slot another thread holds
 ASYNC_STALL = 0.005                     # seconds without progress before an async copy stops waiting
 SYNC_STALL = 1.0                        # ... and a synchronous one
 
