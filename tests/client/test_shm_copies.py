@@ -241,3 +241,14 @@ def test_device_to_host_copy_into_a_given_buffer(emu_server, shared):
             with pytest.raises(ValueError, match="writable one of at least"):
                 gpu.memcpy_dtoh(buf, size, into=bytearray(size - 1))
         assert (gpu._shm_region is False) == (shared is False)
+
+
+def test_a_host_without_the_shared_memory_folder_keeps_the_socket(emu_server, monkeypatch, tmp_path, caplog):
+    monkeypatch.setattr(shm, "SHM_DIR", str(tmp_path / "no-dev-shm"))      # as on a host without /dev/shm
+    caplog.set_level(logging.WARNING, logger="cricket.client.shm")
+    with connect(emu_server.address) as gpu:
+        data = _pattern(2 * MIB, 11)
+        assert gpu.to_device(data).to_host() == data
+        assert gpu._shm_region is False
+    warnings = [r.getMessage() for r in caplog.records if r.name == "cricket.client.shm"]
+    assert len(warnings) == 1 and "No such file or directory" in warnings[0]
