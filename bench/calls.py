@@ -7,7 +7,9 @@ A real server (``cricket server``, emu by default) runs on a Unix socket; ``exam
 cudaMalloc+cudaFree, registrations, synchronous and asynchronous empty launches and pinned copies of
 4 KiB up to --max-copy (default 16 MiB; the issue's full range is --max-copy 256M). References,
 measured in the same run: the NULL RPC round trip to the same server, and raw Unix-socket throughput
-between two processes for each copy size (the bytes and a one-byte answer, as a copy needs).
+between two processes for each copy size (the bytes and a one-byte answer, as a copy needs; the
+median of timed trials, measured between the program's runs). Copies are measured on both paths against the same raw
+reference: shared memory (the default, server on this host) and the socket (``CRICKET_SHM=0``).
 
 The static-cudart path, in the same run: ``bench/calls_paths.cu`` built by nvcc twice, with the
 default flags (NVIDIA's static cudart, reaching cricket's libcuda.so.1 replacement) and with
@@ -24,6 +26,8 @@ import importlib.util
 import multiprocessing as mp
 import os
 import socket
+import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -76,65 +80,99 @@ def null_rpc_us(address: str, n: int) -> float:
         return (time.perf_counter() - t0) / n * 1e6
 
 
-def _raw_peer(path: str, sizes: list[int], reps: list[int]) -> None:
+_RAW_COMMAND = struct.Struct(">cQ")      # b"U" (receive SIZE bytes, answer one) / b"D" (send SIZE) / b"Q"
+
+
+def _raw_peer(path: str, largest: int) -> None:
     srv = socket.socket(socket.AF_UNIX)
     srv.bind(path)
     srv.listen(1)
     conn, _ = srv.accept()
-    buf = bytearray(max(sizes))
-    view = memoryview(buf)
-    conn.recv(1)
-    conn.sendall(b"k")
-    for size, r in zip(sizes, reps):
-        for _ in range(r):                      # host -> peer: receive, answer one byte
-            got = 0
-            while got < size:
-                got += conn.recv_into(view[got:size])
+    view = memoryview(bytearray(b"\2" * largest))
+    head = bytearray(_RAW_COMMAND.size)
+    while True:
+        _recv_exactly(conn, memoryview(head))
+        op, size = _RAW_COMMAND.unpack(head)
+        if op == b"U":                          # host -> peer: receive, answer one byte
+            _recv_exactly(conn, view[:size])
             conn.sendall(b"k")
-        for _ in range(r):                      # peer -> host: one byte asks, the bytes answer
-            conn.recv(1)
+        elif op == b"D":                        # peer -> host: the bytes answer the request
             conn.sendall(view[:size])
+        else:
+            break
     conn.close()
 
 
-def raw_socket_us(sizes: list[int], reps: list[int]) -> dict[str, float]:
-    """Microseconds per transfer of each size over a Unix socket between two processes."""
+def _recv_exactly(sock: socket.socket, view: memoryview) -> None:
+    got = 0
+    while got < len(view):
+        n = sock.recv_into(view[got:])
+        if not n:
+            raise ConnectionError("the raw-socket peer went away")
+        got += n
+
+
+RAW_TRIALS = 5              # timed trials per size and direction; the median is reported
+RAW_TRIAL_SECONDS = 0.05    # each trial repeats the transfer for at least this long ...
+RAW_MIN_REPS = 3            # ... and at least this many times
+
+
+def raw_socket_us(sizes: list[int], reps: list[int] | None = None, *, trials: int = RAW_TRIALS,
+                  seconds: float = RAW_TRIAL_SECONDS) -> dict[str, float]:
+    """Microseconds per transfer of each size over a Unix socket between two processes: the
+    median of ``trials`` trials, each repeating the transfer for at least ``seconds`` (and at
+    least ``reps[i]`` times when given), after one untimed transfer that warms the buffers.
+    The upload sends a 9-byte command and the bytes and waits for a one-byte answer; the download
+    sends a command and receives the bytes, as a copy needs."""
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "raw.sock")
-        peer = mp.get_context("fork").Process(target=_raw_peer, args=(path, sizes, reps))
+        peer = mp.get_context("fork").Process(target=_raw_peer, args=(path, max(sizes)))
         peer.start()
         while not os.path.exists(path):
             time.sleep(0.01)
         s = socket.socket(socket.AF_UNIX)
         s.connect(path)
         data = memoryview(bytearray(b"\1" * max(sizes)))
-        back = bytearray(max(sizes))
+        back = memoryview(bytearray(max(sizes)))
+        ack = memoryview(bytearray(1))
+
+        def upload(size: int) -> None:
+            s.sendall(_RAW_COMMAND.pack(b"U", size))
+            s.sendall(data[:size])
+            _recv_exactly(s, ack)
+
+        def download(size: int) -> None:
+            s.sendall(_RAW_COMMAND.pack(b"D", size))
+            _recv_exactly(s, back[:size])
+
         out = {}
-        s.sendall(data[:1])                     # warm up the connection
-        s.recv(1)
-        for size, r in zip(sizes, reps):
-            t0 = time.perf_counter()
-            for _ in range(r):
-                s.sendall(data[:size])
-                s.recv(1)
-            out[f"htod_{size}"] = (time.perf_counter() - t0) / r * 1e6
-            t0 = time.perf_counter()
-            view = memoryview(back)
-            for _ in range(r):
-                s.sendall(b"?")
-                got = 0
-                while got < size:
-                    got += s.recv_into(view[got:size])
-            out[f"dtoh_{size}"] = (time.perf_counter() - t0) / r * 1e6
+        for i, size in enumerate(sizes):
+            least = max(RAW_MIN_REPS, reps[i] if reps else 0)
+            for key, move in ((f"htod_{size}", upload), (f"dtoh_{size}", download)):
+                move(size)                      # warm: the buffers' pages and the socket
+                per_trial = []
+                for _ in range(trials):
+                    n = 0
+                    t0 = time.perf_counter()
+                    while n < least or time.perf_counter() - t0 < seconds:
+                        move(size)
+                        n += 1
+                    per_trial.append((time.perf_counter() - t0) / n * 1e6)
+                out[key] = statistics.median(per_trial)
+        s.sendall(_RAW_COMMAND.pack(b"Q", 0))
         s.close()
         peer.join()
     return out
 
 
-def run_program(program: Path, address: str, iterations: int, max_copy: int) -> dict[str, float]:
+def run_program(program: Path, address: str, iterations: int, max_copy: int,
+                env: dict[str, str] | None = None) -> dict[str, float]:
+    """One run of ``program`` through ``cricket run``: its "NAME MICROSECONDS" lines. ``env``
+    adds to the environment (e.g. ``CRICKET_SHM=0``)."""
     res = subprocess.run([sys.executable, "-m", "cricket", "run", "--server", address, "--",
                           str(program), str(iterations), str(max_copy)],
-                         capture_output=True, text=True, cwd=ROOT, timeout=1800)
+                         capture_output=True, text=True, cwd=ROOT, timeout=1800,
+                         env=dict(os.environ, **env) if env else None)
     if res.returncode != 0:
         raise SystemExit(f"calls.py: {program.name} failed ({res.returncode}):\n{res.stdout}{res.stderr}")
     values = {}
@@ -178,6 +216,11 @@ def path_rows(sizes: list[int]) -> list[tuple[str, str]]:
     return rows
 
 
+def _medians(runs: list[dict[str, float]]) -> dict[str, float]:
+    """Each figure's median over the runs of one program."""
+    return {k: statistics.median(r[k] for r in runs if k in r) for k in runs[0]}
+
+
 def size_name(n: int) -> str:
     return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n >> 10} KiB"
 
@@ -187,28 +230,40 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=200)
     parser.add_argument("--max-copy", type=parse_size, default=16 << 20)
     parser.add_argument("--backend", default="emu")
+    parser.add_argument("--runs", type=int, default=3,
+                        help="runs of the program per copy path; each figure is the median")
     args = parser.parse_args(argv)
     program = _examples_build().build(["empty_kernel"], ROOT / "build" / "examples", jobs=1)["empty_kernel"]
     from cricket.client import driver_env
     if not driver_env.available():
         raise SystemExit("calls.py: the libcuda.so.1 replacement is not built (cricket/_driver); run `make build`")
     paths = build_paths()
+    sizes = []
+    size = 4096
+    while size <= args.max_copy:
+        sizes.append(size)
+        size *= 4
     with tempfile.TemporaryDirectory(prefix="cricket-bench-") as d:
         server, address = start_server(Path(d), args.backend)
         try:
-            ours = run_program(program, address, args.iterations, args.max_copy)
+            # The copy paths: shared memory (the default with a server on this host) and the
+            # socket (CRICKET_SHM=0), and the raw socket, runs interleaved so that load changes
+            # (and the slow spells of a socket that last seconds) hit all three alike.
+            runs: dict[str, list[dict[str, float]]] = {"shm": [], "socket": [], "raw": []}
+            for _ in range(max(1, args.runs)):
+                runs["shm"].append(run_program(program, address, args.iterations, args.max_copy))
+                runs["socket"].append(run_program(program, address, args.iterations, args.max_copy,
+                                                  env={"CRICKET_SHM": "0"}))
+                runs["raw"].append(raw_socket_us(sizes, trials=3))
+            ours = _medians(runs["shm"])
+            socket_path = _medians(runs["socket"])
+            raw = _medians(runs["raw"])
             static = run_program(paths["static"], address, args.iterations, args.max_copy)
             shared = run_program(paths["shared"], address, args.iterations, args.max_copy)
             null_us = null_rpc_us(address, args.iterations * 5)
         finally:
             server.terminate()
             server.wait(10)
-    sizes = []
-    size = 4096
-    while size <= args.max_copy:
-        sizes.append(size)
-        size *= 4
-    raw = raw_socket_us(sizes, [20 if s <= 1 << 20 else 3 for s in sizes])
 
     rows = [("what", "ours", "reference", "ratio", "goal"), ("---",) * 5]
 
@@ -233,10 +288,14 @@ def main(argv: list[str] | None = None) -> int:
     for direction, label in (("htod", "cudaMemcpy H→D"), ("dtoh", "cudaMemcpy D→H")):
         for s in sizes:
             key = f"{direction}_{s}"
-            mine, ref = s / ours[key], s / raw[key]       # bytes per µs = MB/s
-            rows.append((f"{label} {size_name(s)} (pinned)", f"{mine:.0f} MB/s",
-                         f"raw socket {ref:.0f} MB/s", f"{mine / ref:.2f}", "≥ 0.80"))
-    print(f"backend {args.backend}, {args.iterations} iterations, {os.cpu_count()} CPUs\n")
+            ref = s / raw[key]                              # bytes per µs = MB/s
+            for path, values in (("shared memory", ours), ("socket, CRICKET_SHM=0", socket_path)):
+                mine = s / values[key]
+                rows.append((f"{label} {size_name(s)} (pinned), {path}", f"{mine:.0f} MB/s",
+                             f"raw Unix socket {ref:.0f} MB/s", f"{mine / ref:.2f}", "≥ 0.80"))
+    print(f"backend {args.backend}, {args.iterations} iterations, {os.cpu_count()} CPUs; copies: median "
+          f"of {max(1, args.runs)} runs per path; raw socket: median of {max(1, args.runs)} runs, each "
+          f"the median of 3 trials of ≥ {RAW_TRIAL_SECONDS * 1e3:.0f} ms, between the program runs\n")
     for r in rows:
         print("| " + " | ".join(r) + " |")
     print("\nstatic cudart (nvcc default flags) → libcuda.so.1 replacement, against -cudart shared → "

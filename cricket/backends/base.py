@@ -86,6 +86,16 @@ class Device(abc.ABC):
     @abc.abstractmethod
     def memcpy_dtoh(self, src: int, size: int, stream: Any = None) -> bytes: ...
 
+    def memcpy_htod_host(self, dst: int, data: memoryview, address: int, stream: Any = None) -> None:
+        """Copy from host memory this process maps (a client's shared region): ``data`` views it
+        and ``address`` is where it starts. Returns once ``data`` may be overwritten."""
+        self.memcpy_htod(dst, data, stream)
+
+    def memcpy_dtoh_host(self, src: int, into: memoryview, address: int, stream: Any = None) -> None:
+        """Copy ``len(into)`` bytes into host memory this process maps (``into`` views it, from
+        ``address``); returns once they are there."""
+        into[:] = self.memcpy_dtoh(src, len(into), stream)
+
     @abc.abstractmethod
     def memcpy_dtod(self, dst: int, src: int, size: int, stream: Any = None) -> None: ...
 

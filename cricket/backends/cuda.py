@@ -116,6 +116,25 @@ class CudaDevice(Device):
             _check(drv.cuStreamSynchronize(stream), "cuStreamSynchronize")
         return bytes(out)
 
+    def memcpy_htod_host(self, dst: int, data, address: int, stream=None) -> None:
+        # From the mapped region's address, no copy here. The region is pageable memory: the
+        # asynchronous form returns once the driver has staged the bytes, so the client may
+        # reuse the range. (Registering the region with cuMemHostRegister would let the DMA
+        # engine read it directly, but then this call must wait for the copy: untested, no GPU.)
+        drv = self._enter()
+        if stream is None:
+            _check(drv.cuMemcpyHtoD(dst, address, len(data)), "cuMemcpyHtoD")
+        else:
+            _check(drv.cuMemcpyHtoDAsync(dst, address, len(data), stream), "cuMemcpyHtoDAsync")
+
+    def memcpy_dtoh_host(self, src: int, into, address: int, stream=None) -> None:
+        drv = self._enter()
+        if stream is None:
+            _check(drv.cuMemcpyDtoH(address, src, len(into)), "cuMemcpyDtoH")
+        else:
+            _check(drv.cuMemcpyDtoHAsync(address, src, len(into), stream), "cuMemcpyDtoHAsync")
+            _check(drv.cuStreamSynchronize(stream), "cuStreamSynchronize")
+
     def memcpy_dtod(self, dst: int, src: int, size: int, stream=None) -> None:
         drv = self._enter()
         if stream is None:

@@ -30,6 +30,7 @@ from ..backends import curesult
 from ..protocol import MAX_INLINE, NEED_IMAGE, PROGRAM, VERSION, Skeleton, SyncClient
 from ..protocol import gen as P
 from ..rpc import Client
+from . import shm
 from .direct import COPY_CHUNK, PROC_HTOD, PROC_HTOD_ASYNC, htod_buffers, receive_data_into
 from . import visible_devices
 from .kernel_args import pack_kernel_args
@@ -332,9 +333,12 @@ class Connection:
 
     def __init__(self, address: str | tuple[str, int], *, token: str | None = None,
                  backend: str = "", timeout: float | None = None, client_name: str = "",
-                 local_server: Any = None) -> None:
+                 local_server: Any = None, shared_memory: bool | None = None) -> None:
         self.address = address
         self._local_server = local_server
+        # cricket.client.shm: None attaches a region at the first large copy when CRICKET_SHM
+        # allows and the server is on this host; False keeps every copy on the socket.
+        self._shm_region: Any = False if shared_memory is False else None
         self._rpc = Client(address, timeout=timeout, max_record_size=MAX_RECORD)
         self._stub = SyncClient(self._rpc)
         self._lock = threading.Lock()
@@ -433,6 +437,10 @@ class Connection:
         base = int(dst)
         handle = _stream(stream)
         rpc = self._rpc
+        done = shm.htod(self, base, view, handle, sync)     # large copies, server on this host
+        if done and done == view.nbytes:
+            return
+        view, base = view[done:], base + done
         # The head and a view of the data go out in one gathering write: the data is not copied.
         # Synchronous chunks are all sent before the first reply is awaited (pipelined).
         pending = []
@@ -445,10 +453,21 @@ class Connection:
         for call in pending:
             self._check(P.unpack_cr_status_res(call.result()), "cuMemcpyHtoD")
 
-    def memcpy_dtoh(self, src: DeviceBuffer | int, size: int, *, stream: Stream | None = None) -> bytes:
-        """Copy ``size`` bytes back (synchronising), in chunks of at most COPY_CHUNK."""
+    def memcpy_dtoh(self, src: DeviceBuffer | int, size: int, *, stream: Stream | None = None,
+                    into: Any = None) -> Any:
+        """Copy ``size`` bytes back (synchronising), in chunks of at most COPY_CHUNK: as bytes, or
+        written into ``into`` (a writable buffer of at least ``size`` bytes), which is returned."""
         base = int(src)
-        out = bytearray(size)
+        if into is not None:
+            target = memoryview(into).cast("B")
+            if target.readonly or target.nbytes < size:
+                raise ValueError(f"memcpy_dtoh into a buffer of {target.nbytes} bytes: give a writable "
+                                 f"one of at least {size}")
+        out = bytearray(size) if into is None else target[:size]
+        copy = shm.start_dtoh(self, memoryview(out), base, _stream(stream))
+        if copy is not None:                                 # through shared memory
+            copy.finish()
+            return bytes(out) if into is None else into
         offsets = list(range(0, size, COPY_CHUNK))
         # Pipelined: all chunk requests go out, then the replies are collected in order.
         pending = [self._start("CR_MEMCPY_DTOH", P.pack_cr_dtoh_args(P.cr_dtoh_args(
@@ -467,7 +486,7 @@ class Connection:
                                 "cuMemcpyDtoH")
             out[off:off + n] = res.data
         view.release()
-        return bytes(out)
+        return bytes(out) if into is None else into
 
     def memcpy_dtod(self, dst: DeviceBuffer | int, src: DeviceBuffer | int, size: int, *,
                     stream: Stream | None = None, sync: bool = True) -> None:
@@ -550,19 +569,21 @@ class Connection:
 
 
 def connect(address: str | tuple[str, int] | None = None, *, token: str | None = None,
-            backend: str = "", timeout: float | None = None, local_backends: list[str] | None = None
-            ) -> Connection:
+            backend: str = "", timeout: float | None = None, local_backends: list[str] | None = None,
+            shared_memory: bool | None = None) -> Connection:
     """Connect to a cricket server at ``host:port`` or a Unix socket path (default
     ``$CRICKET_SERVER``). With no address at all, start an embedded server (the best backend here,
-    or ``local_backends``) that stops when the connection is closed."""
+    or ``local_backends``) that stops when the connection is closed. ``shared_memory=False`` keeps
+    copies on the socket even with a server on this host (default: ``CRICKET_SHM`` decides)."""
     address = address or os.environ.get("CRICKET_SERVER") or None
     if address is None:
         from .local_server import LocalServer
         local = LocalServer(local_backends)
         try:
             return Connection(local.address, token=token, backend=backend, timeout=timeout,
-                              local_server=local)
+                              local_server=local, shared_memory=shared_memory)
         except BaseException:
             local.stop()
             raise
-    return Connection(address, token=token, backend=backend, timeout=timeout)
+    return Connection(address, token=token, backend=backend, timeout=timeout,
+                      shared_memory=shared_memory)

@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from cricket import _select
 from cricket.client.cuda_errors import CODES, ERRORS
+from cricket.client import shm
 from cricket.client.direct import COPY_CHUNK, PROC_HTOD, PROC_HTOD_ASYNC, htod_buffers, receive_data_into
 
 hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
@@ -696,6 +697,11 @@ class Runtime:
         conn = self.conn
         rpc = conn._rpc
         self.stats.bytes_htod += count
+        if count >= shm.MIN_COPY:       # through shared memory with a server on this host
+            done = shm.htod(conn, dst, hostmem.view(src, count), stream, sync)
+            dst, src, count = dst + done, src + done, count - done
+            if not count:
+                return
         # A synchronous copy sends the application's bytes in place (a gathering write of a head
         # and a view of its memory); an asynchronous one takes a copy now, because the batch
         # leaves later and the source may change after the call.
@@ -716,6 +722,8 @@ class Runtime:
         from cricket.protocol import gen as P
         conn = self.conn
         self.stats.bytes_dtoh += count
+        if count >= shm.MIN_COPY and (copy := shm.start_dtoh(conn, hostmem.view(dst, count), src, stream)):
+            return copy
         pending = [conn._start("CR_MEMCPY_DTOH", P.pack_cr_dtoh_args(P.cr_dtoh_args(
             src=src + off, size=min(COPY_CHUNK, count - off), stream=stream)))
             for off in range(0, count, COPY_CHUNK)]
@@ -723,6 +731,8 @@ class Runtime:
 
     def dtoh_finish(self, started: tuple[list, int, int]) -> None:
         from cricket.protocol import gen as P
+        if isinstance(started, shm.DtohCopy):
+            return started.finish()
         pending, dst, count = started
         conn = self.conn
         for i, call in enumerate(pending):
@@ -740,6 +750,8 @@ class Runtime:
             hostmem.write(dst + i * COPY_CHUNK, reply[8:8 + n])
 
     def defer_dtoh(self, started: tuple[list, int, int]) -> None:
+        if isinstance(started, shm.DtohCopy) and not started.issue_all():
+            return started.finish()     # larger than the free region: done now, not reordered
         with self._lock:
             self._pending_dtoh.append(started)
 

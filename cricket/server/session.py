@@ -148,6 +148,7 @@ class Session:
         self.events: HandleTable[DeviceObject] = HandleTable("event")
         self.open_devices: dict[int, Device] = {}
         self.async_error: BackendError | None = None
+        self.shared_region: Any = None   # the client's shared memory (cricket.server.shm), if attached
         self.counters: Counter[str] = Counter()
         self.queued = 0              # tasks submitted and not finished
         self.max_queued = 0

@@ -13,7 +13,8 @@ from cricket.protocol import MAX_INLINE
 
 @pytest.fixture(scope="module")
 def conn():
-    with LocalServer(["emu"]) as server, connect(server.address) as c:
+    # the socket path: shared memory (the default on one host) would carry these copies instead
+    with LocalServer(["emu"]) as server, connect(server.address, shared_memory=False) as c:
         yield c
 
 

@@ -156,7 +156,8 @@ class FakeDriver:
     def cuMemcpyHtoD(self, dst, src, n):
         self._log("cuMemcpyHtoD")
         buf, off = self._range(dst, n)
-        buf[off:off + n] = bytes(src)[:n]
+        # cuda-python takes a host address as an int as well as a buffer
+        buf[off:off + n] = ctypes.string_at(src, n) if isinstance(src, int) else bytes(src)[:n]
         return (OK,)
 
     def cuMemcpyHtoDAsync(self, dst, src, n, stream):
@@ -166,7 +167,10 @@ class FakeDriver:
     def cuMemcpyDtoH(self, dst, src, n):
         self._log("cuMemcpyDtoH")
         buf, off = self._range(src, n)
-        dst[:n] = buf[off:off + n]
+        if isinstance(dst, int):
+            ctypes.memmove(dst, bytes(buf[off:off + n]), n)
+        else:
+            dst[:n] = buf[off:off + n]
         return (OK,)
 
     def cuMemcpyDtoHAsync(self, dst, src, n, stream):

@@ -261,6 +261,11 @@ class EmuDevice:
         self._check()
         return self.arena.read(ptr, size)
 
+    def memcpy_dtoh_into(self, ptr: int, into) -> None:
+        """Copy device memory at ``ptr`` into a writable host buffer."""
+        self._check()
+        self.arena.read_into(ptr, into)
+
     def memcpy_dtod(self, dst: int, src: int, size: int) -> None:
         self._check()
         s = self.arena.host_range(src, size, "device-to-device copy source")

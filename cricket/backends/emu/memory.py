@@ -138,6 +138,12 @@ class DeviceArena:
         off = self.host_range(ptr, mv.nbytes, "copy to device")
         self.u8[off:off + mv.nbytes] = np.frombuffer(mv, dtype=np.uint8)
 
+    def read_into(self, ptr: int, into) -> None:
+        """Copy device bytes at ``ptr`` into a writable host buffer (no intermediate copy)."""
+        mv = memoryview(into).cast("B")
+        off = self.host_range(ptr, mv.nbytes, "copy from device")
+        np.frombuffer(mv, dtype=np.uint8)[:] = self.u8[off:off + mv.nbytes]
+
     def read(self, ptr: int, size: int) -> bytes:
         off = self.host_range(ptr, size, "copy from device")
         return self.u8[off:off + size].tobytes()

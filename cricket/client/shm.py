@@ -1,0 +1,437 @@
+"""The client's half of the shared-memory bulk path: large copies through a region both processes map.
+
+When the server runs on this host (a Unix socket, or TCP to a loopback address), the first copy of at
+least :data:`MIN_COPY` bytes creates a file under /dev/shm (``O_EXCL``, mode 0600, a random name),
+maps it, names it in ``CR_SHM_ATTACH`` and removes the file once the server answered. Copies then
+move the bytes through the region and the socket carries only ``(offset, size)``:
+
+- The region is cut into slots, a copy into parts (:meth:`SharedRegion.part_size`), and one copy
+  keeps at most :data:`DEPTH` slots in flight.
+- host → device: the client fills slot k while the server drains slot k-1 into the device. A
+  synchronous copy waits for a slot's reply before refilling it; an asynchronous one
+  (``CR_MEMCPY_HTOD_SHM_ASYNC``, no reply) numbers its parts, and the server stores the number of
+  the last one it has taken at the region's offset 0, so a slot is written again only once the
+  server is done with it.
+- device → host: the first parts are requested at once; the client copies slot k out while the
+  server fills slot k+1, then requests the next part into slot k. A copy that completes later (into
+  pinned memory, at the next synchronising call) requests all its parts at once, each in a slot of
+  its own, or, when the region has too few free slots, completes at once.
+
+A copy takes the socket path instead (:mod:`cricket.client.direct`), whole or for its rest, when no
+slot is free soon (another thread holds them all, or the server does not take the bytes of an
+asynchronous copy within :data:`ASYNC_STALL` seconds, e.g. behind a long kernel). Attaching happens
+once per connection; when it fails (remote server, no /dev/shm, refused by the server) the
+connection keeps the socket path and one warning says why. A forked child never uses its parent's
+region (each region remembers the process that attached it); the child's own connection attaches
+anew. (The child keeps the inherited mapping rather than ``MADV_DONTFORK``: the parent's objects
+would otherwise unmap whatever the child later maps at that address when they are collected.)
+
+Environment: ``CRICKET_SHM=0`` turns the path off; ``CRICKET_SHM_SIZE`` sets the region's size
+(bytes, or with a K/M/G suffix; default :data:`DEFAULT_SIZE`).
+"""
+from __future__ import annotations
+
+import collections
+import ipaddress
+import logging
+import mmap
+import os
+import secrets
+import socket
+import struct
+import threading
+import time
+from typing import Any
+
+from ..protocol import PROGRAM, VERSION, Skeleton
+from ..protocol import gen as P
+
+log = logging.getLogger(__name__)
+
+SHM_DIR = "/dev/shm"
+REGION_PREFIX = "cricket-shm-"          # the server accepts only files named like this
+HEADER = 4096                           # CRICKET_SHM_HEADER
+MAX_SIZE = 1073741824                   # CRICKET_MAX_SHM
+DEFAULT_SIZE = 32 << 20
+# Measured through the emu server on the (shared, loaded) 2-core box: every part costs ~0.2-0.4 ms of
+# wake-ups and RPC handling besides its memcpy, so parts are large: 4 MiB slots, 3 in flight, a copy
+# cut into parts of a quarter of its size (64 KiB multiples, 1 MiB up to a slot) so that a 4-16 MiB
+# copy is still pipelined; the few slots in use stay in the CPU cache (LIFO). bench/calls.py, 64 MiB
+# H→D / D→H: 1 MiB slots ~2.5-3.1 / ~4.2-5.3 GB/s, 4 MiB slots ~3.9-4.3 / ~6-8.7 GB/s.
+SLOT = 4 << 20                          # bytes per slot
+DEPTH = 3                               # slots one copy keeps in flight
+MIN_PART = 1 << 20                      # a copy up to 1 MiB is one part (Python API, per-call median:
+                                        # 1 MiB H→D ~9.5 GB/s as one part, 1.6-5 as four)
+# Smaller copies stay inline on the socket: median per call through the Python API, 16 KiB ~45 µs
+# either way, 64 KiB 51 µs against 79 µs on the socket, 256 KiB 63 against 118.
+MIN_COPY = 64 << 10
+SLOT_WAIT = 0.005                       # seconds to wait for a slot another thread holds
+ASYNC_STALL = 0.005                     # seconds without progress before an async copy stops waiting
+SYNC_STALL = 1.0                        # ... and a synchronous one
+
+_PROCS = {proc.name: number for number, proc in Skeleton.procedures.items()}
+PROC_ATTACH = _PROCS["CR_SHM_ATTACH"]
+PROC_HTOD = _PROCS["CR_MEMCPY_HTOD_SHM"]
+PROC_HTOD_ASYNC = _PROCS["CR_MEMCPY_HTOD_SHM_ASYNC"]
+PROC_DTOH = _PROCS["CR_MEMCPY_DTOH_SHM"]
+_SEQUENCE = struct.Struct("=Q")
+_HTOD_ARGS = struct.Struct(">QQQQQ")    # cr_shm_htod_args: dst, stream, offset, size, sequence
+_DTOH_ARGS = struct.Struct(">QQQQ")     # cr_shm_dtoh_args: src, stream, offset, size
+_attach_lock = threading.Lock()
+
+
+def enabled() -> bool:
+    """False when ``CRICKET_SHM`` says 0/no/off/false."""
+    return os.environ.get("CRICKET_SHM", "1").strip().lower() not in ("0", "no", "off", "false")
+
+
+def region_size() -> int:
+    """``CRICKET_SHM_SIZE`` in bytes (K/M/G suffixes), clamped to what the protocol allows."""
+    text = os.environ.get("CRICKET_SHM_SIZE", "").strip().upper().removesuffix("IB").removesuffix("B")
+    if not text:
+        return DEFAULT_SIZE
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+    try:
+        size = int(float(text[:-1] if scale > 1 else text) * scale)
+    except ValueError:
+        log.warning("CRICKET_SHM_SIZE=%r is not a size; using %d bytes", text, DEFAULT_SIZE)
+        return DEFAULT_SIZE
+    return max(HEADER + 2 * 4096, min(size, MAX_SIZE))
+
+
+def _local_peer(rpc: Any) -> str | None:
+    """None when the server is on this host, else why it is not (or cannot be told)."""
+    sock = getattr(rpc, "_sock", None)
+    if sock is None:
+        return "the RPC client has no socket to inspect"
+    if sock.family == socket.AF_UNIX:
+        return None
+    try:
+        host = sock.getpeername()[0]
+    except OSError as exc:
+        return f"the server's address is unknown ({exc})"
+    address = ipaddress.ip_address(host.split("%", 1)[0])
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return None if address.is_loopback else f"the server at {host} is on another host"
+
+
+class SharedRegion:
+    """One connection's region: the mapping, its slots, and the copies through it."""
+
+    def __init__(self, conn: Any, size: int) -> None:
+        self.conn = conn
+        self.rpc = conn._rpc
+        self.pid = os.getpid()
+        self.size = size
+        path = f"{SHM_DIR}/{REGION_PREFIX}{os.getpid()}-{secrets.token_hex(16)}"
+        self._fd = fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                0o600)
+        try:
+            try:
+                # The file's pages are allocated as slots come into use (zeroing all of it took
+                # ~9 ms for 32 MiB): a full /dev/shm then fails that allocation, not a later
+                # access with SIGBUS. The fd stays open for it.
+                os.ftruncate(fd, size)
+                os.posix_fallocate(fd, 0, HEADER)
+                self.map = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+            except BaseException:
+                self._fd = -1
+                os.close(fd)
+                raise
+            res = P.unpack_cr_status_res(self.rpc.call(PROGRAM, VERSION, PROC_ATTACH, [
+                P.pack_cr_shm_attach_args(P.cr_shm_attach_args(path=path, size=size))]))
+        finally:
+            os.unlink(path)                               # the server has it mapped, or never will
+        if res.status != 0:
+            self.map.close()
+            self._fd = -1
+            os.close(fd)
+            raise OSError(f"the server refused it: {res.message}")
+        self.view = memoryview(self.map)
+        self.slot = min(SLOT, (size - HEADER) // 2)
+        count = (size - HEADER) // self.slot
+        self._free = collections.deque(reversed(range(count)))   # slot 0 first
+        self._cond = threading.Condition()
+        self._needed = [0] * count      # async sequence the server must have published per slot
+        self._backed = [0] * count      # bytes at the slot's start whose pages are allocated
+        self._sequence = 0
+        self._send_lock = threading.Lock()
+
+    def __del__(self) -> None:
+        fd = getattr(self, "_fd", -1)
+        if fd >= 0 and getattr(self, "pid", None) == os.getpid():
+            self._fd = -1
+            os.close(fd)
+
+    # --- slots -------------------------------------------------------------------------
+
+    def offset(self, slot: int) -> int:
+        return HEADER + slot * self.slot
+
+    def part_size(self, total: int) -> int:
+        """The bytes a copy of ``total`` moves per slot: about a quarter of it, so that even a
+        copy of a few MiB is pipelined, from :data:`MIN_PART` up to a whole slot."""
+        part = -(-total // 4 // 65536) * 65536
+        return max(min(MIN_PART, self.slot), min(part, self.slot))
+
+    def published(self) -> int:
+        """The sequence number of the last asynchronous copy the server has taken the bytes of."""
+        return _SEQUENCE.unpack_from(self.map, 0)[0]
+
+    def _acquire(self, wait: float) -> int | None:
+        """A free slot, the one freed last (most likely still in the CPU cache); None when none
+        is free within ``wait`` seconds."""
+        with self._cond:
+            if not self._free and wait:
+                self._cond.wait_for(lambda: self._free, wait)
+            if not self._free:
+                return None
+            return self._free.pop()
+
+    def _release(self, slot: int) -> None:
+        with self._cond:
+            self._free.append(slot)
+            self._cond.notify()
+
+    def _back(self, slot: int, size: int) -> bool:
+        """Allocate the file's pages for the first ``size`` bytes of ``slot`` (once); False when
+        /dev/shm has no room (the copy then takes the socket)."""
+        have = self._backed[slot]
+        if size <= have:
+            return True
+        try:
+            os.posix_fallocate(self._fd, self.offset(slot) + have, size - have)
+        except OSError as exc:
+            log.warning("no room in %s for %d more bytes of the shared region (%s): the copy "
+                        "takes the socket", SHM_DIR, size - have, exc.strerror)
+            return False
+        self._backed[slot] = size
+        return True
+
+    def _writable(self, slot: int, stall: float) -> bool:
+        """Wait until the server has taken the last asynchronous copy out of ``slot``; False when
+        it makes no progress for ``stall`` seconds."""
+        needed = self._needed[slot]
+        last = self.published()
+        if last >= needed:
+            return True
+        since = time.monotonic()
+        delay = 20e-6
+        while True:
+            time.sleep(delay)
+            now = self.published()
+            if now >= needed:
+                return True
+            if now != last:
+                last, since = now, time.monotonic()
+            elif time.monotonic() - since > stall:
+                return False
+            delay = min(delay * 2, 1e-3)
+
+    def _check(self, call: Any, name: str, error: BaseException | None) -> BaseException | None:
+        """Collect ``call``'s cr_status_res; the first error is kept (and returned), not raised, so
+        that every slot comes back before the copy fails."""
+        try:
+            self.conn._check(P.unpack_cr_status_res(call.result()), name)
+        except Exception as exc:
+            return error or exc
+        return error
+
+    # --- host to device ---------------------------------------------------------------------
+
+    def htod(self, dst: int, data: memoryview, stream: int, sync: bool) -> int:
+        """Copy ``data`` to ``dst`` through the region; returns how many leading bytes went (the
+        rest, if any, is the caller's to send on the socket). A synchronous copy returns once the
+        server has copied them; an asynchronous one once they are in the region.
+
+        At most :data:`DEPTH` slots are in flight: the client fills one while the server drains
+        the one before, and the few slots in use stay in the CPU cache between the two."""
+        total = len(data)
+        part = self.part_size(total)
+        done = 0
+        inflight: collections.deque = collections.deque()    # (slot, reply to wait for or None)
+        error: BaseException | None = None
+        stall = SYNC_STALL if sync else ASYNC_STALL
+        try:
+            while done < total:
+                slot = self._acquire(0) if len(inflight) < DEPTH else None
+                if slot is None and inflight:
+                    slot, call = inflight.popleft()
+                    if call is not None:
+                        error = self._check(call, "cuMemcpyHtoD", error)
+                        if error is not None:
+                            self._release(slot)
+                            break
+                elif slot is None:
+                    slot = self._acquire(SLOT_WAIT)
+                    if slot is None:
+                        break
+                n = min(part, total - done)
+                if not self._writable(slot, stall) or not self._back(slot, n):
+                    self._release(slot)
+                    break
+                at = self.offset(slot)
+                self.view[at:at + n] = data[done:done + n]
+                if sync:
+                    inflight.append((slot, self.rpc.start(PROGRAM, VERSION, PROC_HTOD, [
+                        _HTOD_ARGS.pack(dst + done, stream, at, n, 0)])))
+                else:
+                    with self._send_lock:
+                        self._sequence += 1
+                        self._needed[slot] = self._sequence
+                        self.rpc.call_batched(PROGRAM, VERSION, PROC_HTOD_ASYNC, [
+                            _HTOD_ARGS.pack(dst + done, stream, at, n, self._sequence)])
+                        self.rpc.flush()                # the server starts on it now
+                    inflight.append((slot, None))
+                done += n
+        finally:
+            for slot, call in inflight:
+                if call is not None:
+                    error = self._check(call, "cuMemcpyHtoD", error)
+                self._release(slot)
+        if error is not None:
+            raise error
+        return done
+
+    # --- device to host ---------------------------------------------------------------------
+
+    def start_dtoh(self, dst: memoryview, src: int, stream: int) -> DtohCopy | None:
+        """Send the first requests of a device-to-host copy into ``dst`` (at most :data:`DEPTH`
+        slots; :meth:`DtohCopy.issue_all` sends the rest); None when no slot is free."""
+        part = self.part_size(len(dst))
+        slots = self._acquire_many(min(-(-len(dst) // part), DEPTH), part)
+        return DtohCopy(self, dst, src, stream, slots) if slots else None
+
+    def _acquire_many(self, want: int, part: int) -> list[int]:
+        """Up to ``want`` free slots, each with pages for ``part`` bytes; fewer when short."""
+        slots = []
+        while len(slots) < want:
+            slot = self._acquire(0)
+            if slot is None:
+                break
+            if not self._back(slot, part):
+                self._release(slot)
+                break
+            slots.append(slot)
+        return slots
+
+
+class DtohCopy:
+    """A device-to-host copy through the region, requested; :meth:`finish` brings the bytes home.
+    Part ``i`` goes through ``slots[i % len(slots)]``; a slot is requested again once copied out."""
+
+    def __init__(self, region: SharedRegion, dst: memoryview, src: int, stream: int,
+                 slots: list[int]) -> None:
+        self.region = region
+        self.dst = dst
+        self.src = src
+        self.stream = stream
+        self.slots = slots
+        self.part = region.part_size(len(dst))
+        self.chunks = -(-len(dst) // self.part)
+        self.calls: collections.deque = collections.deque()
+        self.issued = 0
+        self.finished = False
+        for _ in slots:
+            self._issue()
+
+    def issue_all(self) -> bool:
+        """Request every remaining part now, each in a slot of its own (for a copy that completes
+        later: the device data must be read before later work changes it). False when the region
+        has too few free slots; then :meth:`finish` must come at once."""
+        if self.issued == len(self.slots):
+            more = self.region._acquire_many(self.chunks - len(self.slots), self.part)
+            self.slots += more
+            while self.issued < len(self.slots):
+                self._issue()
+        return self.issued == self.chunks
+
+    def _issue(self) -> None:
+        r = self.region
+        i = self.issued
+        off = i * self.part
+        n = min(self.part, len(self.dst) - off)
+        at = r.offset(self.slots[i % len(self.slots)])
+        self.calls.append(r.rpc.start(PROGRAM, VERSION, PROC_DTOH, [
+            _DTOH_ARGS.pack(self.src + off, self.stream, at, n)]))
+        self.issued += 1
+
+    def finish(self) -> None:
+        """Wait for each slot, copy it out, and reuse it for the next part; raises the first error."""
+        if self.finished:
+            return
+        self.finished = True
+        r = self.region
+        error = None
+        try:
+            for i in range(self.chunks):
+                if not self.calls:
+                    break
+                error = r._check(self.calls.popleft(), "cuMemcpyDtoH", error)
+                if error is not None:
+                    continue                   # drain the requests already sent, send no more
+                off = i * self.part
+                n = min(self.part, len(self.dst) - off)
+                at = r.offset(self.slots[i % len(self.slots)])
+                self.dst[off:off + n] = r.view[at:at + n]
+                if self.issued < self.chunks:
+                    self._issue()
+        finally:
+            for call in self.calls:
+                error = r._check(call, "cuMemcpyDtoH", error)
+            self.calls.clear()
+            for slot in self.slots:
+                r._release(slot)
+        if error is not None:
+            raise error
+
+
+# --- what the runtime and the Python API call -----------------------------------------------------
+
+def region(conn: Any) -> SharedRegion | None:
+    """The connection's shared region, attached at the first call; None when the path is off or
+    attaching failed (then the socket path is used for good, after one warning)."""
+    state = getattr(conn, "_shm_region", None)
+    if state is None:
+        with _attach_lock:
+            state = getattr(conn, "_shm_region", None)
+            if state is None:
+                state = conn._shm_region = _attach(conn)
+    if state is False or state.pid != os.getpid():
+        return None
+    return state
+
+
+def _attach(conn: Any) -> SharedRegion | bool:
+    if not enabled():
+        log.debug("shared memory is off (CRICKET_SHM=0): copies go over the socket")
+        return False
+    why = _local_peer(conn._rpc)
+    if why is None:
+        try:
+            size = region_size()
+            attached = SharedRegion(conn, size)
+            log.info("shared region of %d bytes attached: large copies bypass the socket", size)
+            return attached
+        except Exception as exc:
+            why = str(exc)
+    log.warning("no shared memory with the cricket server (%s): large copies go over the socket", why)
+    return False
+
+
+def htod(conn: Any, dst: int, data: memoryview, stream: int, sync: bool) -> int:
+    """Bytes of ``data`` (from the start) copied through shared memory: 0 for a small copy or
+    without a region; fewer than all when the region was busy."""
+    if len(data) < MIN_COPY:
+        return 0
+    r = region(conn)
+    return r.htod(dst, data, stream, sync) if r is not None else 0
+
+
+def start_dtoh(conn: Any, dst: memoryview, src: int, stream: int) -> DtohCopy | None:
+    """A device-to-host copy started through shared memory, or None (use the socket)."""
+    if len(dst) < MIN_COPY:
+        return None
+    r = region(conn)
+    return r.start_dtoh(dst, src, stream) if r is not None else None
