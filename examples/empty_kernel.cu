@@ -68,6 +68,9 @@ int main(int argc, char **argv)
     for (size_t size = 4096; size <= max_copy; size *= 4) {
         int reps = size <= (1 << 20) ? 20 : 3;
         char name[64];
+        // untimed: the first touch of this much device memory and of the copy path's buffers
+        cudaMemcpy(d, h, size, cudaMemcpyHostToDevice);
+        cudaMemcpy(h, d, size, cudaMemcpyDeviceToHost);
         snprintf(name, sizeof name, "htod_%zu", size);
         TIME(name, reps, cudaMemcpy(d, h, size, cudaMemcpyHostToDevice));
         snprintf(name, sizeof name, "dtoh_%zu", size);
