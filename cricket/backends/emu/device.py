@@ -53,6 +53,12 @@ def _sink_of(sink) -> Callable[[str], None]:
     raise TypeError("printf_sink must be a callable taking a str, or an object with write()")
 
 
+# Registers per thread reported for a kernel: the emulator has no register limit, and the PTX
+# register count (often hundreds) would make occupancy queries answer 0 blocks per SM for large
+# blocks; 32 per thread lets 2048 threads share an SM's 65536 registers (full occupancy).
+REGS_REPORTED = 32
+
+
 class EmuFunction:
     """A kernel of a loaded module (the emulator's CUfunction)."""
 
@@ -71,12 +77,17 @@ class EmuFunction:
         return self.ir.param_size if self.ir else 0
 
     def attributes(self) -> dict:
-        """The values cuFuncGetAttribute would report (emulated)."""
+        """The values cuFuncGetAttribute would report (emulated).
+
+        ``ptx_version`` is the ``.target`` of the PTX that runs (the emulator runs any PTX target,
+        also one newer than the emulated sm_75): CUB's host code picks its tuning policy, and with it
+        the block size the kernel was compiled for, from this number."""
         if self.ir is None:
             raise EmuError(CUDA_ERROR_NO_BINARY_FOR_GPU, self.module.no_binary_message())
+        ptx_version = self.module.program.target_arch(self.name) or 75
         return {"max_threads_per_block": MAX_THREADS_PER_BLOCK, "shared_size_bytes": self.ir.shared_static,
                 "const_size_bytes": 0, "local_size_bytes": self.ir.local_size,
-                "num_regs": min(255, len(self.ir.regs)), "ptx_version": 75, "binary_version": 75,
+                "num_regs": min(REGS_REPORTED, len(self.ir.regs)), "ptx_version": ptx_version, "binary_version": 75,
                 "max_dynamic_shared_size_bytes": SHARED_PER_BLOCK_OPTIN - self.ir.shared_static}
 
     def compiled(self) -> CompiledKernel:

@@ -8,6 +8,7 @@ call inlined and every symbol resolved to a space and an offset.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 
 from ..errors import CUDA_ERROR_INVALID_PTX, CUDA_ERROR_NOT_FOUND, EmuError, not_supported
@@ -161,6 +162,16 @@ class Program:
         # module-scope device variables, in a stable order: these get arena storage at load
         self.device_vars = [g for g, (v, _) in self.variables.items() if v.space in ("global", "const")]
         self.device_var_index = {g: k for k, g in enumerate(self.device_vars)}
+
+    def target_arch(self, name: str) -> int:
+        """The virtual architecture (``.target sm_XY`` -> XY, 0 if none) of the module defining ``name``."""
+        entry = self.functions.get(name)
+        mod = self.modules[entry[1]] if entry is not None else self.modules[0]
+        for t in mod.target:
+            m = re.fullmatch(r"sm_(\d+)[a-z]?", t)
+            if m:
+                return int(m.group(1))
+        return 0
 
     def global_name(self, mi: int, name: str) -> str:
         return self._local_names[mi].get(name, name)
