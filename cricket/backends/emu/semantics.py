@@ -20,6 +20,7 @@ SUPPORTED_OPS = {
     "brkpt", "bar", "barrier", "membar", "fence", "atom", "red", "shfl", "vote", "match", "redux",
     "activemask", "call", "nanosleep", "prefetch", "prefetchu", "isspacep", "cp", "dp4a",
     "pmevent", "discard", "createpolicy", "vprintf", "assertfail", "mapa", "getctarank", "bmsk", "szext",
+    "griddepcontrol",
 }
 
 
@@ -738,6 +739,10 @@ class InstructionEmitters:
     op_prefetchu = op_membar
     op_pmevent = op_membar
     op_discard = op_membar
+    # Programmatic dependent launch: the emulator runs each launch to completion, in order, so the
+    # grids a kernel waits for (griddepcontrol.wait) have finished and their writes are visible;
+    # griddepcontrol.launch_dependents only lets a dependent grid start early.
+    op_griddepcontrol = op_membar
 
     def op_createpolicy(self, ins: Instr, idx: int) -> None:
         self.assign(ins.operands[0], self.kc.const(0, "u64"), "u64")

@@ -30,7 +30,7 @@ UNSUPPORTED_FEATURES = {
     "tcgen05": "tensor-core instruction", "mbarrier": "TMA/asynchronous barrier (mbarrier)",
     "cp.async.bulk": "TMA bulk copy", "cp.reduce.async.bulk": "TMA bulk copy",
     "elect": "elect.sync (sm_90 cluster feature)", "setmaxnreg": "setmaxnreg",
-    "griddepcontrol": "programmatic dependent launch", "tex": "texture fetch", "tld4": "texture gather",
+    "tex": "texture fetch", "tld4": "texture gather",
     "txq": "texture query", "suld": "surface load", "sust": "surface store", "sured": "surface reduction",
     "suq": "surface query", "istypep": "texture/surface type test", "applypriority": "L2 cache priority",
     "barrier.cluster": "thread-block clusters", "multimem": "multimem (NVLink multicast)",
