@@ -122,13 +122,18 @@ class EmuModule:
         self.loaded = True
         if program is not None:
             self._place_variables()
-            for name in program.entries:
-                ir = program.kernel(name)
-                with _CACHE_LOCK:
-                    known = (digest, name) in _COMPILED
-                if not known:
-                    KernelCompiler(ir).validate()     # unsupported forms fail here, at load
-                self.functions[name] = EmuFunction(self, name, ir)
+            if not program.lazy:                      # a large module: kernels are built on first use
+                for name in program.entries:
+                    self._build(name)
+
+    def _build(self, name: str) -> EmuFunction:
+        ir = self.program.kernel(name)
+        with _CACHE_LOCK:
+            known = (self.hash, name) in _COMPILED
+        if not known:
+            KernelCompiler(ir).validate()     # unsupported forms fail here (at load for a small module)
+        fn = self.functions[name] = EmuFunction(self, name, ir)
+        return fn
 
     def no_binary_message(self) -> str:
         archs = f" for sm_{','.join(str(a) for a in self.sass_archs)}" if self.sass_archs else ""
@@ -181,8 +186,14 @@ class EmuModule:
             return EmuFunction(self, name, None)
         fn = self.functions.get(name)
         if fn is None:
-            raise EmuError(CUDA_ERROR_NOT_FOUND, f"no kernel named {name!r} in this module "
-                                                 f"(it has: {', '.join(sorted(self.functions)) or 'none'})")
+            if name not in self.program.entries:
+                raise EmuError(CUDA_ERROR_NOT_FOUND, f"no kernel named {name!r} in this module "
+                                                     f"(it has: {', '.join(sorted(self.program.entries)) or 'none'})")
+            try:
+                fn = self._build(name)
+            except EmuError as e:
+                log.error("kernel %s: %s", name, e)
+                raise
         return fn
 
     def get_global(self, name: str) -> tuple[int, int]:

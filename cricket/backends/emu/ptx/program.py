@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from ..errors import CUDA_ERROR_INVALID_PTX, CUDA_ERROR_NOT_FOUND, EmuError, not_supported
 from .ast import Addr, Function, Group, Instr, Label, Module, Not, Pair, Reg, Sym, VarDecl, Vec
+from .parser import ensure_body
 
 log = logging.getLogger(__name__)
 
@@ -176,9 +177,17 @@ class Program:
     def global_name(self, mi: int, name: str) -> str:
         return self._local_names[mi].get(name, name)
 
+    @property
+    def lazy(self) -> bool:
+        """Some function bodies are not parsed yet (a large module): they are checked when used."""
+        return any(fn.source is not None for fn, _ in self.functions.values())
+
     def check_supported(self) -> None:
-        """Refuse, at load, instructions and calls the emulator cannot execute."""
+        """Refuse, at load, instructions and calls the emulator cannot execute (bodies not parsed
+        yet are checked when a kernel using them is built)."""
         for g, (fn, mi) in self.functions.items():
+            if fn.source is not None:
+                continue
             for s in fn.body or ():
                 if isinstance(s, Instr):
                     check_instr(s, g)
@@ -261,6 +270,11 @@ class _KernelBuilder:
 
     def expand(self, fn: Function, mi: int, prefix: str, pmap: dict[str, str], ret_label: str | None,
                stack: list[str]) -> None:
+        if fn.source is not None:           # parsed now: check it as a small module is at load
+            ensure_body(fn)
+            for s in fn.body:
+                if isinstance(s, Instr):
+                    check_instr(s, fn.name)
         for r, t in fn.regs.items():
             self.regs[prefix + r] = t
         local_names: dict[str, str] = {}
