@@ -317,7 +317,9 @@ class EmuDevice:
 
         An empty list loads a module without PTX (a SASS-only fatbinary, ``sass_archs`` naming its
         architectures): it loads, and launching from it fails with CUDA_ERROR_NO_BINARY_FOR_GPU.
-        Unsupported instructions are refused here with CUDA_ERROR_NOT_SUPPORTED.
+        Unsupported instructions are refused here with CUDA_ERROR_NOT_SUPPORTED; in a module of more
+        than ``parser.LAZY_BODIES`` characters (CuPy's libcub: 21 MB, 383 kernels) function bodies
+        are parsed when a kernel is first asked for, and ``get_function`` refuses them then.
         """
         self._check()
         if isinstance(ptx_sources, (str, bytes)):
