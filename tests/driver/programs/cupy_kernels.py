@@ -1,8 +1,8 @@
 """CuPy with its defaults (CUB accelerator on; kernels compiled by NVRTC to PTX with
 CUPY_COMPILE_WITH_PTX=1): an elementwise expression, an ElementwiseKernel, a ReductionKernel
-(CuPy's own reduction code) and the reductions and scans users call, which CuPy routes through
-CUB (its JIT-compiled block reductions and the device-wide kernels of its libcub), each compared
-with NumPy on the same data. Prints one ``name True|False`` line per check."""
+(CuPy's own reduction code) and the reductions, scans and sorts users call, which CuPy routes
+through CUB (its JIT-compiled block reductions, the device-wide kernels of its libcub, Thrust's
+sort), each compared with NumPy on the same data. Prints one ``name True|False`` line per check."""
 import numpy as np
 
 import cupy as cp
@@ -24,6 +24,8 @@ CHECKS = {
     "sum": (cp.sum, np.sum), "max": (cp.max, np.max), "min": (cp.min, np.min),
     "argmax": (cp.argmax, np.argmax), "argmin": (cp.argmin, np.argmin),
     "cumsum": (cp.cumsum, np.cumsum), "mean": (cp.mean, np.mean),
+    "sort": (cp.sort, np.sort),                                         # Thrust/CUB radix sort
+    "argsort": (lambda x: cp.argsort(x, kind="stable"), lambda x: np.argsort(x, kind="stable")),
 }
 for dtype in (np.int32, np.float32, np.float64):
     for n in (1, 1000, 20011):
