@@ -2,6 +2,7 @@
 kernels built that way equal those of a full parse, and an unsupported instruction is still refused
 with its name, when the kernel is first asked for."""
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from cricket.backends.emu.errors import EmuError
 from cricket.backends.emu.ptx import parser
 from cricket.backends.emu.ptx.program import Program
 
-from conftest import PTX_DIR
+PTX_DIR = Path(__file__).resolve().parent / "ptx"
 
 # every committed fixture; the -rdc=true halves are linked together
 FIXTURES = [[p.name] for p in sorted(PTX_DIR.glob("*.ptx")) if ".rdc." not in p.name] + \
