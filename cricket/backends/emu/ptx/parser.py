@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import struct
+import threading
 
 from ..errors import CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, EmuError
 from .ast import Addr, Function, Group, Imm, Instr, Label, Module, Not, Pair, Reg, Sink, Special, Sym, VarDecl, Vec
@@ -122,13 +123,21 @@ def split_bodies(text: str) -> tuple[str, list[tuple[str, int]]]:
     return "".join(parts), bodies
 
 
+_BODY_LOCK = threading.Lock()
+
+
 def ensure_body(fn: Function) -> Function:
-    """Parse a function body kept as source (see ``LAZY_BODIES``)."""
-    if fn.source is not None:
-        text, line = fn.source
-        p = _Parser(text + "\n}", line)
-        p.parse_body(fn)
-        fn.source = None
+    """Parse a function body kept as source (see ``LAZY_BODIES``). Programs are shared between
+    devices and server threads: the body is parsed once, and published only when complete."""
+    if fn.source is None:
+        return fn
+    with _BODY_LOCK:
+        if fn.source is not None:
+            text, line = fn.source
+            parsed = Function(name=fn.name, kind=fn.kind, linkage=fn.linkage, params=fn.params, rets=fn.rets)
+            _Parser(text + "\n}", line).parse_body(parsed)
+            fn.regs, fn.locals, fn.body = parsed.regs, parsed.locals, parsed.body
+            fn.source = None
     return fn
 
 
