@@ -63,6 +63,8 @@ class FunctionInfo:
     shared_size_bytes: int = 0
     const_size_bytes: int = 0
     local_size_bytes: int = 0
+    ptx_version: int = 0        # the virtual architecture the running code was compiled for (0: unknown)
+    binary_version: int = 0
 
 
 class Device(abc.ABC):

@@ -183,7 +183,9 @@ class CudaDevice(Device):
             num_regs=attr(fa.CU_FUNC_ATTRIBUTE_NUM_REGS),
             shared_size_bytes=attr(fa.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
             const_size_bytes=attr(fa.CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES),
-            local_size_bytes=attr(fa.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES))
+            local_size_bytes=attr(fa.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES),
+            ptx_version=attr(fa.CU_FUNC_ATTRIBUTE_PTX_VERSION),
+            binary_version=attr(fa.CU_FUNC_ATTRIBUTE_BINARY_VERSION))
 
     def module_get_global(self, module: Any, name: str) -> tuple[int, int]:
         ptr, size = _check(self._enter().cuModuleGetGlobal(module, name.encode()),

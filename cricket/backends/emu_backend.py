@@ -174,7 +174,9 @@ class EmuDevice(Device):
                             num_regs=int(attributes.get("num_regs", 0)),
                             shared_size_bytes=int(attributes.get("shared_size_bytes", 0)),
                             const_size_bytes=int(attributes.get("const_size_bytes", 0)),
-                            local_size_bytes=int(attributes.get("local_size_bytes", 0)))
+                            local_size_bytes=int(attributes.get("local_size_bytes", 0)),
+                            ptx_version=int(attributes.get("ptx_version", 0)),
+                            binary_version=int(attributes.get("binary_version", 0)))
 
     def module_get_global(self, module: EmuModule, name: str) -> tuple[int, int]:
         with _errors:

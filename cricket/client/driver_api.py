@@ -166,6 +166,9 @@ def _resolve(f: FunctionRecord) -> None:
     f.server, f.layout, f.param_size, f.session = fn.handle, layout, fn.param_size, _session
     f.attributes.update({0: fn.max_threads_per_block, 1: fn.shared_size_bytes,
                          2: fn.const_size_bytes, 3: fn.local_size_bytes, 4: fn.num_regs})
+    # PTX_VERSION, BINARY_VERSION as the server ran them (the emu backend runs PTX of any target;
+    # CUB's host code picks its tuning policy by the PTX version); 0: unknown, the device's is used
+    f.attributes.update({k: v for k, v in ((5, fn.ptx_version), (6, fn.binary_version)) if v})
 
 
 def _function(handle: int) -> FunctionRecord:

@@ -556,7 +556,8 @@ class Runtime:
         k.param_size = f.param_size
         k.attributes = {"max_threads_per_block": f.max_threads_per_block, "num_regs": f.num_regs,
                         "shared_size_bytes": f.shared_size_bytes, "const_size_bytes": f.const_size_bytes,
-                        "local_size_bytes": f.local_size_bytes}
+                        "local_size_bytes": f.local_size_bytes, "ptx_version": f.ptx_version,
+                        "binary_version": f.binary_version}
         k.function = f.handle
 
     def var(self, host_var: int) -> VarRecord:

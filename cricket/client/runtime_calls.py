@@ -612,7 +612,8 @@ def func_get_attributes(values: int, func: int) -> int:
     cc = rt.device_attribute(rt.thread.device, 75) * 10 + rt.device_attribute(rt.thread.device, 76)
     optin = rt.device_attribute(rt.thread.device, A_SHARED_OPTIN)
     hostmem.store_i64s(values, (a["shared_size_bytes"], a["const_size_bytes"], a["local_size_bytes"],
-                                a["max_threads_per_block"], a["num_regs"], cc, cc,
+                                a["max_threads_per_block"], a["num_regs"], a.get("ptx_version") or cc,
+                                a.get("binary_version") or cc,
                                 max(optin - a["shared_size_bytes"], 0)))
     return SUCCESS
 

@@ -250,7 +250,8 @@ class CricketProgram(Skeleton):
             return P.cr_function(handle=r.handle, max_threads_per_block=i.max_threads_per_block,
                                  num_regs=i.num_regs, shared_size_bytes=i.shared_size_bytes,
                                  const_size_bytes=i.const_size_bytes,
-                                 local_size_bytes=i.local_size_bytes, param_size=i.param_size,
+                                 local_size_bytes=i.local_size_bytes, ptx_version=i.ptx_version,
+                                 binary_version=i.binary_version, param_size=i.param_size,
                                  params=[P.cr_param(offset=p.offset, size=p.size) for p in i.params])
         return self._call(P.cr_function_res, self.service.module_get_function, a.module, a.name,
                           arm="function", convert=convert)

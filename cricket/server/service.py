@@ -22,7 +22,7 @@ from .session import DeviceObject, FunctionRecord, ModuleRecord, Session
 
 log = logging.getLogger(__name__)
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 NEED_IMAGE = -1          # CRICKET_NEED_IMAGE: the server lacks the image, send its bytes
 MAX_INLINE = 4194304     # CRICKET_MAX_INLINE
 

@@ -161,16 +161,21 @@ def test_cuda_core_compiles_with_nvrtc_and_launches(driver_dir, server):
 
 
 def test_cupy_elementwise_and_reduction_kernels(driver_dir, server):
+    """CuPy with its defaults: CUB on (CUPY_ACCELERATORS unset), so reductions and scans run CUB's
+    kernels (min/max.s16x2, griddepcontrol, long mangled names, a tuning policy picked by the PTX
+    version, a 21 MB PTX module); results against NumPy on the same data."""
     pytest.importorskip("cupy", reason="cupy-cuda13x not installed")
-    # CUB's precompiled reduction kernels use PTX the emu backend lacks (min.s16x2): CuPy's own
-    # reduction kernels are used instead
-    env = environment(driver_dir, server, CUPY_COMPILE_WITH_PTX="1", CUPY_ACCELERATORS="")
+    env = environment(driver_dir, server, CUPY_COMPILE_WITH_PTX="1")
+    env.pop("CUPY_ACCELERATORS", None)
     proc = subprocess.run([sys.executable, str(PROGRAMS / "cupy_kernels.py")], capture_output=True,
-                          text=True, env=env, timeout=300)
+                          text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     got = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
-    assert got == {"elementwise": "True", "kernel": "True", "sum": "1000000.0 1000000.0",
-                   "max": "999.0 999.0"}
+    assert {k: got.pop(k) for k in ("accelerators", "elementwise", "kernel", "reduction_kernel", "sum", "max")} == {
+        "accelerators": "[1] [1]", "elementwise": "True", "kernel": "True", "reduction_kernel": "True", "sum": "1000000.0 1000000.0",
+        "max": "999.0 999.0"}
+    assert len(got) == 9 * 3 * 3                   # 9 reductions/scans/sorts x 3 dtypes x 3 sizes
+    assert [k for k, v in got.items() if v != "True"] == []
 
 
 # ------------------------------------------------------------------ one process, one client state

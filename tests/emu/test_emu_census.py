@@ -110,7 +110,6 @@ def test_census_instruction_forms_compile():
     ("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4]",
      "TMA"),
     ("suld.b.1d.v4.b32.trap {%r1, %r2, %r3, %r4}, [%rd1, {%r5}]", "surface"),
-    ("griddepcontrol.wait", "programmatic dependent launch"),
 ])
 def test_out_of_scope_features_are_refused_by_name(instr, feature):
     prog = Program([parse(kernel_text([instr]))])

@@ -1,8 +1,11 @@
 """The generated protocol module: what the server and client rely on."""
 import inspect
 
+import pytest
+
 from cricket.protocol import NEED_IMAGE, PROGRAM, VERSION, Skeleton, gen
 from cricket.server.program import CricketProgram
+from cricket.xdr.errors import XdrError
 
 
 def test_program_number_is_in_the_user_range_and_version_one():
@@ -20,7 +23,7 @@ def test_every_procedure_but_null_is_served():
 def test_result_unions_round_trip_through_xdr():
     res = gen.cr_function_res(status=0, function=gen.cr_function(
         handle=7, max_threads_per_block=1024, num_regs=10, shared_size_bytes=0, const_size_bytes=0,
-        local_size_bytes=0, param_size=28, params=[gen.cr_param(offset=0, size=8)]))
+        local_size_bytes=0, ptx_version=75, binary_version=75, param_size=28, params=[gen.cr_param(offset=0, size=8)]))
     assert gen.unpack_cr_function_res(gen.pack_cr_function_res(res)) == res
     err = gen.cr_status_res(status=700, message="an illegal memory access was encountered")
     data = gen.pack_cr_status_res(err)
@@ -44,3 +47,12 @@ def test_server_constants_match_cricket_x():
     from cricket.backends.base import ImageKind
     assert {k.name.removeprefix("CR_IMAGE_"): k.value for k in gen.cr_image_kind} == \
         {k.name: k.value for k in ImageKind}
+
+
+def test_kernel_names_as_long_as_cub_mangles_them_are_carried():
+    # CUB's device-wide kernels have mangled names of several hundred characters
+    name = "_ZN3cub" + "x" * 1500
+    args = gen.cr_get_args(module=3, name=name)
+    assert gen.unpack_cr_get_args(gen.pack_cr_get_args(args)).name == name
+    with pytest.raises(XdrError):
+        gen.pack_cr_get_args(gen.cr_get_args(module=3, name="y" * (gen.CRICKET_MAX_SYMBOL + 1)))

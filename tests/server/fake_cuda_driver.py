@@ -38,6 +38,8 @@ class CUfunction_attribute(enum.IntEnum):
     CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2
     CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3
     CU_FUNC_ATTRIBUTE_NUM_REGS = 4
+    CU_FUNC_ATTRIBUTE_PTX_VERSION = 5
+    CU_FUNC_ATTRIBUTE_BINARY_VERSION = 6
 
 
 CU_LAUNCH_PARAM_END_AS_INT = 0
@@ -225,7 +227,7 @@ class FakeDriver:
         return (OK, *VADD_PARAMS[index])
 
     def cuFuncGetAttribute(self, attr, func):
-        return OK, {0: 1024, 4: 12}.get(int(attr), 0)
+        return OK, {0: 1024, 4: 12, 5: 90, 6: 90}.get(int(attr), 0)
 
     def cuModuleGetGlobal(self, module, name):
         return CUresult.CUDA_ERROR_NOT_FOUND, 0, 0

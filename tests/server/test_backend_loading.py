@@ -106,8 +106,8 @@ def test_nothing_but_null_and_error_strings_answer_before_an_accepted_hello(star
         for res in (stub.CR_SERVER_STATS(), stub.CR_SESSION_STATS(), stub.CR_LIST_BACKENDS(),
                     stub.CR_MEM_ALLOC(16), stub.CR_CTX_SYNCHRONIZE(), stub.CR_LOAD_BACKEND(load)):
             assert res.status == curesult.NOT_INITIALIZED, res
-        bad = stub.CR_HELLO(gen.cr_hello_args(protocol=1, client="t", token="wrong", backend=""))
+        bad = stub.CR_HELLO(gen.cr_hello_args(protocol=gen.CRICKET_PROTOCOL, client="t", token="wrong", backend=""))
         assert bad.status == curesult.NOT_PERMITTED
         assert stub.CR_SERVER_STATS().status == curesult.NOT_INITIALIZED
-        ok = stub.CR_HELLO(gen.cr_hello_args(protocol=1, client="t", token="t", backend=""))
+        ok = stub.CR_HELLO(gen.cr_hello_args(protocol=gen.CRICKET_PROTOCOL, client="t", token="t", backend=""))
         assert ok.status == 0 and stub.CR_SERVER_STATS().status == 0

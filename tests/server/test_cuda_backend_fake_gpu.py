@@ -77,6 +77,7 @@ def test_kernel_layout_and_launch_through_the_packed_parameter_buffer(fake):
     fn = dev.module_get_function(module, "vadd")
     assert [(p.offset, p.size) for p in fn.params] == fake_cuda_driver.VADD_PARAMS
     assert fn.param_size == 28 and fn.num_regs == 12 and fn.max_threads_per_block == 1024
+    assert fn.ptx_version == 90 and fn.binary_version == 90
     n = 100
     a = np.arange(n, dtype=np.float32)
     pa, pb, pc = (dev.mem_alloc(4 * n) for _ in range(3))

@@ -6,7 +6,7 @@ import pytest
 from cricket.backends import curesult
 from cricket.backends.base import BackendError, ImageKind
 from cricket.backends.registry import BackendRegistry
-from cricket.server.service import NEED_IMAGE, CricketService
+from cricket.server.service import NEED_IMAGE, PROTOCOL_VERSION, CricketService
 
 
 @pytest.fixture
@@ -22,7 +22,7 @@ def service():
 
 def hello(svc, token="t0k"):
     s = svc.open_session("test")
-    svc.hello(s, 1, "pytest", token, "")
+    svc.hello(s, PROTOCOL_VERSION, "pytest", token, "")
     return s
 
 
@@ -39,8 +39,8 @@ def test_calls_before_hello_are_refused(service):
 
 def test_wrong_token_is_refused_and_right_one_returns_the_devices(service):
     s = service.open_session()
-    assert code_of(service.hello, s, 1, "x", "bad", "") == curesult.NOT_PERMITTED
-    h = service.hello(s, 1, "x", "t0k", "")
+    assert code_of(service.hello, s, PROTOCOL_VERSION, "x", "bad", "") == curesult.NOT_PERMITTED
+    h = service.hello(s, PROTOCOL_VERSION, "x", "t0k", "")
     assert h.backend == "hostmem" and h.devices[0].name == "host memory"
     assert code_of(service.hello, service.open_session(), 99, "x", "t0k", "") == curesult.NOT_SUPPORTED
 

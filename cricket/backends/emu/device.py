@@ -53,6 +53,12 @@ def _sink_of(sink) -> Callable[[str], None]:
     raise TypeError("printf_sink must be a callable taking a str, or an object with write()")
 
 
+# Registers per thread reported for a kernel: the emulator has no register limit, and the PTX
+# register count (often hundreds) would make occupancy queries answer 0 blocks per SM for large
+# blocks; 32 per thread lets 2048 threads share an SM's 65536 registers (full occupancy).
+REGS_REPORTED = 32
+
+
 class EmuFunction:
     """A kernel of a loaded module (the emulator's CUfunction)."""
 
@@ -71,12 +77,17 @@ class EmuFunction:
         return self.ir.param_size if self.ir else 0
 
     def attributes(self) -> dict:
-        """The values cuFuncGetAttribute would report (emulated)."""
+        """The values cuFuncGetAttribute would report (emulated).
+
+        ``ptx_version`` is the ``.target`` of the PTX that runs (the emulator runs any PTX target,
+        also one newer than the emulated sm_75): CUB's host code picks its tuning policy, and with it
+        the block size the kernel was compiled for, from this number."""
         if self.ir is None:
             raise EmuError(CUDA_ERROR_NO_BINARY_FOR_GPU, self.module.no_binary_message())
+        ptx_version = self.module.program.target_arch(self.name) or 75
         return {"max_threads_per_block": MAX_THREADS_PER_BLOCK, "shared_size_bytes": self.ir.shared_static,
                 "const_size_bytes": 0, "local_size_bytes": self.ir.local_size,
-                "num_regs": min(255, len(self.ir.regs)), "ptx_version": 75, "binary_version": 75,
+                "num_regs": min(REGS_REPORTED, len(self.ir.regs)), "ptx_version": ptx_version, "binary_version": 75,
                 "max_dynamic_shared_size_bytes": SHARED_PER_BLOCK_OPTIN - self.ir.shared_static}
 
     def compiled(self) -> CompiledKernel:
@@ -111,13 +122,18 @@ class EmuModule:
         self.loaded = True
         if program is not None:
             self._place_variables()
-            for name in program.entries:
-                ir = program.kernel(name)
-                with _CACHE_LOCK:
-                    known = (digest, name) in _COMPILED
-                if not known:
-                    KernelCompiler(ir).validate()     # unsupported forms fail here, at load
-                self.functions[name] = EmuFunction(self, name, ir)
+            if not program.lazy:                      # a large module: kernels are built on first use
+                for name in program.entries:
+                    self._build(name)
+
+    def _build(self, name: str) -> EmuFunction:
+        ir = self.program.kernel(name)
+        with _CACHE_LOCK:
+            known = (self.hash, name) in _COMPILED
+        if not known:
+            KernelCompiler(ir).validate()     # unsupported forms fail here (at load for a small module)
+        fn = self.functions[name] = EmuFunction(self, name, ir)
+        return fn
 
     def no_binary_message(self) -> str:
         archs = f" for sm_{','.join(str(a) for a in self.sass_archs)}" if self.sass_archs else ""
@@ -170,8 +186,14 @@ class EmuModule:
             return EmuFunction(self, name, None)
         fn = self.functions.get(name)
         if fn is None:
-            raise EmuError(CUDA_ERROR_NOT_FOUND, f"no kernel named {name!r} in this module "
-                                                 f"(it has: {', '.join(sorted(self.functions)) or 'none'})")
+            if name not in self.program.entries:
+                raise EmuError(CUDA_ERROR_NOT_FOUND, f"no kernel named {name!r} in this module "
+                                                     f"(it has: {', '.join(sorted(self.program.entries)) or 'none'})")
+            try:
+                fn = self._build(name)
+            except EmuError as e:
+                log.error("kernel %s: %s", name, e)
+                raise
         return fn
 
     def get_global(self, name: str) -> tuple[int, int]:
@@ -300,7 +322,9 @@ class EmuDevice:
 
         An empty list loads a module without PTX (a SASS-only fatbinary, ``sass_archs`` naming its
         architectures): it loads, and launching from it fails with CUDA_ERROR_NO_BINARY_FOR_GPU.
-        Unsupported instructions are refused here with CUDA_ERROR_NOT_SUPPORTED.
+        Unsupported instructions are refused here with CUDA_ERROR_NOT_SUPPORTED; in a module of more
+        than ``parser.LAZY_BODIES`` characters (CuPy's libcub: 21 MB, 383 kernels) function bodies
+        are parsed when a kernel is first asked for, and ``get_function`` refuses them then.
         """
         self._check()
         if isinstance(ptx_sources, (str, bytes)):

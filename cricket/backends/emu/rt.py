@@ -320,6 +320,32 @@ def sat_int(x, dt):
     return np.clip(x, info.min, info.max).astype(dt)
 
 
+def simd16x2(op, a, b, signed, relu):
+    """add/sub/min/max on .s16x2/.u16x2: each 16-bit half of the 32-bit operands on its own.
+
+    Sums and differences wrap within the half; ``relu`` (s16x2 only) clamps a negative half to 0.
+    """
+    scalar = type(a) is not ndarray and type(b) is not ndarray
+    n = max(np.size(a), np.size(b))
+    ht = s16 if signed else u16
+    av = np.ascontiguousarray(np.broadcast_to(np.asarray(a, u32), (n,))).view(ht)
+    bv = np.ascontiguousarray(np.broadcast_to(np.asarray(b, u32), (n,))).view(ht)
+    if op == "add":
+        r = av + bv
+    elif op == "sub":
+        r = av - bv
+    elif op == "min":
+        r = np.minimum(av, bv)
+    elif op == "max":
+        r = np.maximum(av, bv)
+    else:
+        raise ValueError(op)
+    if relu:
+        r = np.maximum(r, ht(0))
+    out = r.view(u32)
+    return out[0] if scalar else out
+
+
 # ---- floating point ---------------------------------------------------------------------------
 def ftz(x):
     """Flush subnormal values to sign-preserving zero (the .ftz modifier)."""

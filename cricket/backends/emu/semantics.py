@@ -7,7 +7,7 @@ helpers with exact PTX semantics (division, fma, conversions, bit operations) ar
 """
 from __future__ import annotations
 
-from .dtypes import CMP_INT, COMPUTE, SGN, SIZE, SPACES, STORAGE, UNS, type_mods
+from .dtypes import CMP_INT, COMPUTE, INT_X2, SGN, SIZE, SPACES, STORAGE, UNS, type_mods
 from .errors import EmuError, not_supported
 from .memory import LOCAL_WINDOW, SHARED_WINDOW
 from .ptx.ast import Addr, Imm, Instr, Pair, Reg, Sink, Special, Sym, Vec
@@ -20,6 +20,7 @@ SUPPORTED_OPS = {
     "brkpt", "bar", "barrier", "membar", "fence", "atom", "red", "shfl", "vote", "match", "redux",
     "activemask", "call", "nanosleep", "prefetch", "prefetchu", "isspacep", "cp", "dp4a",
     "pmevent", "discard", "createpolicy", "vprintf", "assertfail", "mapa", "getctarank", "bmsk", "szext",
+    "griddepcontrol",
 }
 
 
@@ -226,12 +227,26 @@ class InstructionEmitters:
         self.assign(ins.operands[0], e, st)
         return True
 
+    def int_x2_op(self, ins: Instr, op: str) -> bool:
+        """Packed 16-bit integer SIMD (.s16x2, .u16x2) through ``rt.simd16x2``; False if not one."""
+        ts = type_mods(ins.mods)
+        if not ts or ts[-1] not in INT_X2:
+            return False
+        t = ts[-1]
+        relu = "relu" in ins.mods
+        if relu and t != "s16x2":
+            raise not_supported(f"`{'.'.join((ins.op,) + ins.mods)}` (.relu applies to .s16x2 and .s32 only)")
+        a = self.src(ins.operands[1], "u32")
+        b = self.src(ins.operands[2], "u32")
+        self.assign(ins.operands[0], f"rt.simd16x2({op!r}, {a}, {b}, {t == 's16x2'}, {relu})", "u32")
+        return True
+
     def op_add(self, ins: Instr, idx: int) -> None:
-        if not self.half_op(ins, "add"):
+        if not self.half_op(ins, "add") and not self.int_x2_op(ins, "add"):
             self.addsub(ins, "+")
 
     def op_sub(self, ins: Instr, idx: int) -> None:
-        if not self.half_op(ins, "sub"):
+        if not self.half_op(ins, "sub") and not self.int_x2_op(ins, "sub"):
             self.addsub(ins, "-")
 
     def addsub(self, ins: Instr, opch: str) -> None:
@@ -396,7 +411,7 @@ class InstructionEmitters:
         self.minmax(ins, "max")
 
     def minmax(self, ins: Instr, which: str) -> None:
-        if self.half_op(ins, which + ("_nan" if "NaN" in ins.mods else "")):
+        if self.half_op(ins, which + ("_nan" if "NaN" in ins.mods else "")) or self.int_x2_op(ins, which):
             return
         t = COMPUTE[type_mods(ins.mods)[-1]]
         if t[0] == "f":
@@ -408,7 +423,12 @@ class InstructionEmitters:
         a = self.src(ins.operands[1], t)
         b = self.src(ins.operands[2], t)
         fn = "np.minimum" if which == "min" else "np.maximum"
-        self.assign(ins.operands[0], f"{fn}({a}, {b})", t)
+        e = f"{fn}({a}, {b})"
+        if "relu" in ins.mods:          # min.relu.s32 / max.relu.s32: a negative result becomes 0
+            if t != "s32":
+                raise not_supported(f"`{'.'.join((ins.op,) + ins.mods)}` (.relu applies to .s16x2 and .s32 only)")
+            e = f"np.maximum({e}, {self.kc.const(0, t)})"
+        self.assign(ins.operands[0], e, t)
 
     def op_and(self, ins: Instr, idx: int) -> None:
         self.binop(ins, "({a} & {b})")
@@ -719,6 +739,10 @@ class InstructionEmitters:
     op_prefetchu = op_membar
     op_pmevent = op_membar
     op_discard = op_membar
+    # Programmatic dependent launch: the emulator runs each launch to completion, in order, so the
+    # grids a kernel waits for (griddepcontrol.wait) have finished and their writes are visible;
+    # griddepcontrol.launch_dependents only lets a dependent grid start early.
+    op_griddepcontrol = op_membar
 
     def op_createpolicy(self, ins: Instr, idx: int) -> None:
         self.assign(ins.operands[0], self.kc.const(0, "u64"), "u64")

@@ -103,6 +103,9 @@ class Function:
     regs: dict[str, str] = field(default_factory=dict)     # register name -> type
     locals: list[VarDecl] = field(default_factory=list)    # .local/.param/.shared declared in the body
     directives: dict[str, list] = field(default_factory=dict)
+    # a body not parsed yet (large modules): (text between the braces, line of the opening brace);
+    # ``parser.ensure_body`` parses it into body/regs/locals on first use
+    source: tuple[str, int] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import struct
+import threading
 
 from ..errors import CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, EmuError
 from .ast import Addr, Function, Group, Imm, Instr, Label, Module, Not, Pair, Reg, Sink, Special, Sym, VarDecl, Vec
@@ -33,11 +34,10 @@ LINKAGES = ("visible", "extern", "weak", "common")
 SUPPORTED_MAJOR = 9
 
 
-def tokenize(text: str) -> list[tuple[str, str, int]]:
+def tokenize(text: str, line: int = 1) -> list[tuple[str, str, int]]:
     """Split PTX text into (kind, text, line) tokens, dropping whitespace and comments."""
     out = []
     pos = 0
-    line = 1
     n = len(text)
     match = _TOKEN.match
     while pos < n:
@@ -71,9 +71,80 @@ def parse_fhex(s: str) -> Imm:
     return Imm(struct.unpack("<d", int(s[2:], 16).to_bytes(8, "little"))[0], "f64")
 
 
+# Modules larger than this parse function bodies on first use: CuPy's libcub carries 21 MB of PTX
+# (383 kernels) of which a program launches a handful.
+LAZY_BODIES = 1 << 20
+_LAZY = "__cricket_lazy_"
+_BRACES = re.compile(r'[{}]|"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*.*?\*/', re.S)
+_FUNCTION_HEAD = re.compile(r"\.(?:entry|func)\b")
+
+
+def split_bodies(text: str) -> tuple[str, list[tuple[str, int]]]:
+    """Cut the function bodies out of ``text``: (skeleton, bodies).
+
+    In the skeleton the k-th body reads ``{ __cricket_lazy_k }`` followed by the newlines it held,
+    so later lines keep their numbers; a body is (its text, the line of its opening brace). A
+    top-level brace group is a body when the statement before it declares an .entry or .func
+    (an initialiser follows ``=``; a .section names no function).
+    """
+    parts: list[str] = []
+    bodies: list[tuple[str, int]] = []
+    depth = 0
+    prev = 0             # end of the last top-level brace group
+    kept = 0             # text before this offset is already in ``parts``
+    opened = 0
+    is_body = False
+    line = 1
+    counted = 0          # ``line`` is the line number at offset ``counted``
+    for m in _BRACES.finditer(text):
+        c = m.group()
+        if c == "{":
+            if depth == 0:
+                opened = m.start()
+                head = text[prev:opened]
+                head = head[head.rfind(";") + 1:]
+                is_body = bool(_FUNCTION_HEAD.search(head)) and not head.rstrip().endswith("=")
+            depth += 1
+        elif c == "}":
+            if depth == 0:
+                continue            # unbalanced: left for the parser to report
+            depth -= 1
+            if depth == 0:
+                if is_body:
+                    inner = text[opened + 1:m.start()]
+                    line += text.count("\n", counted, opened)
+                    counted = opened
+                    parts.append(text[kept:opened])
+                    parts.append("{ %s%d }" % (_LAZY, len(bodies)) + "\n" * inner.count("\n"))
+                    kept = m.end()
+                    bodies.append((inner, line))
+                prev = m.end()
+    parts.append(text[kept:])
+    return "".join(parts), bodies
+
+
+_BODY_LOCK = threading.Lock()
+
+
+def ensure_body(fn: Function) -> Function:
+    """Parse a function body kept as source (see ``LAZY_BODIES``). Programs are shared between
+    devices and server threads: the body is parsed once, and published only when complete."""
+    if fn.source is None:
+        return fn
+    with _BODY_LOCK:
+        if fn.source is not None:
+            text, line = fn.source
+            parsed = Function(name=fn.name, kind=fn.kind, linkage=fn.linkage, params=fn.params, rets=fn.rets)
+            _Parser(text + "\n}", line).parse_body(parsed)
+            fn.regs, fn.locals, fn.body = parsed.regs, parsed.locals, parsed.body
+            fn.source = None
+    return fn
+
+
 class _Parser:
-    def __init__(self, text: str) -> None:
-        self.toks = tokenize(text)
+    def __init__(self, text: str, line: int = 1, bodies: list[tuple[str, int]] | None = None) -> None:
+        self.toks = tokenize(text, line)
+        self.bodies = bodies
         self.i = 0
         self.scopes: list[dict[str, str]] = []
         self.scope_counter = 0
@@ -315,13 +386,22 @@ class _Parser:
         if self.accept(";"):
             return fn
         self.expect("{")
+        if self.bodies is not None and self.peek()[1].startswith(_LAZY):
+            fn.source = self.bodies[int(self.next()[1][len(_LAZY):])]
+            fn.body = []
+            self.expect("}")
+            return fn
+        self.parse_body(fn)
+        return fn
+
+    def parse_body(self, fn: Function) -> None:
+        """The body after its opening brace, through the closing one."""
         self.scopes = [{}]
         for p in fn.params + fn.rets:
             self.scopes[0][p.name] = p.name
         fn.body = []
         self.body(fn)
         self.scopes = []
-        return fn
 
     def declare(self, name: str) -> str:
         if len(self.scopes) == 1:
@@ -530,5 +610,9 @@ class _Parser:
 
 
 def parse(text: str) -> Module:
-    """Parse one PTX module."""
+    """Parse one PTX module; in one over ``LAZY_BODIES`` characters, function bodies are parsed on
+    first use (``ensure_body``)."""
+    if len(text) > LAZY_BODIES:
+        skeleton, bodies = split_bodies(text)
+        return _Parser(skeleton, bodies=bodies).module()
     return _Parser(text).module()

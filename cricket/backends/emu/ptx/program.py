@@ -8,10 +8,12 @@ call inlined and every symbol resolved to a space and an offset.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 
 from ..errors import CUDA_ERROR_INVALID_PTX, CUDA_ERROR_NOT_FOUND, EmuError, not_supported
 from .ast import Addr, Function, Group, Instr, Label, Module, Not, Pair, Reg, Sym, VarDecl, Vec
+from .parser import ensure_body
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +31,7 @@ UNSUPPORTED_FEATURES = {
     "tcgen05": "tensor-core instruction", "mbarrier": "TMA/asynchronous barrier (mbarrier)",
     "cp.async.bulk": "TMA bulk copy", "cp.reduce.async.bulk": "TMA bulk copy",
     "elect": "elect.sync (sm_90 cluster feature)", "setmaxnreg": "setmaxnreg",
-    "griddepcontrol": "programmatic dependent launch", "tex": "texture fetch", "tld4": "texture gather",
+    "tex": "texture fetch", "tld4": "texture gather",
     "txq": "texture query", "suld": "surface load", "sust": "surface store", "sured": "surface reduction",
     "suq": "surface query", "istypep": "texture/surface type test", "applypriority": "L2 cache priority",
     "barrier.cluster": "thread-block clusters", "multimem": "multimem (NVLink multicast)",
@@ -162,12 +164,30 @@ class Program:
         self.device_vars = [g for g, (v, _) in self.variables.items() if v.space in ("global", "const")]
         self.device_var_index = {g: k for k, g in enumerate(self.device_vars)}
 
+    def target_arch(self, name: str) -> int:
+        """The virtual architecture (``.target sm_XY`` -> XY, 0 if none) of the module defining ``name``."""
+        entry = self.functions.get(name)
+        mod = self.modules[entry[1]] if entry is not None else self.modules[0]
+        for t in mod.target:
+            m = re.fullmatch(r"sm_(\d+)[a-z]?", t)
+            if m:
+                return int(m.group(1))
+        return 0
+
     def global_name(self, mi: int, name: str) -> str:
         return self._local_names[mi].get(name, name)
 
+    @property
+    def lazy(self) -> bool:
+        """Some function bodies are not parsed yet (a large module): they are checked when used."""
+        return any(fn.source is not None for fn, _ in self.functions.values())
+
     def check_supported(self) -> None:
-        """Refuse, at load, instructions and calls the emulator cannot execute."""
+        """Refuse, at load, instructions and calls the emulator cannot execute (bodies not parsed
+        yet are checked when a kernel using them is built)."""
         for g, (fn, mi) in self.functions.items():
+            if fn.source is not None:
+                continue
             for s in fn.body or ():
                 if isinstance(s, Instr):
                     check_instr(s, g)
@@ -250,6 +270,11 @@ class _KernelBuilder:
 
     def expand(self, fn: Function, mi: int, prefix: str, pmap: dict[str, str], ret_label: str | None,
                stack: list[str]) -> None:
+        if fn.source is not None:           # parsed now: check it as a small module is at load
+            ensure_body(fn)
+            for s in fn.body:
+                if isinstance(s, Instr):
+                    check_instr(s, fn.name)
         for r, t in fn.regs.items():
             self.regs[prefix + r] = t
         local_names: dict[str, str] = {}
