@@ -215,8 +215,10 @@ class CricketProgram(Skeleton):
     # --- modules -------------------------------------------------------------------------
 
     def CR_MODULE_LOAD(self, a):
+        # A large image arrives as a view into the call's record; the backends and the image
+        # cache keep bytes.
         return self._call(P.cr_handle_res, self.service.module_load, bytes(a.hash), int(a.kind),
-                          a.image, arm="handle")
+                          bytes(a.image), arm="handle")
 
     def CR_MODULE_UNLOAD(self, handle):
         return self._call(P.cr_status_res, self.service.module_unload, handle)
