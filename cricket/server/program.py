@@ -23,13 +23,17 @@ log = logging.getLogger(__name__)
 
 _INT32_MAX = (1 << 31) - 1
 MAX_QUEUED = 1024      # asynchronous calls a session may have queued before the connection waits
-INLINE_COPY_MAX = 256 * 1024   # largest copy run on the event loop (a memcpy of some 20 µs)
+# Largest host-to-device copy run on the event loop: one whole chunk of the protocol (a memcpy of
+# some 0.2-0.5 ms). The copy holds the GIL wherever it runs, so handing it to the worker thread
+# would not free the loop any sooner; it would only add two thread hops per chunk.
+INLINE_COPY_MAX = P.CRICKET_MAX_INLINE
 
 # Service calls a backend with ``quick_memory_ops`` finishes at once; each predicate says whether
-# one call (its arguments after the session) is small enough to run on the event loop.
+# one call (its arguments after the session) is small enough to run on the event loop. A
+# device-to-host copy is a view of the backend's memory (no copy at all), whatever its size.
 _QUICK: dict[str, Callable[[tuple], bool]] = {
     "memcpy_htod": lambda a: len(a[2]) <= INLINE_COPY_MAX,
-    "memcpy_dtoh": lambda a: a[1] <= INLINE_COPY_MAX,
+    "memcpy_dtoh": lambda a: True,
     "mem_alloc": lambda a: True,
     "mem_free": lambda a: True,
     "mem_get_info": lambda a: True,
