@@ -30,6 +30,7 @@ from ..backends import curesult
 from ..protocol import MAX_INLINE, NEED_IMAGE, PROGRAM, VERSION, Skeleton, SyncClient
 from ..protocol import gen as P
 from ..rpc import Client
+from ..rpc.record import FillableBytes
 from .direct import COPY_CHUNK, PROC_HTOD, PROC_HTOD_ASYNC, htod_buffers, receive_data_into
 from .kernel_args import pack_kernel_args
 
@@ -437,13 +438,14 @@ class Connection:
     def memcpy_dtoh(self, src: DeviceBuffer | int, size: int, *, stream: Stream | None = None) -> bytes:
         """Copy ``size`` bytes back (synchronising), in chunks of at most COPY_CHUNK."""
         base = int(src)
-        out = bytearray(size)
+        # The result is received straight into a new bytes object: no zeroing, no final copy.
+        filler = FillableBytes(size)
         offsets = list(range(0, size, COPY_CHUNK))
         # Pipelined: all chunk requests go out, then the replies are collected in order.
         pending = [self._start("CR_MEMCPY_DTOH", P.pack_cr_dtoh_args(P.cr_dtoh_args(
             src=base + off, size=min(COPY_CHUNK, size - off), stream=_stream(stream))))
             for off in offsets]
-        view = memoryview(out)
+        view = filler.view
         for off, call in zip(offsets, pending):
             n = min(COPY_CHUNK, size - off)
             # Large chunks are received straight into ``out`` (cricket.client.direct).
@@ -454,9 +456,8 @@ class Connection:
             if len(res.data) != n:
                 raise CudaError(curesult.UNKNOWN, f"the server returned {len(res.data)} of {n} bytes",
                                 "cuMemcpyDtoH")
-            out[off:off + n] = res.data
-        view.release()
-        return bytes(out)
+            view[off:off + n] = res.data
+        return filler.finish()
 
     def memcpy_dtod(self, dst: DeviceBuffer | int, src: DeviceBuffer | int, size: int, *,
                     stream: Stream | None = None, sync: bool = True) -> None:
