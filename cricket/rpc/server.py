@@ -60,6 +60,7 @@ _READ_SIZE = 256 * 1024
 _DIRECT_READ = 64 * 1024   # a record with at least this much still to come is received in place
 _SMALL_REPLY = 16384       # replies up to this size are joined into one write
 _QUEUE_PAUSE = 4096        # queued records per connection before reading is paused
+_WRITE_HIGH = 64 * 1024    # asyncio's and uvloop's default high-water mark for writes
 _DECODE_ERRORS = (XdrError, ValueError, IndexError, TypeError, OverflowError, EOFError)
 
 
@@ -358,7 +359,10 @@ class _Connection(asyncio.BufferedProtocol):
 
     def pause_writing(self) -> None:
         self._paused_write = True
-        self.transport.pause_reading()
+        # Reading stops only past the usual high-water mark, also during a hold (which pauses
+        # writing at any unsent byte): records that arrive meanwhile wait in the queue.
+        if not self.held or self.transport.get_write_buffer_size() > _WRITE_HIGH:
+            self.transport.pause_reading()
 
     def resume_writing(self) -> None:
         self._paused_write = False
