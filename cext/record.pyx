@@ -9,6 +9,9 @@ A one-fragment record that spans chunks (every large payload) is assembled in pl
 ``bytes`` is allocated once at its header and filled as data arrives, with no list of pieces and no
 join. :meth:`RecordReader.writable` hands out the unfilled part of it, so a reader can ``recv_into``
 the record directly and report the bytes with :meth:`RecordReader.advance` (zero-copy receive).
+
+:class:`FillableBytes` is the same idea for a caller's own payload: a ``bytes`` object allocated
+unfilled, a writable view to receive into, and the finished ``bytes`` without a copy.
 """
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
@@ -106,6 +109,45 @@ cdef class _Window:
 
     def __releasebuffer__(self, Py_buffer *buffer):
         pass
+
+
+cdef class FillableBytes:
+    """``size`` bytes to fill through :attr:`view` (e.g. with ``recv_into``), then taken as
+    ``bytes`` by :meth:`finish` with no copy. Until ``finish`` the bytes are seen by no one else;
+    after it the view must not be written any more (``finish`` releases it)."""
+    cdef bytes _data
+    cdef object _view
+    cdef bint _done
+
+    def __init__(self, Py_ssize_t size):
+        cdef _Window w
+        if size < 0:
+            raise ValueError(f"size {size} must not be negative")
+        self._done = False
+        if size == 0:
+            self._data = b""
+            self._view = memoryview(bytearray())
+            return
+        self._data = PyBytes_FromStringAndSize(NULL, size)
+        w = _Window.__new__(_Window)
+        w._owner = self._data
+        w._ptr = PyBytes_AS_STRING(self._data)
+        w._len = size
+        self._view = memoryview(w)
+
+    @property
+    def view(self):
+        """A writable memoryview of all the bytes (before :meth:`finish`)."""
+        if self._done:
+            raise ValueError("finish() was called: the bytes are no longer writable")
+        return self._view
+
+    def finish(self) -> bytes:
+        """The filled bytes (the same object every time)."""
+        if not self._done:
+            self._done = True
+            self._view.release()
+        return self._data
 
 
 cdef class RecordReader:

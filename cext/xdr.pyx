@@ -7,6 +7,11 @@ The pure-Python twin is ``cricket/xdr/_pure.py``; both are reached through
 Unpacker reads through a raw pointer into the caller's buffer and checks every
 length against the declared maximum and against the bytes left before it
 allocates anything.
+
+``Unpacker.unpack_opaque_or_view`` returns an opaque of ``VIEW_MIN`` bytes or more
+as a read-only memoryview into the input instead of a copy, but only when the input
+is immutable (``bytes``, or a flat memoryview of ``bytes``): such memory can never be
+resized, recycled or changed under the view, and the view keeps it alive.
 """
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
@@ -26,8 +31,10 @@ from cricket.xdr.errors import (XdrDiscriminantError, XdrError, XdrLengthError,
                                 XdrTruncatedError, XdrValueError)
 
 ZERO_COPY_MIN = 16384
+VIEW_MIN = 65536
 MAX_LENGTH = 0xFFFFFFFF
 DEF _ZC_MIN = 16384
+DEF _VIEW_MIN = 65536
 DEF _INITIAL = 256
 
 cdef extern from *:
@@ -316,6 +323,19 @@ cdef class Packer:
         return out
 
 
+cpdef bint immutable_input(object data):
+    """True when the bytes of ``data`` can never change, move or be reused while a view of them
+    lives: ``bytes``, or a flat byte memoryview whose memory belongs to ``bytes``."""
+    cdef object mv
+    if type(data) is bytes:
+        return True
+    if type(data) is memoryview:
+        mv = data
+        return (type(mv.obj) is bytes and mv.ndim == 1 and mv.itemsize == 1
+                and mv.c_contiguous)
+    return False
+
+
 cdef class Unpacker:
     """Read XDR items from a bytes-like object; lengths are checked before any allocation."""
 
@@ -326,6 +346,7 @@ cdef class Unpacker:
     cdef Py_ssize_t end
     cdef object obj
     cdef object mv
+    cdef bint immutable       # views into the input are safe (see immutable_input)
 
     def __cinit__(self, data, Py_ssize_t offset=0):
         self.have_view = False
@@ -335,6 +356,7 @@ cdef class Unpacker:
             raise XdrValueError(f"XDR input must be a contiguous bytes-like object: {exc}") from None
         self.have_view = True
         self.obj = data
+        self.immutable = immutable_input(data)
         self.data = <const unsigned char *>self.view.buf
         self.end = self.view.len
         if offset < 0 or offset > self.end:
@@ -442,6 +464,16 @@ cdef class Unpacker:
         cdef Py_ssize_t start = self.pos
         self._take(n, "opaque body")
         return self.buffer[start:start + n]
+
+    def unpack_opaque_or_view(self, maxlen=None):
+        """``opaque<maxlen>``: bytes, or when it has ``VIEW_MIN`` bytes or more and the input is
+        immutable, a read-only memoryview into the input (no copy)."""
+        cdef Py_ssize_t n = self._length(maxlen, "opaque")
+        cdef Py_ssize_t start = self.pos
+        cdef const unsigned char *p = self._take(n, "opaque body")
+        if n >= _VIEW_MIN and self.immutable:
+            return self.buffer[start:start + n]
+        return PyBytes_FromStringAndSize(<const char *>p, n)
 
     def unpack_string(self, maxlen=None) -> str:
         cdef Py_ssize_t n = self._length(maxlen, "string")

@@ -6,6 +6,9 @@ on a C write buffer and a C read cursor, and four Python entry points that the
 generated ``<stem>.py`` binds in place of its pure-Python codec:
 ``pack_T(value) -> bytes``, ``unpack_T(data)``, ``P_T(packer, value)`` (append to a
 ``cricket.xdr.Packer``; large opaques stay zero-copy) and ``U_T(unpacker)``.
+
+Decoding matches the pure-Python codec: an ``opaque<N>`` that may reach
+``OPAQUE_VIEW_MIN`` bytes decodes as a read-only memoryview into an immutable input.
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ cdef extern from "Python.h":
     # which costs nothing per item (a try block would save exception state each time)
     long long PyLong_AsLongLong(object) noexcept
 
+from cricket.xdr import immutable_input
 from cricket.xdr.errors import (XdrDiscriminantError, XdrError, XdrLengthError,
                                 XdrTruncatedError, XdrValueError)
 
@@ -61,6 +65,7 @@ cdef extern from *:
     double GX_FLT_MAX
 
 DEF ZERO_COPY_MIN = 16384
+DEF VIEW_MIN = {view_min}
 DEF SMALL = 512
 DEF NO_MAX = -1
 
@@ -286,6 +291,7 @@ cdef struct R:
     const unsigned char *buf
     Py_ssize_t pos
     Py_ssize_t end
+    PyObject *owner     # the input, when views into it are safe (immutable bytes), else NULL
 
 
 cdef int _truncated(R *r, Py_ssize_t k, str what) except -1:
@@ -377,6 +383,17 @@ cdef object _r_fopaque(R *r, Py_ssize_t n):
 cdef object _r_opaque(R *r, Py_ssize_t maxlen):
     cdef Py_ssize_t n = _r_length(r, maxlen, "opaque")
     cdef const unsigned char *p = _r_take(r, (n + 3) & ~3, "opaque body")
+    return PyBytes_FromStringAndSize(<const char *>p, n)
+
+
+cdef object _r_opaque_or_view(R *r, Py_ssize_t maxlen):
+    """opaque<maxlen>: a read-only view into the input when it is VIEW_MIN bytes or more and the
+    input is immutable (it can never change under the view), else bytes."""
+    cdef Py_ssize_t n = _r_length(r, maxlen, "opaque")
+    cdef Py_ssize_t start = r.pos
+    cdef const unsigned char *p = _r_take(r, (n + 3) & ~3, "opaque body")
+    if n >= VIEW_MIN and r.owner != NULL:
+        return memoryview(<object>r.owner)[start:start + n]
     return PyBytes_FromStringAndSize(<const char *>p, n)
 
 
@@ -482,6 +499,7 @@ cdef int _r_open(R *r, Py_buffer *view, object data) except -1:
         r.buf = <const unsigned char *>PyBytes_AS_STRING(data)
         r.pos = 0
         r.end = PyBytes_GET_SIZE(data)
+        r.owner = <PyObject *>data
         return 0
     try:
         PyObject_GetBuffer(data, view, PyBUF_SIMPLE)
@@ -490,6 +508,7 @@ cdef int _r_open(R *r, Py_buffer *view, object data) except -1:
     r.buf = <const unsigned char *>view.buf
     r.pos = 0
     r.end = view.len
+    r.owner = <PyObject *>data if immutable_input(data) else NULL
     return 1
 
 
@@ -514,6 +533,7 @@ cdef class _Cursor:
         self.held = True
         self.r.buf = <const unsigned char *>self.view.buf
         self.r.end = self.view.len
+        self.r.owner = <PyObject *>data if immutable_input(data) else NULL
         if offset < 0 or offset > self.r.end:
             raise XdrValueError(f"offset {{offset}} is outside the {{self.r.end}}-byte input")
         self.r.pos = offset
@@ -594,6 +614,8 @@ class CythonEmitter:
         if isinstance(t, model.FixedOpaque):
             return f"_r_fopaque(r, {t.size})"
         if isinstance(t, model.VarOpaque):
+            if model.may_be_view(t):
+                return f"_r_opaque_or_view(r, {_max(t.max)})"
             return f"_r_opaque(r, {_max(t.max)})"
         if isinstance(t, model.String):
             return f"_r_string(r, {_max(t.max)})"
@@ -817,7 +839,7 @@ class CythonEmitter:
         return out
 
     def emit(self, src: str) -> str:
-        L = [PRELUDE.format(src=src, stem=self.stem)]
+        L = [PRELUDE.format(src=src, stem=self.stem, view_min=model.OPAQUE_VIEW_MIN)]
         types = list(self.mod.types.values())
         for t in types:
             L.append(f"\n\n# -- {type(t).__name__.lower()} {t.name} " + "-" * max(4, 80 - len(t.name)))

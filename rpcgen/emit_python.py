@@ -29,7 +29,9 @@ Constants are module attributes; enums are ``IntEnum`` classes (their members ar
 module attributes); structs are classes with a keyword constructor and attributes named
 as in the .x (Python keywords get a trailing underscore); unions are classes built as
 ``U(discriminant, arm=value)``; optional data is None or the value; arrays are lists,
-opaque data is bytes, strings are str.
+opaque data is bytes, strings are str. A variable-length opaque of 64 KiB or more decodes as
+a read-only memoryview into the received record (no copy) when that record is immutable
+bytes; such fields are annotated ``bytes | memoryview``.
 
 Client stubs (``<VERSION>_Client``, ``<VERSION>_AsyncClient``) take an RPC client
 object ``rpc``.  Each procedure method packs its arguments with a ``Packer`` and calls
@@ -87,6 +89,8 @@ class PythonEmitter:
         if isinstance(t, model.Prim):
             return {"float": "float", "double": "float", "bool": "bool",
                     "quadruple": "bytes"}.get(t.kind, "int")
+        if isinstance(t, model.VarOpaque) and model.may_be_view(t):
+            return "bytes | memoryview"
         if isinstance(t, (model.FixedOpaque, model.VarOpaque)):
             return "bytes"
         if isinstance(t, model.String):
@@ -154,6 +158,8 @@ class PythonEmitter:
         if isinstance(t, model.FixedOpaque):
             return f"_u.unpack_fopaque({t.size})"
         if isinstance(t, model.VarOpaque):
+            if model.may_be_view(t):
+                return f"_u.unpack_opaque_or_view({t.max})"
             return f"_u.unpack_opaque({t.max})"
         if isinstance(t, model.String):
             return f"_u.unpack_string({t.max})"

@@ -61,6 +61,17 @@ class Optional:
 
 TypeExpr = typing.Union[Prim, Ref, FixedOpaque, VarOpaque, String, FixedArray, VarArray, Optional]
 
+#: A variable-length opaque of this many bytes or more decodes as a read-only memoryview into
+#: the received record (when that record is immutable) instead of a copy; an ``opaque<N>`` whose
+#: maximum N is smaller always decodes as bytes. Equal to ``cricket.xdr.VIEW_MIN``.
+OPAQUE_VIEW_MIN = 65536
+
+
+def may_be_view(t: "VarOpaque") -> bool:
+    """Whether values of ``t`` can be large enough to decode as views (see OPAQUE_VIEW_MIN)."""
+    return t.max is None or t.max >= OPAQUE_VIEW_MIN
+
+
 INT32 = (-2**31, 2**31 - 1)
 UINT32 = (0, 2**32 - 1)
 PRIMS: dict[str, Prim] = {

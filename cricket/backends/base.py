@@ -98,6 +98,13 @@ class Device(abc.ABC):
         ``address``); returns once they are there."""
         into[:] = self.memcpy_dtoh(src, len(into), stream)
 
+    def memcpy_dtoh_view(self, src: int, size: int, stream: Any = None) -> bytes | memoryview:
+        """Like :meth:`memcpy_dtoh`, but a backend whose device memory is host memory may return a
+        read-only view of it instead of a copy. The view shows what the memory holds *now*: the
+        caller must be done with it before anything writes that memory again (the RPC server sends
+        it before it runs the session's next call). The default copies."""
+        return self.memcpy_dtoh(src, size, stream)
+
     @abc.abstractmethod
     def memcpy_dtod(self, dst: int, src: int, size: int, stream: Any = None) -> None: ...
 

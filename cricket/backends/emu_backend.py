@@ -112,6 +112,10 @@ class EmuDevice(Device):
         with _errors:
             self.dev.memcpy_dtoh_into(src, into)
 
+    def memcpy_dtoh_view(self, src: int, size: int, stream=None) -> memoryview:
+        with _errors:
+            return self.dev.memcpy_dtoh_view(src, size)
+
     def memcpy_dtod(self, dst: int, src: int, size: int, stream=None) -> None:
         with _errors:
             self.dev.memcpy_dtod(dst, src, size)

@@ -18,9 +18,11 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
+from ..backends import curesult
 from ..protocol import MAX_INLINE, NEED_IMAGE, AsyncClient as _AsyncStub
 from ..protocol import gen as P
 from ..rpc import AsyncClient
+from ..rpc.record import FillableBytes
 from .api import MAX_RECORD, CudaError, Device, Dim3, _as_bytes, _dim3, image_kind
 from .kernel_args import pack_kernel_args
 
@@ -84,16 +86,21 @@ class AsyncConnection:
         view = _as_bytes(data)
         for off in range(0, max(view.nbytes, 1), MAX_INLINE):
             _check(await self._stub.CR_MEMCPY_HTOD(P.cr_htod_args(
-                dst=dst + off, stream=0, data=bytes(view[off:off + MAX_INLINE]))), "cuMemcpyHtoD")
+                dst=dst + off, stream=0, data=view[off:off + MAX_INLINE])), "cuMemcpyHtoD")
 
     async def to_host(self, src: int, size: int, dtype: Any = None) -> Any:
-        out = bytearray(size)
+        out = FillableBytes(size)      # filled in place, returned without a copy
+        view = out.view
         for off in range(0, size, MAX_INLINE):
             n = min(MAX_INLINE, size - off)
             res = _check(await self._stub.CR_MEMCPY_DTOH(P.cr_dtoh_args(src=src + off, size=n, stream=0)),
                          "cuMemcpyDtoH")
-            out[off:off + n] = res.data
-        return bytes(out) if dtype is None else np.frombuffer(bytes(out), dtype=dtype).copy()
+            if len(res.data) != n:
+                raise CudaError(curesult.UNKNOWN, f"the server returned {len(res.data)} of {n} bytes",
+                                "cuMemcpyDtoH")
+            view[off:off + n] = res.data
+        data = out.finish()
+        return data if dtype is None else np.frombuffer(data, dtype=dtype).copy()
 
     async def load_module(self, source: str | os.PathLike | bytes) -> int:
         image = bytes(source) if isinstance(source, (bytes, bytearray)) else Path(source).read_bytes()

@@ -30,6 +30,7 @@ from ..backends import curesult
 from ..protocol import MAX_INLINE, NEED_IMAGE, PROGRAM, VERSION, Skeleton, SyncClient
 from ..protocol import gen as P
 from ..rpc import Client
+from ..rpc.record import FillableBytes
 from . import shm
 from .direct import COPY_CHUNK, PROC_HTOD, PROC_HTOD_ASYNC, htod_buffers, receive_data_into
 from . import visible_devices
@@ -458,25 +459,29 @@ class Connection:
         """Copy ``size`` bytes back (synchronising), in chunks of at most COPY_CHUNK: as bytes, or
         written into ``into`` (a writable buffer of at least ``size`` bytes), which is returned."""
         base = int(src)
+        filler = None
         if into is not None:
             target = memoryview(into).cast("B")
             if target.readonly or target.nbytes < size:
                 raise ValueError(f"memcpy_dtoh into a buffer of {target.nbytes} bytes: give a writable "
                                  f"one of at least {size}")
-        out = bytearray(size) if into is None else target[:size]
-        copy = shm.start_dtoh(self, memoryview(out), base, _stream(stream))
+            view = target[:size]
+        else:
+            # The result is received straight into a new bytes object: no zeroing, no final copy.
+            filler = FillableBytes(size)
+            view = filler.view
+        copy = shm.start_dtoh(self, view, base, _stream(stream))
         if copy is not None:                                 # through shared memory
             copy.finish()
-            return bytes(out) if into is None else into
+            return filler.finish() if filler is not None else into
         offsets = list(range(0, size, COPY_CHUNK))
         # Pipelined: all chunk requests go out, then the replies are collected in order.
         pending = [self._start("CR_MEMCPY_DTOH", P.pack_cr_dtoh_args(P.cr_dtoh_args(
             src=base + off, size=min(COPY_CHUNK, size - off), stream=_stream(stream))))
             for off in offsets]
-        view = memoryview(out)
         for off, call in zip(offsets, pending):
             n = min(COPY_CHUNK, size - off)
-            # Large chunks are received straight into ``out`` (cricket.client.direct).
+            # Large chunks are received straight into ``view`` (cricket.client.direct).
             reply = receive_data_into(call, view[off:off + n])
             if reply is None:
                 continue
@@ -484,9 +489,8 @@ class Connection:
             if len(res.data) != n:
                 raise CudaError(curesult.UNKNOWN, f"the server returned {len(res.data)} of {n} bytes",
                                 "cuMemcpyDtoH")
-            out[off:off + n] = res.data
-        view.release()
-        return bytes(out) if into is None else into
+            view[off:off + n] = res.data
+        return filler.finish() if filler is not None else into
 
     def memcpy_dtod(self, dst: DeviceBuffer | int, src: DeviceBuffer | int, size: int, *,
                     stream: Stream | None = None, sync: bool = True) -> None:

@@ -8,6 +8,9 @@ A one-fragment record that spans chunks (every large payload) is assembled in on
 at its header, with no list of pieces and no join. :meth:`RecordReader.writable` hands out the
 unfilled part of it, so a reader can ``recv_into`` the record directly and report the bytes with
 :meth:`RecordReader.advance` (zero-copy receive; here one copy remains, into the returned bytes).
+
+:class:`FillableBytes` is the same idea for a caller's own payload: a buffer to receive into and
+the finished ``bytes`` (here too one copy remains, in ``finish``).
 """
 from __future__ import annotations
 
@@ -56,6 +59,34 @@ def frame(buffers: Sequence[BytesLike], max_fragment: int = MAX_FRAGMENT) -> lis
             pos += take
             room -= take
     return out
+
+
+class FillableBytes:
+    """``size`` bytes to fill through :attr:`view` (e.g. with ``recv_into``), then taken as
+    ``bytes`` by :meth:`finish`. After ``finish`` the view must not be written any more (``finish``
+    releases it)."""
+
+    def __init__(self, size: int) -> None:
+        if size < 0:
+            raise ValueError(f"size {size} must not be negative")
+        self._buf = bytearray(size)
+        self._view = memoryview(self._buf)
+        self._data: bytes | None = None
+
+    @property
+    def view(self) -> memoryview:
+        """A writable memoryview of all the bytes (before :meth:`finish`)."""
+        if self._data is not None:
+            raise ValueError("finish() was called: the bytes are no longer writable")
+        return self._view
+
+    def finish(self) -> bytes:
+        """The filled bytes (the same object every time)."""
+        if self._data is None:
+            self._view.release()
+            self._data = bytes(self._buf)
+            self._buf = bytearray()
+        return self._data
 
 
 class RecordReader:

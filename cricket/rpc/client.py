@@ -276,7 +276,15 @@ class Client:
                 return
             sent = sock.sendmsg(pieces, (), _NOSIGNAL)
             if sent != sum(_nbytes(p) for p in pieces):
-                sock.sendall(b"".join(pieces)[sent:], _NOSIGNAL)
+                # A partial send (a send timeout, a signal): the rest goes piece by piece, not
+                # joined, which would copy the whole payload twice.
+                for piece in pieces:
+                    n = _nbytes(piece)
+                    if sent >= n:
+                        sent -= n
+                        continue
+                    sock.sendall(memoryview(piece).cast("B")[sent:] if sent else piece, _NOSIGNAL)
+                    sent = 0
         except OSError as exc:
             raise self._send_failed(exc) from exc
 

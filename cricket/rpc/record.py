@@ -6,8 +6,9 @@ from cricket._select import load
 _impl = load("cricket._cext.record", "cricket.rpc._record")
 
 RecordReader = _impl.RecordReader
+FillableBytes = _impl.FillableBytes
 mark = _impl.mark
 frame = _impl.frame
 IMPLEMENTATION: str = _impl.__name__
 
-__all__ = ["RecordReader", "mark", "frame", "IMPLEMENTATION"]
+__all__ = ["RecordReader", "FillableBytes", "mark", "frame", "IMPLEMENTATION"]

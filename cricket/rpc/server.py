@@ -11,6 +11,13 @@ AUTH_ERROR) or return ``NO_REPLY``; any other exception is logged and answered w
 Calls on one connection run in order by default: while a coroutine handler is pending, later
 records of that connection wait (a handler that hands blocking work to an executor therefore never
 stalls other connections, and a session sees its calls in the order they were sent).
+
+Large results go to the transport uncopied (a gathering write of the reply head and the result's
+own buffers; uvloop keeps a reference to them until they are sent). A result may be a view of
+memory its handler changes later (a device-to-host copy returns a view of the device memory):
+when a reply holds such a view (a memoryview not backed by immutable ``bytes``) and the transport
+could not send all of it at once, the connection runs none of its next calls until the transport
+has sent everything, so no later call can change the bytes of a reply still being sent.
 """
 from __future__ import annotations
 
@@ -53,7 +60,16 @@ _READ_SIZE = 256 * 1024
 _DIRECT_READ = 64 * 1024   # a record with at least this much still to come is received in place
 _SMALL_REPLY = 16384       # replies up to this size are joined into one write
 _QUEUE_PAUSE = 4096        # queued records per connection before reading is paused
+_WRITE_HIGH = 64 * 1024    # asyncio's and uvloop's default high-water mark for writes
 _DECODE_ERRORS = (XdrError, ValueError, IndexError, TypeError, OverflowError, EOFError)
+
+
+def _borrows(buffers: list) -> bool:
+    """Whether a reply's buffers include a view of memory that may change (not immutable bytes)."""
+    for b in buffers:
+        if type(b) is memoryview and type(b.obj) is not bytes:
+            return True
+    return False
 
 
 _PLAIN_RESULTS: set[type] = {type(None), int, float, bool, str, bytes, list, tuple, dict}
@@ -248,6 +264,7 @@ class _Connection(asyncio.BufferedProtocol):
         self.queue: deque[bytes] = deque()
         self.busy = False
         self.closed = False
+        self.held = False            # a reply that borrows memory is still being sent
         self.inflight = 0            # coroutine handlers of this connection still running
         self._paused_queue = False
         self._paused_write = False
@@ -310,7 +327,7 @@ class _Connection(asyncio.BufferedProtocol):
         """Answer (or queue, while a handler runs) the records that just completed."""
         if not records:
             return
-        if self.busy:
+        if self.busy or self.held or self.queue:    # queued records go first, in order
             self.queue.extend(records)
             self._check_queue()
             return
@@ -324,7 +341,7 @@ class _Connection(asyncio.BufferedProtocol):
                 self.handle(record)
                 if self.closed:
                     break
-                if self.busy:
+                if self.busy or self.held:
                     self.queue.extend(records[i + 1:])
                     self._check_queue()
                     break
@@ -342,12 +359,30 @@ class _Connection(asyncio.BufferedProtocol):
 
     def pause_writing(self) -> None:
         self._paused_write = True
-        self.transport.pause_reading()
+        # Reading stops only past the usual high-water mark, also during a hold (which pauses
+        # writing at any unsent byte): records that arrive meanwhile wait in the queue.
+        if not self.held or self.transport.get_write_buffer_size() > _WRITE_HIGH:
+            self.transport.pause_reading()
 
     def resume_writing(self) -> None:
         self._paused_write = False
+        if self.held and not self.transport.get_write_buffer_size():
+            self._release_hold()
         if not self._paused_queue and not self.closed:
             self.transport.resume_reading()
+
+    def _hold_until_sent(self) -> None:
+        """Run no further call of this connection until the transport has sent all it holds."""
+        self.held = True
+        # With both marks at 0, pause_writing comes now and resume_writing once all is sent.
+        self.transport.set_write_buffer_limits(high=0, low=0)
+
+    def _release_hold(self) -> None:
+        self.held = False
+        self.transport.set_write_buffer_limits()        # the default marks again
+        if not self.busy and self.queue and not self.closed:
+            # After this callback: the queued calls may pause writing again themselves.
+            asyncio.get_running_loop().call_soon(self._run_queue)
 
     # --- calls ----------------------------------------------------------------------------------
 
@@ -452,11 +487,15 @@ class _Connection(asyncio.BufferedProtocol):
         if not self.server.ordered:
             return
         self.busy = False
-        if not self.queue or self.closed:
+        self._run_queue()
+
+    def _run_queue(self) -> None:
+        """Answer queued records until one must wait (a running handler, a reply being sent)."""
+        if not self.queue or self.closed or self.busy or self.held:
             return
         out = self._out = []
         try:
-            while self.queue and not self.busy and not self.closed:
+            while self.queue and not self.busy and not self.held and not self.closed:
                 self.handle(self.queue.popleft())
         finally:
             self._out = None
@@ -516,7 +555,10 @@ class _Connection(asyncio.BufferedProtocol):
                 self.transport.write(piece)
             return
         self._flush_out()
-        self.transport.writelines(frame([head, *packer.get_buffers()], self.server.max_fragment))
+        buffers = frame([head, *packer.get_buffers()], self.server.max_fragment)
+        self.transport.writelines(buffers)
+        if _borrows(buffers) and self.transport.get_write_buffer_size() and not self.closed:
+            self._hold_until_sent()
 
     def send(self, reply: bytes) -> None:
         """Send a header-only reply (or a small complete one)."""

@@ -24,18 +24,22 @@ log = logging.getLogger(__name__)
 
 _INT32_MAX = (1 << 31) - 1
 MAX_QUEUED = 1024      # asynchronous calls a session may have queued before the connection waits
-INLINE_COPY_MAX = 256 * 1024   # largest copy run on the event loop (a memcpy of some 20 µs)
 # A part of a shared-memory copy (one slot, cricket.client.shm.SLOT) runs on the loop while the
 # session's worker is idle: a memcpy of ~0.6 ms, under the 1 ms GIL switch interval the loop would
 # wait for a copying worker anyway, and it saves two thread wake-ups per part (D→H 64 MiB through
 # the emu server ~4.7 → ~5.9 GB/s on the 2-core box).
 SHM_INLINE_MAX = 4 << 20
+# Largest host-to-device copy run on the event loop: one whole chunk of the protocol (a memcpy of
+# some 0.2-0.5 ms). The copy holds the GIL wherever it runs, so handing it to the worker thread
+# would not free the loop any sooner; it would only add two thread hops per chunk.
+INLINE_COPY_MAX = P.CRICKET_MAX_INLINE
 
 # Service calls a backend with ``quick_memory_ops`` finishes at once; each predicate says whether
-# one call (its arguments after the session) is small enough to run on the event loop.
+# one call (its arguments after the session) is small enough to run on the event loop. A
+# device-to-host copy is a view of the backend's memory (no copy at all), whatever its size.
 _QUICK: dict[str, Callable[[tuple], bool]] = {
     "memcpy_htod": lambda a: len(a[2]) <= INLINE_COPY_MAX,
-    "memcpy_dtoh": lambda a: a[1] <= INLINE_COPY_MAX,
+    "memcpy_dtoh": lambda a: True,
     "memcpy_htod_shm": lambda a: a[3] <= SHM_INLINE_MAX,     # (dst, stream, offset, size)
     "memcpy_dtoh_shm": lambda a: a[3] <= SHM_INLINE_MAX,     # (src, stream, offset, size)
     "mem_alloc": lambda a: True,
@@ -238,8 +242,10 @@ class CricketProgram(Skeleton):
     # --- modules -------------------------------------------------------------------------
 
     def CR_MODULE_LOAD(self, a):
+        # A large image arrives as a view into the call's record; the backends and the image
+        # cache keep bytes.
         return self._call(P.cr_handle_res, self.service.module_load, bytes(a.hash), int(a.kind),
-                          a.image, arm="handle")
+                          bytes(a.image), arm="handle")
 
     def CR_MODULE_UNLOAD(self, handle):
         return self._call(P.cr_status_res, self.service.module_unload, handle)

@@ -212,7 +212,9 @@ class CricketService:
             raise BackendError(curesult.INVALID_VALUE,
                                f"one copy carries at most {MAX_INLINE} bytes; split larger copies")
         session.allocations.check(src, size)
-        return session.device.memcpy_dtoh(src, size, session.stream(stream))
+        # A view where the backend offers one: the RPC server sends the reply before it runs this
+        # session's next call, so nothing writes the memory while the view is being sent.
+        return session.device.memcpy_dtoh_view(src, size, session.stream(stream))
 
     def memcpy_dtod(self, session: Session, dst: int, src: int, size: int, stream: int) -> None:
         self._ready(session)

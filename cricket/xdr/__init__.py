@@ -15,10 +15,12 @@ _impl = load("cricket._cext.xdr", "cricket.xdr._pure")
 Packer = _impl.Packer
 Unpacker = _impl.Unpacker
 ZERO_COPY_MIN: int = _impl.ZERO_COPY_MIN
+VIEW_MIN: int = _impl.VIEW_MIN
+immutable_input = _impl.immutable_input
 MAX_LENGTH: int = _impl.MAX_LENGTH
 #: "cython" or "pure": which implementation this process uses.
 IMPLEMENTATION = "pure" if _impl.__name__.endswith("_pure") else "cython"
 
 __all__ = ["Packer", "Unpacker", "XdrError", "XdrTruncatedError", "XdrLengthError",
-           "XdrDiscriminantError", "XdrValueError", "ZERO_COPY_MIN", "MAX_LENGTH",
-           "IMPLEMENTATION"]
+           "XdrDiscriminantError", "XdrValueError", "ZERO_COPY_MIN", "VIEW_MIN", "MAX_LENGTH",
+           "immutable_input", "IMPLEMENTATION"]

@@ -4,6 +4,11 @@ Scalars go through xdrlib3's Packer/Unpacker; this module adds what they lack:
 declared maximums, length checks against the bytes left before anything is
 allocated, strict bool values, quadruple, zero-copy large opaques and errors from
 one hierarchy (:mod:`cricket.xdr.errors`).
+
+``Unpacker.unpack_opaque_or_view`` returns an opaque of ``VIEW_MIN`` bytes or more
+as a read-only memoryview into the input instead of a copy, but only when the input
+is immutable (``bytes``, or a flat memoryview of ``bytes``): such memory can never be
+resized, recycled or changed under the view, and the view keeps it alive.
 """
 from __future__ import annotations
 
@@ -16,6 +21,8 @@ from cricket.xdr.errors import (XdrDiscriminantError, XdrError, XdrLengthError,
 
 #: Opaques at least this long are kept as a separate (uncopied) segment by ``get_buffers``.
 ZERO_COPY_MIN = 16384
+#: Opaques at least this long may be decoded as views (``Unpacker.unpack_opaque_or_view``).
+VIEW_MIN = 65536
 #: Largest XDR length/count (``<>`` means this).
 MAX_LENGTH = 0xFFFFFFFF
 
@@ -39,6 +46,17 @@ def _as_bytes_view(data, what: str) -> memoryview:
     if view.ndim != 1 or view.itemsize != 1:
         view = view.cast("B")
     return view
+
+
+def immutable_input(data) -> bool:
+    """True when the bytes of ``data`` can never change, move or be reused while a view of them
+    lives: ``bytes``, or a flat byte memoryview whose memory belongs to ``bytes``."""
+    if type(data) is bytes:
+        return True
+    if type(data) is memoryview:
+        return (type(data.obj) is bytes and data.ndim == 1 and data.itemsize == 1
+                and data.c_contiguous)
+    return False
 
 
 class Packer:
@@ -198,6 +216,7 @@ class Unpacker:
     def __init__(self, data, offset: int = 0) -> None:
         view = _as_bytes_view(data, "XDR input")
         self._view = view
+        self._immutable = immutable_input(data)
         self._len = len(view)
         if not 0 <= offset <= self._len:
             raise XdrValueError(f"offset {offset} is outside the {self._len}-byte input")
@@ -299,6 +318,14 @@ class Unpacker:
     def unpack_opaque(self, maxlen: int | None = None) -> bytes:
         return bytes(self.unpack_opaque_view(maxlen))
 
+    def unpack_opaque_or_view(self, maxlen: int | None = None) -> bytes | memoryview:
+        """``opaque<maxlen>``: bytes, or when it has ``VIEW_MIN`` bytes or more and the input is
+        immutable, a read-only memoryview into the input (no copy)."""
+        view = self.unpack_opaque_view(maxlen)
+        if len(view) >= VIEW_MIN and self._immutable:
+            return view
+        return bytes(view)
+
     def unpack_string(self, maxlen: int | None = None) -> str:
         n = self._length(maxlen, "string")
         return str(self._take(n, f"string<{n}>"), "utf-8", "surrogateescape")
@@ -323,4 +350,5 @@ class Unpacker:
         return n
 
 
-__all__ = ["Packer", "Unpacker", "ZERO_COPY_MIN", "MAX_LENGTH", "XdrError"]
+__all__ = ["Packer", "Unpacker", "ZERO_COPY_MIN", "VIEW_MIN", "MAX_LENGTH", "XdrError",
+           "immutable_input"]

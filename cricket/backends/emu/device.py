@@ -288,6 +288,11 @@ class EmuDevice:
         self._check()
         self.arena.read_into(ptr, into)
 
+    def memcpy_dtoh_view(self, ptr: int, size: int) -> memoryview:
+        """A read-only view of device memory (no copy); it changes when that memory is written."""
+        self._check()
+        return self.arena.read_view(ptr, size)
+
     def memcpy_dtod(self, dst: int, src: int, size: int) -> None:
         self._check()
         s = self.arena.host_range(src, size, "device-to-device copy source")

@@ -54,6 +54,8 @@ class DeviceArena:
                            f"cannot reserve a {size >> 20} MiB device arena ({e}); choose a smaller arena_size "
                            "(the host may not allow overcommitting memory)") from e
         self.u8 = np.frombuffer(self._map, dtype=np.uint8)
+        self._mv = memoryview(self._map)                 # byte access for host copies
+        self._ro = self._mv.toreadonly()                 # what read_view hands out
         self._views: dict[np.dtype, np.ndarray] = {}
         self._free: list[tuple[int, int]] = [(0, size)]     # (offset, size), sorted by offset
         self._starts: list[int] = []                        # live allocations, sorted by offset
@@ -134,9 +136,12 @@ class DeviceArena:
         return ptr - GLOBAL_BASE
 
     def write(self, ptr: int, data) -> None:
-        mv = memoryview(data).cast("B")
+        """Copy host bytes (any buffer, a view into a received record included) into the arena."""
+        mv = memoryview(data)
+        if mv.ndim != 1 or mv.itemsize != 1 or not mv.c_contiguous:
+            mv = mv.cast("B") if mv.c_contiguous else memoryview(mv.tobytes())
         off = self.host_range(ptr, mv.nbytes, "copy to device")
-        self.u8[off:off + mv.nbytes] = np.frombuffer(mv, dtype=np.uint8)
+        self._mv[off:off + mv.nbytes] = mv
 
     def read_into(self, ptr: int, into) -> None:
         """Copy device bytes at ``ptr`` into a writable host buffer (no intermediate copy)."""
@@ -146,7 +151,13 @@ class DeviceArena:
 
     def read(self, ptr: int, size: int) -> bytes:
         off = self.host_range(ptr, size, "copy from device")
-        return self.u8[off:off + size].tobytes()
+        return self._mv[off:off + size].tobytes()
+
+    def read_view(self, ptr: int, size: int) -> memoryview:
+        """A read-only view of [ptr, ptr+size) (no copy). It shows later writes to that memory, and
+        a freed range may read as zeros: use it before the memory is written or freed again."""
+        off = self.host_range(ptr, size, "copy from device")
+        return self._ro[off:off + size]
 
     def view(self, dtype) -> np.ndarray:
         """The whole arena as an array of ``dtype`` (no copy)."""
@@ -214,6 +225,8 @@ class DeviceArena:
     def close(self) -> None:
         self._views.clear()
         self.u8 = None  # type: ignore[assignment]
+        self._ro.release()
+        self._mv.release()
         try:
             self._map.close()
         except BufferError:   # views still exported somewhere; the mapping goes with them
