@@ -12,6 +12,7 @@ import errno
 import itertools
 import logging
 import os
+import select
 import socket
 import struct
 import threading
@@ -41,6 +42,8 @@ _DIRECT_RECV = 64 * 1024   # a reply with at least this much still to come is re
 # A peer that went away makes a send fail with EPIPE instead of raising SIGPIPE, which would kill
 # a program that embeds the client with the default SIGPIPE action (native CUDA programs).
 _NOSIGNAL = getattr(socket, "MSG_NOSIGNAL", 0)
+_NOWAIT = _NOSIGNAL | socket.MSG_DONTWAIT
+_IOV_MAX = 64            # pieces per gathering write (Linux allows 1024; a few suffice)
 
 
 def _nbytes(b: Any) -> int:
@@ -133,10 +136,10 @@ class Client:
             self._waiting.add(xid)
             with self._send_lock:
                 try:
-                    self._sock.sendall(head, _NOSIGNAL)
-                except OSError as exc:
+                    self._write([head])
+                except RpcError:
                     self._waiting.discard(xid)
-                    raise self._send_failed(exc) from exc
+                    raise
         lock = self._lock
         with lock:
             lead = not self._reading and xid not in self._replies
@@ -244,19 +247,10 @@ class Client:
                 pieces = self._take_batch()
                 pieces.append(head)
                 pieces += buffers
-            elif buffers:
-                pieces = [head, *buffers]
             else:
-                pieces = None
+                pieces = [head, *buffers]
             try:
-                if pieces is None:
-                    self._sock.sendall(head, _NOSIGNAL)
-                else:
-                    self._write(pieces)
-            except OSError as exc:
-                with self._lock:
-                    self._waiting.discard(xid)
-                raise self._send_failed(exc) from exc
+                self._write(pieces)
             except RpcError:
                 with self._lock:
                     self._waiting.discard(xid)
@@ -269,24 +263,105 @@ class Client:
 
     def _write(self, pieces: list[Any]) -> None:
         """Send ``pieces`` in as few system calls as possible (a gathering write)."""
-        sock = self._sock
+        if len(pieces) > _IOV_MAX:
+            pieces = [b"".join(pieces)]
         try:
-            if len(pieces) > 64:
-                sock.sendall(b"".join(pieces), _NOSIGNAL)
-                return
-            sent = sock.sendmsg(pieces, (), _NOSIGNAL)
-            if sent != sum(_nbytes(p) for p in pieces):
-                # A partial send (a send timeout, a signal): the rest goes piece by piece, not
-                # joined, which would copy the whole payload twice.
-                for piece in pieces:
-                    n = _nbytes(piece)
-                    if sent >= n:
-                        sent -= n
-                        continue
-                    sock.sendall(memoryview(piece).cast("B")[sent:] if sent else piece, _NOSIGNAL)
-                    sent = 0
+            sent = self._sock.sendmsg(pieces, (), _NOWAIT)
+        except (BlockingIOError, InterruptedError):
+            sent = 0
         except OSError as exc:
             raise self._send_failed(exc) from exc
+        total = sum(_nbytes(p) for p in pieces)
+        if sent != total:
+            self._write_rest(pieces, sent)
+
+    def _write_rest(self, pieces: list[Any], sent: int) -> None:
+        """The socket is full: send the rest of ``pieces`` (``sent`` bytes are gone) as it drains,
+        and meanwhile read the replies that have arrived.
+
+        A server stops reading a connection while its replies pile up unread (the RPC server does,
+        past 64 KiB), and a client that only sends while the replies to its earlier pipelined calls
+        wait (an asynchronous device-to-host copy, then a large host-to-device one) would wait for
+        the server while the server waits for it. Reading while blocked breaks that cycle: the
+        replies are kept for the threads that wait for them. Without progress either way for the
+        client's timeout, the connection fails.
+        """
+        rest = []
+        for piece in pieces:                    # what is left, as views (no joining, no copy)
+            n = _nbytes(piece)
+            if sent >= n:
+                sent -= n
+                continue
+            view = memoryview(piece).cast("B")
+            rest.append(view[sent:] if sent else view)
+            sent = 0
+        sock = self._sock
+        poller = select.poll()
+        fd = sock.fileno()
+        timeout = self.timeout
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while rest:
+            reading = False
+            with self._lock:
+                if not self._reading and self._error is None:
+                    self._reading = reading = True
+            try:
+                poller.register(fd, select.POLLOUT | (select.POLLIN if reading else 0))
+                wait_ms = 50 if deadline is None else max(0, min(50, int((deadline - time.monotonic()) * 1000)))
+                events = poller.poll(wait_ms)
+                progress = False
+                if events and events[0][1] & (select.POLLIN | select.POLLHUP | select.POLLERR) and reading:
+                    progress = self._read_available()
+                if events and events[0][1] & (select.POLLOUT | select.POLLERR):
+                    try:
+                        n = sock.sendmsg(rest[:_IOV_MAX], (), _NOWAIT)
+                    except (BlockingIOError, InterruptedError):
+                        n = 0
+                    except OSError as exc:
+                        raise self._send_failed(exc) from exc
+                    if n:
+                        progress = True
+                        while n:
+                            head = rest[0]
+                            if n >= len(head):
+                                n -= len(head)
+                                rest.pop(0)
+                            else:
+                                rest[0] = head[n:]
+                                n = 0
+            finally:
+                if reading:
+                    with self._lock:
+                        self._reading = False
+                        if self._sleepers:
+                            self._cond.notify_all()
+            if progress:
+                deadline = None if timeout is None else time.monotonic() + timeout
+            elif deadline is not None and time.monotonic() >= deadline:
+                raise self._send_failed(socket.timeout())
+
+    def _read_available(self) -> bool:
+        """Read what the socket holds now, without blocking (the caller holds the reader role);
+        complete replies go to the threads waiting for them. True when bytes came."""
+        got = False
+        while True:
+            try:
+                n = self._sock.recv_into(self._rbuf, 0, socket.MSG_DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                return got
+            except OSError as exc:
+                raise self._fail(RpcConnectionError(
+                    f"reading from the RPC server at {self.address} failed: "
+                    f"{exc.strerror or exc}")) from exc
+            if n == 0:
+                self._lost()
+            got = True
+            try:
+                records = self._reader.feed(self._rbuf[:n])
+            except RecordTooLarge as exc:
+                raise self._fail(exc) from None
+            if records:
+                self._hand_over(records, -1)
 
     # --- receiving ------------------------------------------------------------------------------
 
