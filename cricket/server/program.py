@@ -17,6 +17,7 @@ from ..protocol import gen as P
 from ..rpc import NO_REPLY, current_call
 from . import service as svc
 from . import shm
+from .device_output import device_output
 from .service import CricketService
 from .session import Session
 
@@ -312,6 +313,12 @@ class CricketProgram(Skeleton):
 
     def CR_EVENT_ELAPSED_TIME(self, a):
         return self._call(P.cr_float_res, self.service.event_elapsed_time, a.start, a.end, arm="value")
+
+    # --- device printf output ----------------------------------------------------------------
+
+    def CR_DEVICE_OUTPUT(self):
+        return self._call(P.cr_output_res, device_output, arm="output",
+                          convert=lambda r: P.cr_output(text=r[0], dropped=r[1]))
 
     # --- administration ----------------------------------------------------------------------
 
