@@ -390,8 +390,11 @@ class Connection:
         call = self.output.start(self)
         try:
             yield
-        finally:
-            self.output.finish(call)
+        except BaseException:
+            with contextlib.suppress(Exception):      # the call's own error is the one to report
+                self.output.finish(call)
+            raise
+        self.output.finish(call)
 
     def close(self) -> None:
         try:

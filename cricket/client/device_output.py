@@ -40,7 +40,7 @@ def image_prints(image: bytes) -> bool:
             if any("vprintf" in text for text in fatbin.ptx_sources()):
                 return True
             for entry in fatbin.all_entries():
-                if entry.is_elf and b"vprintf" in bytes(entry.payload()):
+                if entry.is_elf and b"vprintf" in bytes(entry.payload):
                     return True
     except (FatbinError, AttributeError, ValueError) as exc:
         log.debug("cannot look into the module image for vprintf (%s): fetching its output", exc)
@@ -95,6 +95,7 @@ class DeviceOutput:
         self.fetches = 0             # CR_DEVICE_OUTPUT calls made (for tests and stats)
         self.dropped = 0             # lines the server lost because its buffer was full
         self._launches = -1          # the runtime's launch count at the last fetch
+        self.runtime: Any = None     # the cricket.client.runtime.Runtime that uses this connection
         self._lock = threading.Lock()
 
     def note_image(self, image: bytes) -> None:
@@ -109,6 +110,8 @@ class DeviceOutput:
         fetch when nothing was launched since the last one."""
         if not self.armed:
             return None
+        if launches is None and self.runtime is not None:
+            return None      # the runtime fetches at its synchronising calls (runtime_start)
         if launches is not None:
             if launches == self._launches:
                 return None
@@ -165,7 +168,7 @@ def module_loaded(rt: Any, conn: Any) -> None:
 
 def _for_runtime(rt: Any, conn: Any) -> None:
     out = conn.output
-    if getattr(out, "runtime", None) is rt:
+    if out.runtime is rt:
         return
     out.runtime = rt
     out.write = c_stdout()
@@ -183,3 +186,26 @@ def _at_exit(rt: Any, conn: Any) -> None:
         conn.output.flush(conn, rt.stats.launches)
     except Exception as exc:     # exiting anyway: say what was lost
         log.warning("the device printf output of the last kernels could not be fetched at exit: %s", exc)
+
+
+def _report_stats() -> None:
+    """``CRICKET_STATS``: how often this process fetched device printf output (zero for a program
+    whose modules do not print)."""
+    import os
+    from cricket.client.runtime import RUNTIME
+    conn = RUNTIME._conn
+    if conn is None or RUNTIME._pid != os.getpid():
+        return
+    out = conn.output
+    print(f"[cricket] device printf: {out.fetches} fetch(es), {out.dropped} line(s) lost",
+          file=sys.stderr, flush=True)
+
+
+def _install_stats() -> None:
+    import atexit
+    import os
+    if os.environ.get("CRICKET_STATS"):
+        atexit.register(_report_stats)
+
+
+_install_stats()
