@@ -124,7 +124,11 @@ class DeviceOutput:
         if call is None:
             return
         from cricket.protocol import gen as P
-        res = P.unpack_cr_output_res(call.result())
+        self.deliver(P.unpack_cr_output_res(call.result()))
+
+    def deliver(self, res: Any) -> None:
+        """Write a CR_DEVICE_OUTPUT reply (a ``cr_output_res``)."""
+        from cricket.protocol import gen as P
         if res.status != 0:
             log.warning("fetching the device printf output failed: %s", getattr(res, "message", res.status))
             return
