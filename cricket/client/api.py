@@ -430,6 +430,11 @@ class Connection:
         self.output.flush(self)
         self._check(self._stub.CR_DEVICE_RESET(), "cuDevicePrimaryCtxReset")
 
+    def set_printf_buffer_size(self, size: int) -> None:
+        """The bytes of device printf output the server keeps for this session between
+        synchronising calls (cudaLimitPrintfFifoSize; default 1 MiB, at most 16 MiB)."""
+        self._check(self._stub.CR_SET_OUTPUT_LIMIT(size), "cuCtxSetLimit(CU_LIMIT_PRINTF_FIFO_SIZE)")
+
     def error_string(self, code: int) -> str:
         return self._stub.CR_ERROR_STRING(code)
 

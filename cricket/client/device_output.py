@@ -139,8 +139,7 @@ class DeviceOutput:
             if out.dropped:
                 self.dropped += out.dropped
                 log.warning("device printf buffer was full: %d line(s) of kernel output were lost "
-                            "(CUDA's printf FIFO holds %d bytes between synchronising calls)",
-                            out.dropped, P.CRICKET_MAX_OUTPUT)
+                            "(synchronise more often, or raise cudaLimitPrintfFifoSize)", out.dropped)
 
     def flush(self, conn: Any, launches: int | None = None) -> None:
         """Fetch and write the pending output now."""
@@ -148,6 +147,16 @@ class DeviceOutput:
 
 
 # --- the preloaded runtime (cricket.client.runtime) ----------------------------------------------
+
+def set_buffer_size(conn: Any, size: int, printed: bool) -> bool:
+    """cudaDeviceSetLimit(cudaLimitPrintfFifoSize): the session's printf buffer size on the server.
+    False (cudaErrorInvalidValue) when ``printed`` (a kernel that may print was launched already, as
+    CUDA refuses then) or the size is outside 1 byte to CRICKET_MAX_OUTPUT."""
+    from cricket.protocol import gen as P
+    if printed or not 0 < size <= P.CRICKET_MAX_OUTPUT:
+        return False
+    return conn._stub.CR_SET_OUTPUT_LIMIT(size).status == 0
+
 
 def runtime_start(rt: Any) -> Any:
     """At a synchronising call of the runtime: start the fetch when a printing module is loaded and

@@ -4,6 +4,7 @@ A kernel's ``printf`` lines go to the session that launched it (the backend is h
 session's :class:`OutputBuffer` as the launch's sink), never to the server's stdout. The buffer is
 bounded like CUDA's printf FIFO (``cudaLimitPrintfFifoSize``, 1 MiB by default): a line that does
 not fit is dropped and counted, and the server logs the first loss of each full buffer once.
+``CR_SET_OUTPUT_LIMIT`` changes the size (up to 16 MiB).
 ``CR_DEVICE_OUTPUT`` (:func:`device_output`, run on the session's ordered worker, so it sees every
 kernel queued before it) returns the text and the count of lost lines, and empties the buffer.
 """
@@ -22,17 +23,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DEFAULT_LIMIT = P.CRICKET_MAX_OUTPUT     # CUDA's default printf FIFO size (1 MiB)
+DEFAULT_LIMIT = P.CRICKET_DEFAULT_OUTPUT     # CUDA's default printf FIFO size (1 MiB)
 
 
 class OutputBuffer:
     """The pending printf output of one session (a callable sink taking each line as a str)."""
 
     def __init__(self, session_id: int = 0, limit: int = DEFAULT_LIMIT) -> None:
-        if not 0 < limit <= P.CRICKET_MAX_OUTPUT:
-            raise ValueError(f"printf buffer of {limit} bytes: use 1 to {P.CRICKET_MAX_OUTPUT}")
         self.session_id = session_id
-        self.limit = limit
+        self.limit = check_limit(limit)
         self._parts: list[bytes] = []
         self._size = 0
         self._dropped = 0
@@ -66,6 +65,22 @@ class OutputBuffer:
     def pending(self) -> int:
         """Bytes waiting to be fetched."""
         return self._size
+
+
+def check_limit(limit: int) -> int:
+    if not 0 < limit <= P.CRICKET_MAX_OUTPUT:
+        raise ValueError(f"printf buffer of {limit} bytes: use 1 to {P.CRICKET_MAX_OUTPUT}")
+    return limit
+
+
+def set_output_limit(session: Session, size: int) -> None:
+    """CR_SET_OUTPUT_LIMIT: the session's printf buffer size (cudaLimitPrintfFifoSize) from now on."""
+    if session.backend is None:
+        raise BackendError(curesult.NOT_INITIALIZED, "call HELLO before any other procedure")
+    try:
+        session.output.limit = check_limit(size)
+    except ValueError as exc:
+        raise BackendError(curesult.INVALID_VALUE, str(exc)) from None
 
 
 def device_output(session: Session) -> tuple[bytes, int]:

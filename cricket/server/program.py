@@ -17,7 +17,7 @@ from ..protocol import gen as P
 from ..rpc import NO_REPLY, current_call
 from . import service as svc
 from . import shm
-from .device_output import device_output
+from .device_output import device_output, set_output_limit
 from .service import CricketService
 from .session import Session
 
@@ -328,6 +328,9 @@ class CricketProgram(Skeleton):
                 return self._failed(session, P.cr_output_res, device_output, exc)
             return self._succeeded(P.cr_output_res, value, "output", convert)
         return self._call(P.cr_output_res, device_output, arm="output", convert=convert)
+
+    def CR_SET_OUTPUT_LIMIT(self, size):
+        return self._call(P.cr_status_res, set_output_limit, size)
 
     # --- administration ----------------------------------------------------------------------
 

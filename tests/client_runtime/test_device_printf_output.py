@@ -111,3 +111,13 @@ def test_local_server_log_is_relayed_to_stderr_not_stdout(rounds):
     assert res.returncode == 0, res.stdout + res.stderr
     assert "device printf buffer full" in res.stderr      # the server's own warning
     assert "printf buffer full" not in res.stdout and "cricket server listening" not in res.stdout
+
+
+@pytest.mark.nvcc
+def test_printf_fifo_size_limit_sizes_the_server_buffer_and_is_refused_after_a_launch(rounds, server):
+    res = cricket_run([str(rounds), "limit"], server=server.address)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "host: printf buffer 4096 bytes" in res.stdout
+    assert len([line for line in res.stdout.splitlines() if len(line) == 1000]) == 4096 // 1001
+    assert "host: set after a printing launch: cudaErrorInvalidValue" in res.stdout
+    assert "4 line(s) of kernel output were lost" in res.stderr

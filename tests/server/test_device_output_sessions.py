@@ -127,3 +127,19 @@ def test_a_connection_without_printf_modules_never_fetches(emu_server, capsys):
         np.testing.assert_array_equal(dy.to_host(np.float32), 2 * x)
         assert conn.output.fetches == 0
         assert "calls.device_output" not in conn.session_stats()
+
+
+def test_session_buffer_size_can_be_set_and_is_checked(emu_server, capsys):
+    from cricket.backends import curesult
+    from cricket.client.api import CudaError
+    with connect(emu_server.address) as conn:
+        for bad in (0, P.CRICKET_MAX_OUTPUT + 1):
+            with pytest.raises(CudaError) as info:
+                conn.set_printf_buffer_size(bad)
+            assert info.value.code == curesult.INVALID_VALUE
+        conn.set_printf_buffer_size(60)        # room for one "thread N of block 0: ..." line
+        hello = _hello(conn)
+        hello(1, 6, 5, 0.0)
+        conn.synchronize()
+        assert _hello_lines(capsys.readouterr().out) == [(0, 5)]
+        assert conn.output.dropped == 1

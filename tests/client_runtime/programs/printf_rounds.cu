@@ -1,7 +1,8 @@
 // Device printf for the output tests. `printf_rounds tagged TAG`: five rounds of a host line, a
 // launch whose threads print, and a different synchronising call (the last round's lines come at
 // exit). `printf_rounds flood`: one launch printing more than CUDA's 1 MiB printf buffer holds,
-// synchronised, then one more line that must arrive.
+// synchronised, then one more line that must arrive. `printf_rounds limit`: a 4 KiB printf buffer
+// (cudaLimitPrintfFifoSize) set before the first launch, and refused after it.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -39,6 +40,17 @@ int main(int argc, char **argv)
         tagged<<<1, 1>>>(7, 0, d);
         CHECK(cudaDeviceSynchronize());
         printf("host: done\n");
+        return 0;
+    }
+    if (argc >= 2 && strcmp(argv[1], "limit") == 0) {
+        size_t size = 0;
+        CHECK(cudaDeviceSetLimit(cudaLimitPrintfFifoSize, 4096));
+        CHECK(cudaDeviceGetLimit(&size, cudaLimitPrintfFifoSize));
+        printf("host: printf buffer %zu bytes\n", size);
+        wide<<<1, 8>>>();
+        CHECK(cudaDeviceSynchronize());
+        cudaError_t late = cudaDeviceSetLimit(cudaLimitPrintfFifoSize, 1 << 20);
+        printf("host: set after a printing launch: %s\n", cudaGetErrorName(late));
         return 0;
     }
     int tag = argc >= 3 ? atoi(argv[2]) : 1;
