@@ -126,6 +126,11 @@ class Device(abc.ABC):
     def module_get_global(self, module: Any, name: str) -> tuple[int, int]:
         """(device address, size) of a module variable."""
 
+    # A device that sets this takes ``output=`` in :meth:`launch`: a callable given each line of the
+    # kernel's device printf output (else the backend writes it where it can, e.g. the stdout of
+    # the process, as the CUDA driver does).
+    captures_output = False
+
     @abc.abstractmethod
     def launch(self, function: Any, grid: tuple[int, int, int], block: tuple[int, int, int],
                shared_mem: int, stream: Any, params: bytes) -> None: ...

@@ -13,7 +13,7 @@ import dataclasses
 import logging
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 from . import curesult
 from .base import Backend, BackendError, Device, DeviceProperties, FunctionInfo, ImageKind, ParamInfo
@@ -187,9 +187,12 @@ class EmuDevice(Device):
             ptr, size = module.native.get_global(name)
         return int(ptr), int(size)
 
-    def launch(self, function: Any, grid, block, shared_mem: int, stream: Any, params: bytes) -> None:
+    captures_output = True
+
+    def launch(self, function: Any, grid, block, shared_mem: int, stream: Any, params: bytes,
+               output: Callable[[str], None] | None = None) -> None:
         with _errors:
-            self.dev.launch(function, tuple(grid), tuple(block), shared_mem, bytes(params))
+            self.dev.launch(function, tuple(grid), tuple(block), shared_mem, bytes(params), sink=output)
 
     # streams and events: work is done in order on the session's worker, so they are bookkeeping
     def stream_create(self, flags: int) -> object:

@@ -10,6 +10,7 @@ same :class:`~cricket.client.api.CudaError`.
 """
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 from pathlib import Path
@@ -24,6 +25,7 @@ from ..protocol import gen as P
 from ..rpc import AsyncClient
 from ..rpc.record import FillableBytes
 from .api import MAX_RECORD, CudaError, Device, Dim3, _as_bytes, _dim3, image_kind
+from .device_output import DeviceOutput
 from .kernel_args import pack_kernel_args
 
 
@@ -50,6 +52,7 @@ class AsyncConnection:
         self._stub = _AsyncStub(rpc)
         self.devices: list[Device] = []
         self.backend = ""
+        self.output = DeviceOutput()     # device printf, written to sys.stdout at synchronising calls
 
     async def _hello(self, token: str, backend: str) -> None:
         res = _check(await self._stub.CR_HELLO(P.cr_hello_args(
@@ -93,8 +96,8 @@ class AsyncConnection:
         view = out.view
         for off in range(0, size, MAX_INLINE):
             n = min(MAX_INLINE, size - off)
-            res = _check(await self._stub.CR_MEMCPY_DTOH(P.cr_dtoh_args(src=src + off, size=n, stream=0)),
-                         "cuMemcpyDtoH")
+            res = _check(await self._printing(self._stub.CR_MEMCPY_DTOH(
+                P.cr_dtoh_args(src=src + off, size=n, stream=0))), "cuMemcpyDtoH")
             if len(res.data) != n:
                 raise CudaError(curesult.UNKNOWN, f"the server returned {len(res.data)} of {n} bytes",
                                 "cuMemcpyDtoH")
@@ -109,7 +112,9 @@ class AsyncConnection:
         res = await self._stub.CR_MODULE_LOAD(P.cr_module_load_args(hash=digest, kind=kind, image=b""))
         if res.status == NEED_IMAGE:
             res = await self._stub.CR_MODULE_LOAD(P.cr_module_load_args(hash=digest, kind=kind, image=image))
-        return _check(res, "cuModuleLoadData").handle
+        handle = _check(res, "cuModuleLoadData").handle
+        self.output.note_image(image)
+        return handle
 
     async def get_function(self, module: int, name: str) -> AsyncKernel:
         res = _check(await self._stub.CR_MODULE_GET_FUNCTION(P.cr_get_args(module=module, name=name)),
@@ -126,7 +131,20 @@ class AsyncConnection:
             stream=0, params=params))
 
     async def synchronize(self) -> None:
-        _check(await self._stub.CR_CTX_SYNCHRONIZE(), "cuCtxSynchronize")
+        _check(await self._printing(self._stub.CR_CTX_SYNCHRONIZE()), "cuCtxSynchronize")
+
+    async def _printing(self, call: Any) -> Any:
+        """Await a synchronising call; with a printing module loaded, the device printf output is
+        fetched in the same flight (queued after it on the server) and written after it."""
+        if not self.output.armed:
+            return await call
+        self.output.fetches += 1
+        res, printed = await asyncio.gather(call, self._stub.CR_DEVICE_OUTPUT(), return_exceptions=True)
+        if not isinstance(printed, BaseException):
+            self.output.deliver(printed)
+        if isinstance(res, BaseException):
+            raise res
+        return res
 
     async def server_stats(self) -> dict[str, int]:
         return {s.name: s.value for s in _check(await self._stub.CR_SERVER_STATS(), "SERVER_STATS").stats}

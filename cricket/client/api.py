@@ -13,6 +13,7 @@ does. Every failure raises :class:`CudaError` with the CUDA driver code.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -21,7 +22,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from ..protocol import gen as P
 from ..rpc import Client
 from ..rpc.record import FillableBytes
 from . import shm
+from .device_output import DeviceOutput
 from .direct import COPY_CHUNK, PROC_HTOD, PROC_HTOD_ASYNC, htod_buffers, receive_data_into
 from . import visible_devices
 from .kernel_args import pack_kernel_args
@@ -250,7 +252,8 @@ class Stream:
         self.handle = handle
 
     def synchronize(self) -> None:
-        self.conn._check(self.conn._stub.CR_STREAM_SYNCHRONIZE(self.handle), "cuStreamSynchronize")
+        with self.conn._printing():
+            self.conn._check(self.conn._stub.CR_STREAM_SYNCHRONIZE(self.handle), "cuStreamSynchronize")
 
     def query(self) -> bool:
         """True when all work queued on the stream is done."""
@@ -278,7 +281,8 @@ class Event:
                            P.cr_event_record_args(event=self.handle, stream=_stream(stream)))
 
     def synchronize(self) -> None:
-        self.conn._check(self.conn._stub.CR_EVENT_SYNCHRONIZE(self.handle), "cuEventSynchronize")
+        with self.conn._printing():
+            self.conn._check(self.conn._stub.CR_EVENT_SYNCHRONIZE(self.handle), "cuEventSynchronize")
 
     def query(self) -> bool:
         res = self.conn._stub.CR_EVENT_QUERY(self.handle)
@@ -343,6 +347,8 @@ class Connection:
         self._rpc = Client(address, timeout=timeout, max_record_size=MAX_RECORD)
         self._stub = SyncClient(self._rpc)
         self._lock = threading.Lock()
+        # device printf output of this session's kernels (written to sys.stdout at synchronising calls)
+        self.output = DeviceOutput()
         token = os.environ.get("CRICKET_TOKEN", "") if token is None else token
         res = self._check(self._stub.CR_HELLO(P.cr_hello_args(
             protocol=P.CRICKET_PROTOCOL,
@@ -378,6 +384,19 @@ class Connection:
     def _batched(self, proc: str, args: Any) -> None:
         getattr(self._stub, f"{proc}_batched")(args)
 
+    @contextlib.contextmanager
+    def _printing(self) -> Iterator[None]:
+        """Around a synchronising call: the device printf output of the kernels queued before it is
+        fetched in the same flight (only once a loaded module prints) and written after it."""
+        call = self.output.start(self)
+        try:
+            yield
+        except BaseException:
+            with contextlib.suppress(Exception):      # the call's own error is the one to report
+                self.output.finish(call)
+            raise
+        self.output.finish(call)
+
     def close(self) -> None:
         try:
             self._rpc.close()
@@ -403,12 +422,19 @@ class Connection:
 
     def synchronize(self) -> None:
         """Wait for all queued work; raises the first error of an earlier asynchronous call."""
-        self._check(self._stub.CR_CTX_SYNCHRONIZE(), "cuCtxSynchronize")
+        with self._printing():
+            self._check(self._stub.CR_CTX_SYNCHRONIZE(), "cuCtxSynchronize")
 
     def reset(self) -> None:
         """Free everything this connection holds on the server and clear its errors
         (cudaDeviceReset); buffers, modules, streams and events obtained before are invalid."""
+        self.output.flush(self)
         self._check(self._stub.CR_DEVICE_RESET(), "cuDevicePrimaryCtxReset")
+
+    def set_printf_buffer_size(self, size: int) -> None:
+        """The bytes of device printf output the server keeps for this session between
+        synchronising calls (cudaLimitPrintfFifoSize; default 1 MiB, at most 16 MiB)."""
+        self._check(self._stub.CR_SET_OUTPUT_LIMIT(size), "cuCtxSetLimit(CU_LIMIT_PRINTF_FIFO_SIZE)")
 
     def error_string(self, code: int) -> str:
         return self._stub.CR_ERROR_STRING(code)
@@ -470,10 +496,15 @@ class Connection:
             # The result is received straight into a new bytes object: no zeroing, no final copy.
             filler = FillableBytes(size)
             view = filler.view
+        with self._printing():
+            self._dtoh(view, base, size, stream)
+        return filler.finish() if filler is not None else into
+
+    def _dtoh(self, view: memoryview, base: int, size: int, stream: Stream | None) -> None:
         copy = shm.start_dtoh(self, view, base, _stream(stream))
         if copy is not None:                                 # through shared memory
             copy.finish()
-            return filler.finish() if filler is not None else into
+            return
         offsets = list(range(0, size, COPY_CHUNK))
         # Pipelined: all chunk requests go out, then the replies are collected in order.
         pending = [self._start("CR_MEMCPY_DTOH", P.pack_cr_dtoh_args(P.cr_dtoh_args(
@@ -490,7 +521,6 @@ class Connection:
                 raise CudaError(curesult.UNKNOWN, f"the server returned {len(res.data)} of {n} bytes",
                                 "cuMemcpyDtoH")
             view[off:off + n] = res.data
-        return filler.finish() if filler is not None else into
 
     def memcpy_dtod(self, dst: DeviceBuffer | int, src: DeviceBuffer | int, size: int, *,
                     stream: Stream | None = None, sync: bool = True) -> None:
@@ -533,6 +563,7 @@ class Connection:
             sent = True
             res = self._stub.CR_MODULE_LOAD(P.cr_module_load_args(hash=digest, kind=kind, image=image))
         self._check(res, "cuModuleLoadData")
+        self.output.note_image(image)
         return Module(self, res.handle, image, sent)
 
     def load_binary(self, path: str | os.PathLike) -> list[Module]:

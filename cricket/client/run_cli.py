@@ -89,7 +89,9 @@ def program_environment(server: str, backend: str = "", stats: bool = False,
 
 
 class _Relay(threading.Thread):
-    """Copies the local server's output (kernel printf lines, its log) to our stdout as it grows."""
+    """Copies the local server's log (its warnings and errors, so a failing server says why) to our
+    stderr as it grows. Kernel printf lines are not there: the program fetches and prints them to
+    its own stdout (cricket.client.device_output)."""
 
     def __init__(self, local: object) -> None:
         super().__init__(name="cricket-server-output", daemon=True)
@@ -110,8 +112,8 @@ class _Relay(threading.Thread):
                     return
                 self.sent = text.index("\n") + 1
                 new = text[self.sent:]
-            sys.stdout.write(new)
-            sys.stdout.flush()
+            sys.stderr.write(new)
+            sys.stderr.flush()
             self.sent = len(text)
 
     def stop(self) -> None:
@@ -130,7 +132,7 @@ def run(command: list[str], server: str | None = None, backend: str = "", stats:
     started = time.monotonic()
     if not server:
         from cricket.client.local_server import LocalServer
-        # unbuffered: kernel printf lines reach the terminal while the program runs
+        # unbuffered: the server's log lines reach the terminal while the program runs
         local = LocalServer([backend] if backend else None, env={"PYTHONUNBUFFERED": "1"})
         server = local.address
         relay = _Relay(local)

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from cricket import _select
 from cricket.client.cuda_errors import CODES, ERRORS
-from cricket.client import shm
+from cricket.client import device_output, shm
 from cricket.client.direct import COPY_CHUNK, PROC_HTOD, PROC_HTOD_ASYNC, htod_buffers, receive_data_into
 
 hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
@@ -522,6 +522,7 @@ class Runtime:
                 self.stats.modules_loaded += 1
                 self.stats.images_sent += bool(m.sent_image)
                 mod = self.modules[handle] = m.handle
+                device_output.module_loaded(self, conn)
                 log.debug("module of fatbin %#x loaded (%d bytes, %s)", handle, len(image),
                           "sent" if m.sent_image else "server already held it")
             return mod
@@ -757,9 +758,11 @@ class Runtime:
             self._pending_dtoh.append(started)
 
     def drain(self) -> None:
-        """Complete the asynchronous device-to-host copies (at every synchronising call)."""
+        """Complete the asynchronous device-to-host copies (at every synchronising call), and write
+        the device printf output of the kernels before it (fetched alongside the copies)."""
+        printed = device_output.runtime_start(self)
         if not self._pending_dtoh and not self._draining:
-            return
+            return device_output.runtime_finish(self, printed)
         # One drain at a time: a thread that finds the list empty while another thread is still
         # writing the copies it took must wait for them (its stream may be among them).
         with self._drain_lock:
@@ -775,6 +778,7 @@ class Runtime:
                         error = error or exc
             finally:
                 self._draining = False
+        device_output.runtime_finish(self, printed)
         if error is not None:
             raise error
 

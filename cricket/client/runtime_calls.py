@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from cricket.client import runtime_api
+from cricket.client import device_output, runtime_api
 from cricket.protocol import PROGRAM, VERSION, Skeleton
 from cricket.client.cuda_errors import CUDART_VERSION
 from cricket.client.runtime import (
@@ -216,6 +216,9 @@ def device_get_limit(value: int, limit: int) -> int:
 def device_set_limit(limit: int, value: int) -> int:
     if limit not in _LIMITS:
         return ERR_INVALID_VALUE
+    if limit == 1 and not device_output.set_buffer_size(
+            rt.conn, value, rt.conn.output.armed and rt.stats.launches > 0):
+        return ERR_INVALID_VALUE         # printf FIFO: set on the server, before any printing launch
     _LIMITS[limit] = value
     return SUCCESS
 

@@ -17,6 +17,7 @@ from ..protocol import gen as P
 from ..rpc import NO_REPLY, current_call
 from . import service as svc
 from . import shm
+from .device_output import device_output, set_output_limit
 from .service import CricketService
 from .session import Session
 
@@ -319,6 +320,24 @@ class CricketProgram(Skeleton):
 
     def CR_EVENT_ELAPSED_TIME(self, a):
         return self._call(P.cr_float_res, self.service.event_elapsed_time, a.start, a.end, arm="value")
+
+    # --- device printf output ----------------------------------------------------------------
+
+    def CR_DEVICE_OUTPUT(self):
+        convert = lambda r: P.cr_output(text=r[0], dropped=r[1])   # noqa: E731
+        session = self._session()
+        if session.queued == 0:
+            # Nothing queued can still print: answer on the loop, without a trip to the worker.
+            session.counters["device_output"] += 1
+            try:
+                value = device_output(session)
+            except Exception as exc:
+                return self._failed(session, P.cr_output_res, device_output, exc)
+            return self._succeeded(P.cr_output_res, value, "output", convert)
+        return self._call(P.cr_output_res, device_output, arm="output", convert=convert)
+
+    def CR_SET_OUTPUT_LIMIT(self, size):
+        return self._call(P.cr_status_res, set_output_limit, size)
 
     # --- administration ----------------------------------------------------------------------
 

@@ -295,7 +295,13 @@ class CricketService:
         if any(d == 0 for d in (*grid, *block)):
             raise BackendError(curesult.INVALID_VALUE, f"empty launch: grid {grid}, block {block}")
         module = session.modules.get(record.module_handle)
-        module.device.launch(record.info.native, grid, block, shared_mem, session.stream(stream), params)
+        device = module.device
+        if getattr(device, "captures_output", False):
+            # printf lines go to this session, also when the device object is shared
+            device.launch(record.info.native, grid, block, shared_mem, session.stream(stream), params,
+                          output=session.output)
+        else:
+            device.launch(record.info.native, grid, block, shared_mem, session.stream(stream), params)
 
     # --- streams and events -------------------------------------------------------
 

@@ -17,6 +17,7 @@ from typing import Any, Callable, Generic, TypeVar
 
 from ..backends import curesult
 from ..backends.base import Backend, BackendError, Device, FunctionInfo
+from .device_output import OutputBuffer
 
 log = logging.getLogger(__name__)
 
@@ -150,6 +151,7 @@ class Session:
         self.async_error: BackendError | None = None
         self.shared_region: Any = None   # the client's shared memory (cricket.server.shm), if attached
         self.counters: Counter[str] = Counter()
+        self.output = OutputBuffer(self.id)    # device printf lines of this session's kernels
         self.queued = 0              # tasks submitted and not finished
         self.max_queued = 0
         self._queue_lock = threading.Lock()
@@ -243,6 +245,7 @@ class Session:
         out = {"session": self.id, "allocations": len(self.allocations),
                "allocated_bytes": self.allocations.total_bytes, "modules": len(self.modules),
                "functions": len(self.functions), "streams": len(self.streams), "events": len(self.events),
-               "queued": self.queued, "max_queued": self.max_queued}
+               "queued": self.queued, "max_queued": self.max_queued,
+               "printf_pending_bytes": self.output.pending}
         out.update({f"calls.{k}": v for k, v in sorted(self.counters.items())})
         return out

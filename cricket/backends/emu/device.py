@@ -365,8 +365,11 @@ class EmuDevice:
             return mod
 
     # ---- launch ------------------------------------------------------------------------------
-    def launch(self, function: EmuFunction, grid, block, shared_mem_bytes: int, param_bytes: bytes) -> None:
+    def launch(self, function: EmuFunction, grid, block, shared_mem_bytes: int, param_bytes: bytes,
+               sink: Callable[[str], None] | None = None) -> None:
         """Run ``function`` over ``grid`` x ``block`` threads to completion.
+
+        ``sink``: where this launch's printf lines go (default: the device's ``printf_sink``).
 
         ``param_bytes`` holds the kernel arguments at the offsets of ``function.param_layout`` (each
         parameter at its natural alignment, as the cubin's KPARAM_INFO gives).
@@ -399,7 +402,8 @@ class EmuDevice:
             raise EmuError(CUDA_ERROR_INVALID_VALUE, f"{function.name} takes {ir.param_size} bytes of parameters, "
                                                      f"got {len(params)}")
         ck = function.compiled()
-        cfg = LaunchConfig(grid, block, shared_mem_bytes, params, self.max_lanes, self.sink, self.max_steps,
+        cfg = LaunchConfig(grid, block, shared_mem_bytes, params, self.max_lanes,
+                           self.sink if sink is None else sink, self.max_steps,
                            self.launch_timeout)
         with self._lock:
             try:
