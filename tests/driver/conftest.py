@@ -69,3 +69,14 @@ def run_probe(driver_lib: Path, body: str, env: dict[str, str] | None = None) ->
     data = json.loads(proc.stdout.strip().splitlines()[-1])
     data["_stderr"] = proc.stderr
     return data
+
+
+@pytest.fixture(scope="module")
+def server():
+    """A real cricket server (emu backend) for one test module."""
+    from cricket.client.local_server import LocalServer
+    local = LocalServer(["emu"])
+    try:
+        yield local
+    finally:
+        local.stop()

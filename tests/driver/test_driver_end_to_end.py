@@ -24,15 +24,6 @@ EXAMPLES = ROOT / "examples"
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 
 
-@pytest.fixture(scope="module")
-def server():
-    local = LocalServer(["emu"])
-    try:
-        yield local
-    finally:
-        local.stop()
-
-
 def environment(driver_dir: Path, server: LocalServer, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("CRICKET_", "CUDA_PYTHON_")) and k not in ("LD_PRELOAD", "PYTHONHOME")}

@@ -25,15 +25,6 @@ HERE = Path(__file__).resolve().parent
 
 
 @pytest.fixture(scope="module")
-def server():
-    local = LocalServer(["emu"])
-    try:
-        yield local
-    finally:
-        local.stop()
-
-
-@pytest.fixture(scope="module")
 def built(tmp_path_factory, driver_dir) -> dict[str, Path]:
     if not libpython():
         pytest.skip("this Python has no shared libpython for a native program to embed")

@@ -51,15 +51,6 @@ def static_examples() -> dict[str, Path]:
     return examples_build.build(None, OUT, jobs=2, cudart="static")
 
 
-@pytest.fixture(scope="module")
-def server():
-    local = LocalServer(["emu"])
-    try:
-        yield local
-    finally:
-        local.stop()
-
-
 def cricket_run(args: list[str], server: LocalServer, **env: str) -> subprocess.CompletedProcess:
     full = {k: v for k, v in os.environ.items() if not k.startswith(("CRICKET_", "CUDA_VISIBLE"))}
     full.update(env)

@@ -69,15 +69,6 @@ def test_visible_reads_the_environment():
 # ------------------------------------------------------------------ on a server
 
 @pytest.fixture(scope="module")
-def server():
-    local = LocalServer(["emu"])
-    try:
-        yield local
-    finally:
-        local.stop()
-
-
-@pytest.fixture(scope="module")
 def server_uuid(server) -> bytes:
     with connect(server.address) as conn:
         return conn.server_devices[0].uuid

@@ -6,6 +6,7 @@ import pytest
 
 from cricket.rpc import Server, ServerThread
 from rpc_calc import CalcV1, CalcV2
+from record_impls import record_impls
 from rpc_peers import CInterop, CServer, ServerProcess
 
 
@@ -67,3 +68,9 @@ def py_interop_server():
     sp = ServerProcess("rpc_interop:InteropServer")
     yield sp
     sp.stop()
+
+
+@pytest.fixture(params=record_impls(), ids=lambda m: m.__name__)
+def rec(request):
+    """Each record-marking module in turn (pure-Python twin, Cython)."""
+    return request.param

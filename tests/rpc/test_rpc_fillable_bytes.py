@@ -1,25 +1,10 @@
 """FillableBytes: receive into a new bytes object through a writable view (both implementations)."""
 from __future__ import annotations
 
-import importlib
 import socket
 import threading
 
 import pytest
-
-
-def _impls():
-    mods = [importlib.import_module("cricket.rpc._record")]
-    try:
-        mods.append(importlib.import_module("cricket._cext.record"))
-    except ImportError:
-        pass
-    return mods
-
-
-@pytest.fixture(params=_impls(), ids=lambda m: m.__name__)
-def rec(request):
-    return request.param
 
 
 def test_received_bytes_come_back_as_bytes(rec):

@@ -1,27 +1,13 @@
 """Record marking: both the Cython module and its pure-Python twin, on the same inputs."""
 from __future__ import annotations
 
-import importlib
-
 import pytest
+
+from record_impls import record_impls
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cricket.rpc.errors import RecordTooLarge
-
-
-def _impls():
-    mods = [importlib.import_module("cricket.rpc._record")]
-    try:
-        mods.append(importlib.import_module("cricket._cext.record"))
-    except ImportError:
-        pass
-    return mods
-
-
-@pytest.fixture(params=_impls(), ids=lambda m: m.__name__)
-def rec(request):
-    return request.param
 
 
 def _wire(rec, records, max_fragment=0x7FFFFFFF):
@@ -50,7 +36,7 @@ def test_frame_marks_only_the_last_fragment(rec):
 @given(records=st.lists(st.binary(max_size=300), max_size=6),
        frag=st.integers(1, 64), cuts=st.lists(st.integers(0, 2000), max_size=20))
 def test_any_chunking_gives_the_same_records(records, frag, cuts):
-    for rec in _impls():
+    for rec in record_impls():
         wire = _wire(rec, records, frag)
         points = sorted({c % (len(wire) + 1) for c in cuts} | {0, len(wire)})
         reader = rec.RecordReader()

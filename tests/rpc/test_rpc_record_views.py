@@ -2,25 +2,9 @@
 while the reader goes on receiving (in place or from chunks) the records that follow."""
 from __future__ import annotations
 
-import importlib
-
 import pytest
 
 from cricket.xdr import Unpacker
-
-
-def _impls():
-    mods = [importlib.import_module("cricket.rpc._record")]
-    try:
-        mods.append(importlib.import_module("cricket._cext.record"))
-    except ImportError:
-        pass
-    return mods
-
-
-@pytest.fixture(params=_impls(), ids=lambda m: m.__name__)
-def rec(request):
-    return request.param
 
 
 def _call_record(fill: int, n: int = 1 << 20) -> bytes:
