@@ -38,8 +38,30 @@ def test_each_host_thread_gets_its_own_per_thread_stream(rt):
     assert mine and rt.stream(runtime.STREAM_PER_THREAD) == mine      # stable within the thread
     others = [_in_thread(lambda: rt.stream(runtime.STREAM_PER_THREAD)) for _ in range(2)]
     assert len({mine, *others}) == 3 and all(others)
-    assert rt.conn.session_stats()["streams"] == 3                     # real streams on the server
+    # real streams on the server; those of the threads that exited went with them
+    assert rt.conn.session_stats()["streams"] == 1
     assert rt.stream(0) == rt.stream(runtime.STREAM_LEGACY) == 0       # the legacy default stream
+
+
+def test_a_threads_per_thread_stream_is_destroyed_when_the_thread_exits(rt):
+    rt.stream(runtime.STREAM_PER_THREAD)
+    made, stop = threading.Barrier(3), threading.Event()
+
+    def worker():
+        rt.stream(runtime.STREAM_PER_THREAD)
+        made.wait(30)
+        stop.wait(30)
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for t in threads:
+        t.start()
+    made.wait(30)
+    assert rt.conn.session_stats()["streams"] == 3      # while the threads live, their streams do
+    stop.set()
+    for t in threads:
+        t.join(30)
+    assert rt.conn.session_stats()["streams"] == 1      # gone with their threads, before the session ends
+    assert rt.per_thread_streams == {rt.stream(runtime.STREAM_PER_THREAD)}
 
 
 def test_per_thread_streams_are_made_again_after_they_are_forgotten(rt):
