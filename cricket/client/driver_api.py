@@ -599,6 +599,18 @@ def launch_kernel(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: in
     return SUCCESS
 
 
+@implements("cuLaunchKernelEx")
+def launch_kernel_ex(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, shared: int,
+                     stream: int, params: int, extra: int, attrs: int, num_attrs: int) -> int:
+    """Launch attributes: the runtime shim's policy (``cricket.client.launch_attributes``)."""
+    from cricket.client import launch_attributes
+    events = launch_attributes.check(attrs, num_attrs, "cuLaunchKernelEx")
+    result = launch_kernel(func, gx, gy, gz, bx, by, bz, shared, stream, params, extra)
+    for event in events if result == SUCCESS else ():
+        rt.record_event(event, stream)
+    return result
+
+
 @implements("cuOccupancyMaxActiveBlocksPerMultiprocessor")
 def occupancy_max_active_blocks(num_blocks: int, func: int, block_size: int, dynamic_shared: int) -> int:
     _out(num_blocks)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from cricket.client import runtime_api
+from cricket.client import launch_attributes, runtime_api
 from cricket.protocol import PROGRAM, VERSION, Skeleton
 from cricket.client.cuda_errors import CUDART_VERSION
 from cricket.client.runtime import (
@@ -585,19 +585,53 @@ def _check_config(grid: tuple, block: tuple, shared: int) -> None:
 
 
 _LAUNCH_ASYNC = {proc.name: number for number, proc in Skeleton.procedures.items()}["CR_LAUNCH_ASYNC"]
+_launch_head: list = [None, b""]          # (RPC client, its CR_LAUNCH_ASYNC call head)
+_flat_limits: dict[int, tuple] = {}       # device -> rt.limits(device) as 8 numbers
+
+
+def _device_limits(device: int) -> tuple:
+    flat = _flat_limits.get(device)
+    if flat is None:
+        max_threads, block, grid, shared = rt.limits(device)
+        flat = _flat_limits[device] = (max_threads, *block, *grid, shared)
+    return flat
 
 
 @implements("cudaLaunchKernel")
 def launch_kernel(func: int, gxy: int, gz: int, bxy: int, bz: int, args: int, shared: int,
                   stream: int) -> int:
-    k = rt.kernel(func)
-    grid, block = _dim(gxy, gz), _dim(bxy, bz)
-    _check_config(grid, block, shared)
-    # The hot path: the XDR record is built in one piece (hostmem) and batched without a reply.
-    record = hostmem.launch_record(k.function, grid, block, shared, rt.stream(stream), args,
-                                   k.layout, k.param_size)
-    rt.conn._rpc.call_batched(PROGRAM, VERSION, _LAUNCH_ASYNC, [record])
+    k = rt.kernels.get(func)
+    if k is None or not k.function:
+        k = rt.kernel(func)            # an unknown kernel fails here; a new module is loaded
+    # The hot path: the whole call record (RPC header, launch arguments, parameters packed from
+    # nvcc's argument array, configuration checked) is built in one piece by hostmem and queued
+    # as a batched call: no reply, no round trip.
+    rpc = rt.conn._rpc
+    head = _launch_head
+    if head[0] is not rpc:
+        head[1] = rpc.call_head(PROGRAM, VERSION, _LAUNCH_ASYNC)
+        head[0] = rpc
+    record = hostmem.launch_call(head[1], rpc.next_xid(), k.function, gxy, gz, bxy, bz, shared,
+                                 rt.stream(stream), args, k.layout, k.param_size,
+                                 _device_limits(rt.thread.device))
+    if record is None:
+        _check_config(_dim(gxy, gz), _dim(bxy, bz), shared)        # raises, saying why
+        raise CudaRuntimeError(ERR_INVALID_CONFIG, "invalid launch configuration")
+    rpc.queue_batched(record)
     rt.stats.launches += 1
+    return SUCCESS
+
+
+@implements("cudaLaunchKernelExC")
+def launch_kernel_ex(func: int, gxy: int, gz: int, bxy: int, bz: int, args: int, shared: int,
+                     stream: int, attrs: int, num_attrs: int) -> int:
+    """cudaLaunchKernelExC: the launch attributes are checked first (``launch_attributes``: hints
+    are accepted, what cricket cannot honour fails with cudaErrorNotSupported), then the kernel is
+    launched, then the events the attributes name are recorded on its stream."""
+    events = launch_attributes.check(attrs, num_attrs, "cudaLaunchKernelExC")
+    launch_kernel(func, gxy, gz, bxy, bz, args, shared, stream)
+    for event in events:
+        rt.record_event(event, stream)
     return SUCCESS
 
 
