@@ -38,6 +38,7 @@ CORE_MODULES: list[str] = [
     "cricket/client/runtime_api.py",
     "cricket/client/runtime_calls.py",
     "cricket/client/driver_api.py",
+    "cricket/rpc/client.py",
 ]
 
 

@@ -876,15 +876,21 @@ if os.environ.get("CRICKET_STATS"):
 
 def _runtime_call(fn):
     """Wrap an implementation: exceptions become cudaError_t codes kept as the thread's last error."""
+    runtime = RUNTIME
+
     def call(*args: int) -> int:
         try:
-            if RUNTIME.multi_device:
+            if runtime.multi_device:
                 # The session has one current device on the server: switch it to this thread's
                 # and keep other threads from switching it until this call has gone out.
-                with RUNTIME.device_lock:
-                    RUNTIME.select_device()
-                    return RUNTIME.fail(fn(*args) or 0)
-            return RUNTIME.fail(fn(*args) or 0)
+                with runtime.device_lock:
+                    runtime.select_device()
+                    return runtime.fail(fn(*args) or 0)
+            code = fn(*args)
+            if code:                    # runtime.fail, inline: this wraps every launch
+                runtime.thread.last_error = code
+                return code
+            return 0
         except Exception as exc:
             code = cuda_error_of(exc)
             RUNTIME.call_failed(fn.__name__, exc, code in (ERR_UNKNOWN, ERR_UNAVAILABLE))
