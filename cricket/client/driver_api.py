@@ -584,6 +584,10 @@ def launch_kernel(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: in
         return INVALID_VALUE
     if params and extra:
         return INVALID_VALUE
+    if params and (f.layout or not f.param_size):    # the hot path, shared with the runtime API
+        return SUCCESS if rt.queue_launch(f.server, gx | gy << 32, gz, bx | by << 32, bz, shared,
+                                          rt.stream(stream), params, f.layout, f.param_size) \
+            else INVALID_VALUE
     if params:
         data = hostmem.pack_params(params, f.layout, f.param_size) if f.layout else b""
     elif extra:

@@ -181,6 +181,8 @@ class Runtime:
         self._pid = os.getpid()
         self._broken: str | None = None
         self.launch_limits: dict[int, tuple] = {}  # device -> limits checked at every launch
+        self._flat_limits: dict[int, tuple] = {}   # the same as 8 numbers
+        self._launch_head: list = [None, b""]      # (RPC client, its CR_LAUNCH_ASYNC call head)
         self._stream_epoch = 0                     # bumped when per-thread streams are gone (reset, fork)
         self.thread = _ThreadState(self)
         self.kernels: dict[int, KernelRecord] = {}
@@ -285,6 +287,7 @@ class Runtime:
         self._broken = None
         self.modules.clear()
         self.launch_limits.clear()
+        self._flat_limits.clear()
         self.allocations.clear()
         self._alloc_starts.clear()
         self.streams.clear()
@@ -785,6 +788,38 @@ class Runtime:
                 self._draining = False
         if error is not None:
             raise error
+
+    def flat_limits(self, device: int) -> tuple:
+        """:meth:`limits` as 8 numbers, as ``hostmem.launch_call`` checks them."""
+        flat = self._flat_limits.get(device)
+        if flat is None:
+            max_threads, block, grid, shared = self.limits(device)
+            flat = self._flat_limits[device] = (max_threads, *block, *grid, shared)
+        return flat
+
+    def queue_launch(self, function: int, gxy: int, gz: int, bxy: int, bz: int, shared: int,
+                     stream: int, args: int, layout: tuple, param_size: int) -> bool:
+        """The launch hot path of both API layers: the whole ``CR_LAUNCH_ASYNC`` call record (RPC
+        header, launch arguments, parameters packed from the ``void *args[]`` array at ``args``,
+        configuration checked against the calling thread's device) is built in one piece by
+        ``hostmem.launch_call`` and queued as a batched call: no reply, no round trip. The grid
+        and block come as ``x | y << 32`` and ``z``; ``stream`` is the server's handle. False
+        (nothing queued) when the configuration breaks the device's limits."""
+        rpc = self.conn._rpc
+        head = self._launch_head
+        if head[0] is not rpc:
+            from cricket.protocol import PROGRAM, VERSION, Skeleton
+            number = {proc.name: n for n, proc in Skeleton.procedures.items()}["CR_LAUNCH_ASYNC"]
+            head[1] = rpc.call_head(PROGRAM, VERSION, number)
+            head[0] = rpc
+        record = hostmem.launch_call(head[1], rpc.next_xid(), function, gxy, gz, bxy, bz, shared,
+                                     stream, args, layout, param_size,
+                                     self.flat_limits(self.thread.device))
+        if record is None:
+            return False
+        rpc.queue_batched(record)
+        self.stats.launches += 1
+        return True
 
     def limits(self, device: int) -> tuple:
         """(max threads per block, max block dims, max grid dims, max dynamic shared bytes)."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 
 from cricket.client import launch_attributes, runtime_api
-from cricket.protocol import PROGRAM, VERSION, Skeleton
 from cricket.client.cuda_errors import CUDART_VERSION
 from cricket.client.runtime import (
     A_BLOCKS_PER_SM, A_REGS_PER_SM,
@@ -584,41 +583,16 @@ def _check_config(grid: tuple, block: tuple, shared: int) -> None:
                             f"device's {max_shared}")
 
 
-_LAUNCH_ASYNC = {proc.name: number for number, proc in Skeleton.procedures.items()}["CR_LAUNCH_ASYNC"]
-_launch_head: list = [None, b""]          # (RPC client, its CR_LAUNCH_ASYNC call head)
-_flat_limits: dict[int, tuple] = {}       # device -> rt.limits(device) as 8 numbers
-
-
-def _device_limits(device: int) -> tuple:
-    flat = _flat_limits.get(device)
-    if flat is None:
-        max_threads, block, grid, shared = rt.limits(device)
-        flat = _flat_limits[device] = (max_threads, *block, *grid, shared)
-    return flat
-
-
 @implements("cudaLaunchKernel")
 def launch_kernel(func: int, gxy: int, gz: int, bxy: int, bz: int, args: int, shared: int,
                   stream: int) -> int:
     k = rt.kernels.get(func)
     if k is None or not k.function:
         k = rt.kernel(func)            # an unknown kernel fails here; a new module is loaded
-    # The hot path: the whole call record (RPC header, launch arguments, parameters packed from
-    # nvcc's argument array, configuration checked) is built in one piece by hostmem and queued
-    # as a batched call: no reply, no round trip.
-    rpc = rt.conn._rpc
-    head = _launch_head
-    if head[0] is not rpc:
-        head[1] = rpc.call_head(PROGRAM, VERSION, _LAUNCH_ASYNC)
-        head[0] = rpc
-    record = hostmem.launch_call(head[1], rpc.next_xid(), k.function, gxy, gz, bxy, bz, shared,
-                                 rt.stream(stream), args, k.layout, k.param_size,
-                                 _device_limits(rt.thread.device))
-    if record is None:
+    if not rt.queue_launch(k.function, gxy, gz, bxy, bz, shared, rt.stream(stream), args,
+                           k.layout, k.param_size):
         _check_config(_dim(gxy, gz), _dim(bxy, bz), shared)        # raises, saying why
         raise CudaRuntimeError(ERR_INVALID_CONFIG, "invalid launch configuration")
-    rpc.queue_batched(record)
-    rt.stats.launches += 1
     return SUCCESS
 
 
