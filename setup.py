@@ -34,6 +34,7 @@ X_FILES: list[str] = [
 
 #: The client core, compiled from its Python source into extensions of the same name.
 CORE_MODULES: list[str] = [
+    "cricket/client/api.py",
     "cricket/client/runtime.py",
     "cricket/client/runtime_api.py",
     "cricket/client/runtime_calls.py",
