@@ -51,26 +51,36 @@ class _SourceFinder(importlib.abc.MetaPathFinder):
 _source_finder = _SourceFinder()
 
 
+def _in_source_checkout(directory: str) -> bool:
+    """True when ``directory`` (a package folder) lies in a source tree with its ``setup.py``."""
+    top = os.path.abspath(directory)
+    while os.path.exists(os.path.join(os.path.dirname(top), "__init__.py")):
+        top = os.path.dirname(top)
+    return os.path.exists(os.path.join(os.path.dirname(top), "setup.py"))
+
+
 def use_core_sources(package: str, directory: str, names: tuple[str, ...]) -> dict[str, str]:
     """Choose, once per process, between the compiled client core and its Python source.
 
     The core modules (``names`` in ``package``, whose files are in ``directory``) are compiled by
     Cython from their own ``.py`` into extensions of the same dotted name (``setup.py``
     ``CORE_MODULES``), which the import system prefers. The ``.py`` is taken instead when
-    ``CRICKET_PUREPYTHON=1``, or when the extension is older than its source (an edit not yet
-    built: running stale code would be worse than running slower). Since both twins have the same
+    ``CRICKET_PUREPYTHON=1``, or, in a source checkout built in place (``make build``), when the
+    extension is older than its source (an edit not yet built: running stale code would be worse
+    than running slower; an installed wheel's file times say nothing and are not compared). Since both twins have the same
     name there is only ever one of each module in ``sys.modules``, whoever imports it. Returns
     ``{module: "compiled" | "pure"}``; call it from the package's ``__init__``, before any of the
     modules is imported.
     """
     forced = pure_python_forced()
+    in_checkout = _in_source_checkout(directory)
     chosen = {}
     for name in names:
         fullname = f"{package}.{name}"
         source = os.path.join(directory, name + ".py")
         built = [os.path.join(directory, name + suffix) for suffix in EXTENSION_SUFFIXES]
         built = [p for p in built if os.path.exists(p)]
-        stale = built and os.path.getmtime(built[0]) < os.path.getmtime(source)
+        stale = bool(built) and in_checkout and os.path.getmtime(built[0]) < os.path.getmtime(source)
         if forced or stale:
             if stale and not forced:
                 log.warning("%s is older than %s; using the Python source (run `make build`)",

@@ -19,6 +19,7 @@ def package(tmp_path, monkeypatch):
     name = f"corepkg_{os.getpid()}_{len(sys.modules)}"
     pkg = tmp_path / name
     pkg.mkdir()
+    (tmp_path / "setup.py").write_text("")             # a source checkout, built in place
     (pkg / "__init__.py").write_text("")
     (pkg / "core.py").write_text("STATE = object()\n")
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -67,3 +68,12 @@ def test_no_extension_means_the_source(package, monkeypatch):
     name, pkg = package
     assert _select.use_core_sources(name, str(pkg), ("core",)) == {f"{name}.core": "pure"}
     assert importlib.import_module(f"{name}.core").__file__.endswith("core.py")
+
+
+def test_an_installed_extension_is_chosen_whatever_the_file_times(package, monkeypatch):
+    """Outside a source checkout (an installed wheel) file times say nothing about staleness."""
+    monkeypatch.delenv("CRICKET_PUREPYTHON", raising=False)
+    name, pkg = package
+    (pkg.parent / "setup.py").unlink()
+    _fake_extension(pkg, age=-60)
+    assert _select.use_core_sources(name, str(pkg), ("core",)) == {f"{name}.core": "compiled"}
