@@ -9,6 +9,14 @@ Every .x file in ``X_FILES`` is compiled by our rpcgen at build time
 ``_<stem>_xdr.pyx`` appear beside it, and the .pyx is built as the extension named
 after its package path (``cricket/protocol/_cricket_xdr.pyx`` →
 ``cricket.protocol._cricket_xdr``).  Editing a .x and reinstalling regenerates both.
+
+The client core (``CORE_MODULES``: the runtime state, the registry, the runtime and driver API
+layers) is plain Python that Cython compiles as it stands (pure-Python mode): each ``.py`` becomes
+an extension of the same dotted name beside it (``cricket/client/runtime.py`` →
+``cricket.client.runtime``), which the import system prefers to the source. The ``.py`` is the
+pure-Python twin; ``cricket/_select.py`` (``use_core_sources``) makes imports take it when
+``CRICKET_PUREPYTHON=1`` or when the extension is older than its source. One module name, one
+module object: one client state per process, whichever library the application entered through.
 """
 import subprocess
 import sys
@@ -23,6 +31,20 @@ HERE = Path(__file__).parent
 X_FILES: list[str] = [
     "cricket/protocol/cricket.x",
 ]
+
+#: The client core, compiled from its Python source into extensions of the same name.
+CORE_MODULES: list[str] = [
+    "cricket/client/api.py",
+    "cricket/client/runtime.py",
+    "cricket/client/runtime_api.py",
+    "cricket/client/runtime_calls.py",
+    "cricket/client/driver_api.py",
+    "cricket/rpc/client.py",
+]
+
+
+def core_extensions() -> list[Extension]:
+    return [Extension(".".join(Path(p).with_suffix("").parts), [p]) for p in CORE_MODULES]
 
 
 def cext_extensions() -> list[Extension]:
@@ -47,8 +69,14 @@ def build_extensions() -> list:
     if not exts:
         return []
     from Cython.Build import cythonize
-    return cythonize(exts, language_level=3, build_dir="build/cython",
-                     compiler_directives={"boundscheck": False, "wraparound": False})
+    compiled = cythonize(exts, language_level=3, build_dir="build/cython",
+                         compiler_directives={"boundscheck": False, "wraparound": False})
+    # The core stays plain Python: annotations are documentation, not C types (a ``float`` or
+    # ``list`` annotation would otherwise become a C double or an exact type check), and
+    # indexing keeps Python's checks.
+    return compiled + cythonize(core_extensions(), language_level=3, build_dir="build/cython",
+                                compiler_directives={"annotation_typing": False,
+                                                     "always_allow_keywords": True})
 
 
 class BuildExtWithShims(build_ext):

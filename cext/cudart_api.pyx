@@ -312,6 +312,8 @@ cdef api int cricket_call(const char *name, const uint64_t *args, int nargs) noe
                 return fn(args[0], args[1], args[2])
             if nargs == 4:
                 return fn(args[0], args[1], args[2], args[3])
+            if nargs == 8:             # the launches
+                return fn(args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7])
             return fn(*[args[i] for i in range(nargs)])
         except BaseException:
             _failed(pyname or "a forwarded CUDA call")

@@ -108,3 +108,51 @@ def launch_record(unsigned long long function, tuple grid, tuple block, unsigned
         memcpy(p + 48 + offset, argv[i], size)
         i += 1
     return out
+
+
+def launch_call(bytes head, unsigned long long xid, unsigned long long function,
+                unsigned long long gxy, unsigned long long gz, unsigned long long bxy,
+                unsigned long long bz, unsigned long long shared_mem, unsigned long long stream,
+                size_t args, tuple layout, Py_ssize_t param_size, tuple limits):
+    """A whole batched ``CR_LAUNCH_ASYNC`` call record: ``head`` (record mark, xid, call header and
+    credentials from ``Client.call_head``) with its record mark and ``xid`` filled in, then
+    ``cr_launch_args`` with the parameters packed from nvcc's argument array. The grid and block
+    come as the shim passes them (``x | y << 32`` and ``z``) and are checked against ``limits``
+    (max threads per block, max block x/y/z, max grid x/y/z, max dynamic shared bytes): None when
+    the configuration is invalid, for the caller to say why."""
+    cdef uint32_t gx = <uint32_t>gxy, gy = <uint32_t>(gxy >> 32)
+    cdef uint32_t bx = <uint32_t>bxy, by = <uint32_t>(bxy >> 32)
+    cdef unsigned long long max_threads = limits[0]
+    cdef unsigned long long threads = <unsigned long long>bx * by * bz
+    if (threads == 0 or threads > max_threads or gx == 0 or gy == 0 or gz == 0
+            or bx > <unsigned long long>limits[1] or by > <unsigned long long>limits[2]
+            or bz > <unsigned long long>limits[3] or gx > <unsigned long long>limits[4]
+            or gy > <unsigned long long>limits[5] or gz > <unsigned long long>limits[6]
+            or shared_mem > <unsigned long long>limits[7]):
+        return None
+    cdef Py_ssize_t head_size = len(head)
+    cdef Py_ssize_t padded = (param_size + 3) & ~3
+    cdef Py_ssize_t total = head_size + 48 + padded
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, total)
+    cdef unsigned char *p = <unsigned char *>PyBytes_AS_STRING(out)
+    cdef void **argv = <void **>args
+    cdef Py_ssize_t i = 0, offset, size
+    memcpy(p, PyBytes_AS_STRING(head), head_size)
+    _be32(p, <uint32_t>(0x80000000u | <uint32_t>(total - 4)))
+    _be32(p + 4, <uint32_t>xid)
+    p += head_size
+    _be64(p, function)
+    _be32(p + 8, gx)
+    _be32(p + 12, gy)
+    _be32(p + 16, <uint32_t>gz)
+    _be32(p + 20, bx)
+    _be32(p + 24, by)
+    _be32(p + 28, <uint32_t>bz)
+    _be32(p + 32, <uint32_t>shared_mem)
+    _be64(p + 36, stream)
+    _be32(p + 44, <uint32_t>param_size)
+    memset(p + 48, 0, padded)
+    for offset, size in layout:
+        memcpy(p + 48 + offset, argv[i], size)
+        i += 1
+    return out

@@ -361,17 +361,16 @@ CRICKET_DRV_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridD
                                               blockDimZ, sharedMemBytes, hStream, kernelParams, extra));
 }
 
-/* Launch attributes (clusters, priorities, programmatic serialisation) are hints the server's
- * launch does not take; they are accepted and ignored, as the runtime shim does. */
+/* The attributes are checked in Python (cricket.client.launch_attributes, shared with the runtime
+ * shim): hints are accepted, what cricket cannot honour fails with CUDA_ERROR_NOT_SUPPORTED. */
 static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **kernelParams, void **extra)
 {
     if (!c)
         return CUDA_ERROR_INVALID_VALUE;
-    if (c->numAttrs && cricket_drv_log_enabled(CRICKET_DRV_DEBUG))
-        cricket_drv_log(CRICKET_DRV_DEBUG, "cuLaunchKernelEx: %u launch attribute(s) ignored", c->numAttrs);
-    return FWD("cuLaunchKernel", LAUNCH_WORDS(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX,
-                                              c->blockDimY, c->blockDimZ, c->sharedMemBytes, c->hStream,
-                                              kernelParams, extra));
+    return FWD("cuLaunchKernelEx", LAUNCH_WORDS(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX,
+                                                c->blockDimY, c->blockDimZ, c->sharedMemBytes, c->hStream,
+                                                kernelParams, extra),
+               U(c->attrs), (uint64_t)c->numAttrs);
 }
 
 CRICKET_DRV_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)

@@ -230,18 +230,41 @@ CRICKET_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event) { FORWARD(U(event
 
 /* ------------------------------------------------------------------ launch */
 
+/* nvcc's <<<>>> is Push, Pop, __cudaLaunchKernel in a row on one thread. The configuration stack is
+ * that thread's and nothing else reads it, so it lives here: a launch reaches Python once, not
+ * three times (bench/calls.py, "asynchronous empty launch, issue"). A Pop with nothing pushed
+ * here goes to Python, whose own stack is empty: it fails and sets the thread's last error. */
+#define CONFIG_STACK_DEPTH 32
+struct call_config { dim3 grid, block; size_t shared; void *stream; };
+static __thread struct call_config config_stack[CONFIG_STACK_DEPTH];
+static __thread int config_depth;
+
 CRICKET_EXPORT unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
                                                     struct CUstream_st *stream)
 {
     if (cricket_enter() != 0)
         return 1;     /* non-zero: nvcc's code skips the launch */
-    const uint64_t args[] = { DIM(gridDim), DIM(blockDim), sharedMem, U(stream) };
-    return (unsigned)cricket_api.call("__cudaPushCallConfiguration", args, 6);
+    if (config_depth == CONFIG_STACK_DEPTH) {
+        cricket_log(CRICKET_ERROR, "__cudaPushCallConfiguration: more than %d launches nested in "
+                    "launch arguments; this launch is skipped", CONFIG_STACK_DEPTH);
+        return 1;
+    }
+    config_stack[config_depth++] = (struct call_config){ gridDim, blockDim, sharedMem, stream };
+    return 0;
 }
 
 CRICKET_EXPORT cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem,
                                                       void *stream)
-{ FORWARD(U(gridDim), U(blockDim), U(sharedMem), U(stream)); }
+{
+    if (config_depth == 0 || !gridDim || !blockDim || !sharedMem || !stream)
+        FORWARD(U(gridDim), U(blockDim), U(sharedMem), U(stream));
+    const struct call_config *c = &config_stack[--config_depth];
+    *gridDim = c->grid;
+    *blockDim = c->block;
+    *sharedMem = c->shared;
+    *(void **)stream = c->stream;
+    return cudaSuccess;
+}
 CRICKET_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *hostFun) { FORWARD(U(kernel), U(hostFun)); }
 CRICKET_EXPORT cudaError_t cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryFuncAddr)
 { CALL_AS("__cudaGetKernel", U(kernelPtr), U(entryFuncAddr)); }
@@ -263,12 +286,11 @@ static cudaError_t launch_ex(const cudaLaunchConfig_t *config, const void *func,
 {
     if (!config)
         return cudaErrorInvalidValue;
-    /* Launch attributes (clusters, priorities, ...) change scheduling, not results; say so once. */
-    static cricket_once_flag attrs_seen;
-    if (config->numAttrs > 0 && atomic_exchange(&attrs_seen, 1) == 0)
-        cricket_log(CRICKET_INFO, "cudaLaunchKernelExC: launch attributes are ignored by cricket");
-    CALL_AS("cudaLaunchKernel", U(func), DIM(config->gridDim), DIM(config->blockDim), U(args),
-            config->dynamicSmemBytes, per_thread ? PT(config->stream) : U(config->stream));
+    /* The attributes are checked in Python (cricket.client.launch_attributes): hints are
+     * accepted, what cricket cannot honour fails with cudaErrorNotSupported. */
+    CALL_AS("cudaLaunchKernelExC", U(func), DIM(config->gridDim), DIM(config->blockDim), U(args),
+            config->dynamicSmemBytes, per_thread ? PT(config->stream) : U(config->stream),
+            U(config->attrs), (uint64_t)config->numAttrs);
 }
 CRICKET_EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args)
 { return launch_ex(config, func, args, 0); }

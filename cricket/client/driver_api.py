@@ -625,6 +625,10 @@ def launch_kernel(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: in
         return INVALID_VALUE
     if params and extra:
         return INVALID_VALUE
+    if params and (f.layout or not f.param_size):    # the hot path, shared with the runtime API
+        return SUCCESS if rt.queue_launch(f.server, gx | gy << 32, gz, bx | by << 32, bz, shared,
+                                          rt.stream(stream), params, f.layout, f.param_size) \
+            else INVALID_VALUE
     if params:
         data = hostmem.pack_params(params, f.layout, f.param_size) if f.layout else b""
     elif extra:
@@ -638,6 +642,18 @@ def launch_kernel(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: in
         shared_mem=shared, stream=rt.stream(stream), params=data))
     rt.stats.launches += 1
     return SUCCESS
+
+
+@implements("cuLaunchKernelEx")
+def launch_kernel_ex(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, shared: int,
+                     stream: int, params: int, extra: int, attrs: int, num_attrs: int) -> int:
+    """Launch attributes: the runtime shim's policy (``cricket.client.launch_attributes``)."""
+    from cricket.client import launch_attributes
+    events = launch_attributes.check(attrs, num_attrs, "cuLaunchKernelEx")
+    result = launch_kernel(func, gx, gy, gz, bx, by, bz, shared, stream, params, extra)
+    for event in events if result == SUCCESS else ():
+        rt.record_event(event, stream)
+    return result
 
 
 @implements("cuOccupancyMaxActiveBlocksPerMultiprocessor")

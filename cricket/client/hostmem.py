@@ -71,3 +71,21 @@ def launch_record(function: int, grid: tuple, block: tuple, shared_mem: int, str
     params = pack_params(args, layout, param_size) if layout else bytes(param_size)
     return (_LAUNCH_HEAD.pack(function, *grid, *block, shared_mem, stream, param_size)
             + params + b"\0" * (-param_size % 4))
+
+
+def launch_call(head: bytes, xid: int, function: int, gxy: int, gz: int, bxy: int, bz: int,
+                shared_mem: int, stream: int, args: int, layout: tuple, param_size: int,
+                limits: tuple) -> bytes | None:
+    """A whole batched ``CR_LAUNCH_ASYNC`` call record (``head`` with its record mark and xid
+    filled in, then ``cr_launch_args``), or None when the configuration breaks ``limits``."""
+    gx, gy, bx, by = gxy & 0xFFFFFFFF, gxy >> 32 & 0xFFFFFFFF, bxy & 0xFFFFFFFF, bxy >> 32 & 0xFFFFFFFF
+    gz, bz = gz & 0xFFFFFFFF, bz & 0xFFFFFFFF
+    max_threads, mbx, mby, mbz, mgx, mgy, mgz, max_shared = limits
+    if (not 0 < bx * by * bz <= max_threads or not gx * gy * gz or bx > mbx or by > mby
+            or bz > mbz or gx > mgx or gy > mgy or gz > mgz or shared_mem > max_shared):
+        return None
+    body = launch_record(function, (gx, gy, gz), (bx, by, bz), shared_mem, stream, args, layout,
+                         param_size)
+    total = len(head) + len(body)
+    return ((0x80000000 | (total - 4)).to_bytes(4, "big") + (xid & 0xFFFFFFFF).to_bytes(4, "big")
+            + head[8:] + body)

@@ -19,6 +19,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -144,13 +145,33 @@ class StreamRef:
         self.handle = handle
 
 
+class PerThreadStreams(dict):
+    """device -> server stream: one host thread's per-thread default streams. It lives in the
+    thread's state, which Python drops when the thread exits (for a native thread, when the shim
+    deletes the thread state it kept for it, cext/common/bootstrap.c); the streams are destroyed
+    on the server then, not at the end of the session."""
+    __slots__ = ("runtime", "epoch", "pid")
+
+    def __init__(self, runtime: Runtime, epoch: int) -> None:
+        super().__init__()
+        self.runtime = weakref.ref(runtime)
+        self.epoch = epoch
+        self.pid = os.getpid()
+
+    def __del__(self) -> None:
+        if self and self.pid == os.getpid() and not sys.is_finalizing():
+            runtime = self.runtime()
+            if runtime is not None:
+                runtime.release_thread_streams(self)
+
+
 class _ThreadState(threading.local):
-    def __init__(self) -> None:
+    def __init__(self, runtime: Runtime) -> None:
         self.last_error = 0
         self.device = 0
         self.configs: list[tuple] = []
-        self.pt_streams: dict[int, int] = {}    # device -> server stream (per-thread default)
-        self.pt_epoch = 0                       # Runtime._stream_epoch when pt_streams was valid
+        # device -> server stream (per-thread default), valid while its epoch is the runtime's
+        self.pt_streams = PerThreadStreams(runtime, runtime._stream_epoch)
 
 
 class Runtime:
@@ -163,7 +184,10 @@ class Runtime:
         self._broken: str | None = None
         self.no_device = ""                        # why no device is visible (CUDA_VISIBLE_DEVICES)
         self.launch_limits: dict[int, tuple] = {}  # device -> limits checked at every launch
-        self.thread = _ThreadState()
+        self._flat_limits: dict[int, tuple] = {}   # the same as 8 numbers
+        self._launch_head: list = [None, b""]      # (RPC client, its CR_LAUNCH_ASYNC call head)
+        self._stream_epoch = 0                     # bumped when per-thread streams are gone (reset, fork)
+        self.thread = _ThreadState(self)
         self.kernels: dict[int, KernelRecord] = {}
         self.vars: dict[int, VarRecord] = {}
         self.modules: dict[int, int] = {}          # fatbin handle -> server module handle
@@ -176,7 +200,6 @@ class Runtime:
         self.streams: dict[int, int] = {}          # application handle -> server handle
         self.events: dict[int, int] = {}
         self.per_thread_streams: set[int] = set()  # server streams of per-thread default streams
-        self._stream_epoch = 0                     # bumped when those streams are gone (reset, fork)
         self.multi_device = False                  # some thread chose a device other than 0
         self.device_lock = threading.RLock()       # held across a call while multi_device
         self._server_device = 0                    # the session's current device on the server
@@ -284,6 +307,7 @@ class Runtime:
         self.no_device = ""
         self.modules.clear()
         self.launch_limits.clear()
+        self._flat_limits.clear()
         self.allocations.clear()
         self._alloc_starts.clear()
         self.streams.clear()
@@ -348,9 +372,9 @@ class Runtime:
         through the protocol at the thread's first use. Like CUDA's, it is a blocking stream: it
         orders with the legacy default stream, not with other threads' per-thread streams."""
         st = self.thread
-        if st.pt_epoch != self._stream_epoch:
-            st.pt_streams = {}
-            st.pt_epoch = self._stream_epoch
+        if st.pt_streams.epoch != self._stream_epoch:
+            st.pt_streams.clear()          # forgotten: destroyed by a reset, or the parent's
+            st.pt_streams = PerThreadStreams(self, self._stream_epoch)
         server = st.pt_streams.get(st.device)
         if server is None:
             conn = self.conn
@@ -359,6 +383,25 @@ class Runtime:
             with self._lock:
                 self.per_thread_streams.add(server)
         return server
+
+    def release_thread_streams(self, streams: PerThreadStreams) -> None:
+        """A host thread exited: destroy its per-thread default streams on the server (nothing
+        when they were forgotten meanwhile, or the connection is gone)."""
+        conn = self._conn
+        if conn is None or self._broken or streams.epoch != self._stream_epoch:
+            return
+        with self._lock:
+            mine = [s for s in streams.values() if s in self.per_thread_streams]
+            self.per_thread_streams.difference_update(mine)
+        for server in mine:
+            try:
+                conn._check(conn._stub.CR_STREAM_DESTROY(server), "cuStreamDestroy")
+            except Exception as exc:      # the thread is gone; say what was left behind
+                self.lost(exc)
+                log.debug("per-thread stream %#x of an exited thread: %s", server, exc)
+                return
+        log.debug("a host thread exited: its per-thread stream(s) %s destroyed",
+                  ", ".join(f"{s:#x}" for s in mine))
 
     def forget_per_thread_streams(self) -> list[int]:
         """Drop every thread's per-thread stream (each thread creates a new one at its next use);
@@ -782,6 +825,38 @@ class Runtime:
         if error is not None:
             raise error
 
+    def flat_limits(self, device: int) -> tuple:
+        """:meth:`limits` as 8 numbers, as ``hostmem.launch_call`` checks them."""
+        flat = self._flat_limits.get(device)
+        if flat is None:
+            max_threads, block, grid, shared = self.limits(device)
+            flat = self._flat_limits[device] = (max_threads, *block, *grid, shared)
+        return flat
+
+    def queue_launch(self, function: int, gxy: int, gz: int, bxy: int, bz: int, shared: int,
+                     stream: int, args: int, layout: tuple, param_size: int) -> bool:
+        """The launch hot path of both API layers: the whole ``CR_LAUNCH_ASYNC`` call record (RPC
+        header, launch arguments, parameters packed from the ``void *args[]`` array at ``args``,
+        configuration checked against the calling thread's device) is built in one piece by
+        ``hostmem.launch_call`` and queued as a batched call: no reply, no round trip. The grid
+        and block come as ``x | y << 32`` and ``z``; ``stream`` is the server's handle. False
+        (nothing queued) when the configuration breaks the device's limits."""
+        rpc = self.conn._rpc
+        head = self._launch_head
+        if head[0] is not rpc:
+            from cricket.protocol import PROGRAM, VERSION, Skeleton
+            number = {proc.name: n for n, proc in Skeleton.procedures.items()}["CR_LAUNCH_ASYNC"]
+            head[1] = rpc.call_head(PROGRAM, VERSION, number)
+            head[0] = rpc
+        record = hostmem.launch_call(head[1], rpc.next_xid(), function, gxy, gz, bxy, bz, shared,
+                                     stream, args, layout, param_size,
+                                     self.flat_limits(self.thread.device))
+        if record is None:
+            return False
+        rpc.queue_batched(record)
+        self.stats.launches += 1
+        return True
+
     def limits(self, device: int) -> tuple:
         """(max threads per block, max block dims, max grid dims, max dynamic shared bytes)."""
         lim = self.launch_limits.get(device)
@@ -856,10 +931,14 @@ def _report_stats() -> None:
     if RUNTIME._conn is None or RUNTIME._pid != os.getpid():
         return
     conn = RUNTIME._conn
+    try:
+        open_streams = f", {conn.session_stats()['streams']} stream(s) open"
+    except Exception:                    # the summary goes out anyway
+        open_streams = ""
     print(f"[cricket] {s.launches} kernel launch(es), {s.bytes_htod} B to and {s.bytes_dtoh} B from "
           f"the device, {s.modules_loaded} module(s) ({s.images_sent} image(s) sent), "
           f"on {conn.backend} via {conn.server} at {conn.address}, "
-          f"{time.monotonic() - s.started:.3f} s", file=sys.stderr, flush=True)
+          f"{time.monotonic() - s.started:.3f} s{open_streams}", file=sys.stderr, flush=True)
 
 
 if os.environ.get("CRICKET_STATS"):
@@ -872,17 +951,23 @@ _WITHOUT_DEVICE = frozenset({"driver_get_version"})
 
 def _runtime_call(fn):
     """Wrap an implementation: exceptions become cudaError_t codes kept as the thread's last error."""
+    runtime = RUNTIME
+
     def call(*args: int) -> int:
         try:
-            if RUNTIME.no_device and fn.__name__ not in _WITHOUT_DEVICE:
-                return RUNTIME.fail(ERR_NO_DEVICE)
-            if RUNTIME.multi_device:
+            if runtime.no_device and fn.__name__ not in _WITHOUT_DEVICE:
+                return runtime.fail(ERR_NO_DEVICE)
+            if runtime.multi_device:
                 # The session has one current device on the server: switch it to this thread's
                 # and keep other threads from switching it until this call has gone out.
-                with RUNTIME.device_lock:
-                    RUNTIME.select_device()
-                    return RUNTIME.fail(fn(*args) or 0)
-            return RUNTIME.fail(fn(*args) or 0)
+                with runtime.device_lock:
+                    runtime.select_device()
+                    return runtime.fail(fn(*args) or 0)
+            code = fn(*args)
+            if code:                    # runtime.fail, inline: this wraps every launch
+                runtime.thread.last_error = code
+                return code
+            return 0
         except Exception as exc:
             code = cuda_error_of(exc)
             RUNTIME.call_failed(fn.__name__, exc, code in (ERR_UNKNOWN, ERR_UNAVAILABLE))

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from cricket.client import device_output, runtime_api
-from cricket.protocol import PROGRAM, VERSION, Skeleton
+from cricket.client import device_output, launch_attributes, runtime_api
 from cricket.client.cuda_errors import CUDART_VERSION
 from cricket.client.runtime import (
     A_BLOCKS_PER_SM, A_REGS_PER_SM,
@@ -589,20 +588,29 @@ def _check_config(grid: tuple, block: tuple, shared: int) -> None:
                             f"device's {max_shared}")
 
 
-_LAUNCH_ASYNC = {proc.name: number for number, proc in Skeleton.procedures.items()}["CR_LAUNCH_ASYNC"]
-
-
 @implements("cudaLaunchKernel")
 def launch_kernel(func: int, gxy: int, gz: int, bxy: int, bz: int, args: int, shared: int,
                   stream: int) -> int:
-    k = rt.kernel(func)
-    grid, block = _dim(gxy, gz), _dim(bxy, bz)
-    _check_config(grid, block, shared)
-    # The hot path: the XDR record is built in one piece (hostmem) and batched without a reply.
-    record = hostmem.launch_record(k.function, grid, block, shared, rt.stream(stream), args,
-                                   k.layout, k.param_size)
-    rt.conn._rpc.call_batched(PROGRAM, VERSION, _LAUNCH_ASYNC, [record])
-    rt.stats.launches += 1
+    k = rt.kernels.get(func)
+    if k is None or not k.function:
+        k = rt.kernel(func)            # an unknown kernel fails here; a new module is loaded
+    if not rt.queue_launch(k.function, gxy, gz, bxy, bz, shared, rt.stream(stream), args,
+                           k.layout, k.param_size):
+        _check_config(_dim(gxy, gz), _dim(bxy, bz), shared)        # raises, saying why
+        raise CudaRuntimeError(ERR_INVALID_CONFIG, "invalid launch configuration")
+    return SUCCESS
+
+
+@implements("cudaLaunchKernelExC")
+def launch_kernel_ex(func: int, gxy: int, gz: int, bxy: int, bz: int, args: int, shared: int,
+                     stream: int, attrs: int, num_attrs: int) -> int:
+    """cudaLaunchKernelExC: the launch attributes are checked first (``launch_attributes``: hints
+    are accepted, what cricket cannot honour fails with cudaErrorNotSupported), then the kernel is
+    launched, then the events the attributes name are recorded on its stream."""
+    events = launch_attributes.check(attrs, num_attrs, "cudaLaunchKernelExC")
+    launch_kernel(func, gxy, gz, bxy, bz, args, shared, stream)
+    for event in events:
+        rt.record_event(event, stream)
     return SUCCESS
 
 

@@ -187,6 +187,26 @@ class Client:
         """Queue a call that expects no reply; it goes out with the next normal call."""
         self._send(prog, vers, proc, buffers, False)
 
+    def call_head(self, prog: int, vers: int, proc: int) -> bytes:
+        """The record mark, xid, call header and credentials of a call to ``proc``, with the mark
+        and xid left zero: the start of a record built whole for :meth:`queue_batched`."""
+        return _MARKED_HEAD.pack(0, 0, 0, 2, prog, vers, proc) + self._auth_bytes
+
+    def next_xid(self) -> int:
+        return next(self._xids) & 0xFFFFFFFF
+
+    def queue_batched(self, record: bytes) -> None:
+        """Queue a whole call record that expects no reply (a :meth:`call_head` with its record
+        mark and an xid from :meth:`next_xid` filled in, then the arguments); like
+        :meth:`call_batched` without building the header (the launch path's)."""
+        if self._error is not None:
+            raise self._error
+        with self._send_lock:
+            self._batch.append(record)
+            self._batch_bytes += len(record)
+            if self._batch_bytes >= _BATCH_FLUSH:
+                self._write(self._take_batch())
+
     def null(self, prog: int, vers: int) -> None:
         """Call procedure 0 (NULL), the standard ping."""
         self.call(prog, vers, 0)

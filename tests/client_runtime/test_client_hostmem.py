@@ -65,3 +65,45 @@ def test_launch_record_is_the_xdr_of_cr_launch_args(hostmem):
     assert empty == P.pack_cr_launch_args(P.cr_launch_args(
         function=1, grid=P.cr_dim3(x=1, y=1, z=1), block=P.cr_dim3(x=1, y=1, z=1), shared_mem=0,
         stream=0, params=b""))
+
+
+LIMITS = (1024, 1024, 1024, 64, 0x7FFFFFFF, 65535, 65535, 49152)
+
+
+def test_launch_call_is_one_whole_rpc_call_record(hostmem):
+    """The launch path's record: the client's call head with record mark and xid filled in, then
+    cr_launch_args; the server's record reader and message decoder take it as a call."""
+    from cricket.protocol import PROGRAM, VERSION
+    from cricket.protocol import gen as P
+    x = ctypes.c_uint64(0xDEADBEEF00)
+    n = ctypes.c_int16(-3)
+    args = (ctypes.c_void_p * 2)(ctypes.addressof(x), ctypes.addressof(n))
+    head = struct.pack(">7I", 0, 0, 0, 2, PROGRAM, VERSION, 5) + b"\0" * 16   # AUTH_NONE cred, verf
+    record = hostmem.launch_call(head, 0x1234ABCD, 7, 2 | 3 << 32, 4, 32 | 1 << 32, 1, 128, 9,
+                                 ctypes.addressof(args), ((0, 8), (8, 2)), 10, LIMITS)
+    mark, = struct.unpack(">I", record[:4])
+    assert mark == 0x80000000 | (len(record) - 4)                 # one last fragment: the rest
+    xid, mtype, rpcvers, prog, vers, proc = struct.unpack(">6I", record[4:28])
+    assert (xid, mtype, rpcvers, prog, vers, proc) == (0x1234ABCD, 0, 2, PROGRAM, VERSION, 5)
+    assert record[28:44] == b"\0" * 16
+    assert record[44:] == P.pack_cr_launch_args(P.cr_launch_args(
+        function=7, grid=P.cr_dim3(x=2, y=3, z=4), block=P.cr_dim3(x=32, y=1, z=1), shared_mem=128,
+        stream=9, params=struct.pack("<Qh", 0xDEADBEEF00, -3)))
+
+
+@pytest.mark.parametrize("grid, block, shared", [
+    ((0, 1, 1), (1, 1, 1), 0),              # an empty grid
+    ((1, 1, 1), (0, 1, 1), 0),              # an empty block
+    ((1, 1, 1), (1025, 1, 1), 0),           # more threads than a block holds
+    ((1, 1, 1), (32, 32, 2), 0),            # 2048 threads
+    ((1, 1, 1), (1, 1, 65), 0),             # block z past its limit
+    ((1, 65536, 1), (1, 1, 1), 0),          # grid y past its limit
+    ((1, 1, 1), (1, 1, 1), 49153),          # more dynamic shared memory than the device has
+])
+def test_launch_call_refuses_a_configuration_past_the_limits(hostmem, grid, block, shared):
+    head = b"\0" * 44
+    got = hostmem.launch_call(head, 1, 7, grid[0] | grid[1] << 32, grid[2], block[0] | block[1] << 32,
+                              block[2], shared, 0, 0, (), 0, LIMITS)
+    assert got is None
+    ok = hostmem.launch_call(head, 1, 7, 1 | 1 << 32, 1, 1024 | 1 << 32, 1, 49152, 0, 0, (), 0, LIMITS)
+    assert ok is not None and len(ok) == 44 + 48

@@ -3,6 +3,7 @@ nvcc --default-stream per-thread selects): one server stream per host thread, cr
 use, against a real cricket server (emu backend)."""
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import threading
@@ -38,8 +39,30 @@ def test_each_host_thread_gets_its_own_per_thread_stream(rt):
     assert mine and rt.stream(runtime.STREAM_PER_THREAD) == mine      # stable within the thread
     others = [_in_thread(lambda: rt.stream(runtime.STREAM_PER_THREAD)) for _ in range(2)]
     assert len({mine, *others}) == 3 and all(others)
-    assert rt.conn.session_stats()["streams"] == 3                     # real streams on the server
+    # real streams on the server; those of the threads that exited went with them
+    assert rt.conn.session_stats()["streams"] == 1
     assert rt.stream(0) == rt.stream(runtime.STREAM_LEGACY) == 0       # the legacy default stream
+
+
+def test_a_threads_per_thread_stream_is_destroyed_when_the_thread_exits(rt):
+    rt.stream(runtime.STREAM_PER_THREAD)
+    made, stop = threading.Barrier(3), threading.Event()
+
+    def worker():
+        rt.stream(runtime.STREAM_PER_THREAD)
+        made.wait(30)
+        stop.wait(30)
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for t in threads:
+        t.start()
+    made.wait(30)
+    assert rt.conn.session_stats()["streams"] == 3      # while the threads live, their streams do
+    stop.set()
+    for t in threads:
+        t.join(30)
+    assert rt.conn.session_stats()["streams"] == 1      # gone with their threads, before the session ends
+    assert rt.per_thread_streams == {rt.stream(runtime.STREAM_PER_THREAD)}
 
 
 def test_per_thread_streams_are_made_again_after_they_are_forgotten(rt):
@@ -49,18 +72,35 @@ def test_per_thread_streams_are_made_again_after_they_are_forgotten(rt):
     assert second and second != first
 
 
-@pytest.mark.nvcc
-def test_program_built_for_per_thread_default_streams_passes(server, shim, tmp_path):
+@pytest.fixture(scope="module")
+def per_thread_program(shim, tmp_path_factory):
     if not shutil.which("nvcc"):
         pytest.skip("nvcc (CUDA 13) not found on PATH")
-    exe = tmp_path / "per_thread_stream"
+    exe = tmp_path_factory.mktemp("per_thread") / "per_thread_stream"
     subprocess.run(["nvcc", "-cudart", "shared", "--default-stream", "per-thread", "-o", str(exe),
                     str(PROGRAM)], check=True, capture_output=True, timeout=300)
-    symbols = subprocess.run(["nm", "-D", str(exe)], capture_output=True, text=True).stdout
+    return exe
+
+
+@pytest.mark.nvcc
+def test_program_built_for_per_thread_default_streams_passes(server, per_thread_program):
+    symbols = subprocess.run(["nm", "-D", str(per_thread_program)], capture_output=True, text=True).stdout
     assert "__cudaLaunchKernel_ptsz" in symbols and "cudaMemcpy_ptds" in symbols
-    res = cricket_run([str(exe)], server=server.address)
+    res = cricket_run([str(per_thread_program)], server=server.address)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "PASS: 4 host threads" in res.stdout
+
+
+@pytest.mark.nvcc
+def test_native_threads_per_thread_streams_are_gone_before_the_program_ends(server, per_thread_program):
+    """Four pthreads each use their per-thread stream and exit; at exit (CRICKET_STATS, asked of
+    the server while the session is still open) none of their streams is left."""
+    res = cricket_run([str(per_thread_program)], server=server.address,
+                      env={"CRICKET_STATS": "1", "CRICKET_LOG": "debug"})
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "PASS: 4 host threads" in res.stdout
+    assert res.stderr.count("a host thread exited: its per-thread stream(s)") == 4, res.stderr
+    assert re.search(r"\[cricket\] .*, 0 stream\(s\) open", res.stderr), res.stderr
 
 
 @pytest.fixture

@@ -1,0 +1,47 @@
+"""Launch attributes of cudaLaunchKernelExC (cricket.client.launch_attributes): a CUDA program
+compiled by nvcc at test time, run through the libcudart shim against a real server (emu)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from client_runtime_support import ROOT, cricket_run
+
+PROGRAM = ROOT / "tests" / "client_runtime" / "programs" / "launch_attributes.cu"
+
+
+@pytest.fixture(scope="module")
+def program(shim, tmp_path_factory):
+    if not shutil.which("nvcc"):
+        pytest.skip("nvcc (CUDA 13) not found on PATH")
+    exe = tmp_path_factory.mktemp("launch_attributes") / "launch_attributes"
+    subprocess.run(["nvcc", "-cudart", "shared", "-o", str(exe), str(PROGRAM)], check=True,
+                   capture_output=True, timeout=300)
+    return exe
+
+
+@pytest.mark.nvcc
+def test_hint_attributes_are_accepted_and_unhonourable_ones_refused(server, program):
+    res = cricket_run([str(program)], server=server.address)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.splitlines() == [
+        "hints: cudaSuccess, event cudaSuccess, 0 wrong",
+        "cooperative: cudaErrorNotSupported, last error cudaErrorNotSupported, 0 changed",
+        "cluster 2x1x1: cudaErrorNotSupported, last error cudaErrorNotSupported, 0 changed",
+        "unknown id 99: cudaErrorNotSupported, last error cudaErrorNotSupported, 0 changed",
+        "PASS",
+    ]
+
+
+@pytest.mark.nvcc
+def test_each_refusal_is_one_log_line_naming_the_attribute(server, program):
+    res = cricket_run([str(program)], server=server.address)
+    assert res.returncode == 0, res.stdout + res.stderr
+    lines = [line for line in res.stderr.splitlines() if "cudaErrorNotSupported" in line]
+    assert len(lines) == 3, res.stderr
+    for name in ("cudaLaunchAttributeCooperative", "cudaLaunchAttributeClusterDimension",
+                 "cudaLaunchAttribute99 (unknown)"):
+        assert sum(name in line for line in lines) == 1, res.stderr
+    assert "cudaLaunchAttributePriority" not in res.stderr
