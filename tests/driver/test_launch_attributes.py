@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from cricket.client.local_server import LocalServer
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL = Path(__file__).resolve().parent / "programs" / "vadd_kernel.cu"
@@ -82,15 +81,6 @@ def ptx(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("attrs") / "vadd.ptx"
     subprocess.run(["nvcc", "-ptx", "-arch=sm_75", "-o", str(out), str(KERNEL)], check=True)
     return out
-
-
-@pytest.fixture(scope="module")
-def server():
-    local = LocalServer(["emu"])
-    try:
-        yield local
-    finally:
-        local.stop()
 
 
 @pytest.mark.nvcc

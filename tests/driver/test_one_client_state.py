@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from cricket.client.local_server import LocalServer
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIM = ROOT / "cricket" / "_preload" / "libcricket-cudart.so"
@@ -52,15 +51,6 @@ PROBE = textwrap.dedent('''
     out["registry_shared"] = runtime_api.IMPLEMENTATIONS["cudaLaunchKernel"].__wrapped__ is runtime_calls.launch_kernel
     print(json.dumps(out))
 ''')
-
-
-@pytest.fixture(scope="module")
-def server():
-    local = LocalServer(["emu"])
-    try:
-        yield local
-    finally:
-        local.stop()
 
 
 @pytest.mark.parametrize("mode", ["compiled", "pure"])
