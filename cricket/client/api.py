@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import __version__
 from ..backends import curesult
-from ..protocol import MAX_INLINE, NEED_IMAGE, PROGRAM, VERSION, Skeleton, SyncClient
+from ..protocol import NEED_IMAGE, PROCEDURES, PROGRAM, VERSION, SyncClient
 from ..protocol import gen as P
 from ..rpc import Client
 from ..rpc.record import FillableBytes
@@ -45,7 +45,6 @@ ELF_MAGIC = b"\x7fELF"
 MAX_RECORD = (512 << 20) + (1 << 16)   # the largest image cricket.x allows, plus headers
 
 Dim3 = int | Sequence[int]
-_PROCEDURES = {proc.name: number for number, proc in Skeleton.procedures.items()}
 
 # CUdevice_attribute numbers with friendly names (cuda.h).
 ATTRIBUTE_NAMES = {
@@ -379,7 +378,7 @@ class Connection:
 
     def _start(self, proc: str, packed: bytes) -> Any:
         """Send a call without waiting (pipelining); ``.result()`` gives the reply's bytes."""
-        return self._rpc.start(PROGRAM, VERSION, _PROCEDURES[proc], [packed])
+        return self._rpc.start(PROGRAM, VERSION, PROCEDURES[proc], [packed])
 
     def _batched(self, proc: str, args: Any) -> None:
         getattr(self._stub, f"{proc}_batched")(args)

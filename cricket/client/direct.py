@@ -23,7 +23,7 @@ import socket
 import struct
 from typing import Any
 
-from cricket.protocol import MAX_INLINE, Skeleton
+from cricket.protocol import MAX_INLINE, PROCEDURES
 
 log = logging.getLogger(__name__)
 
@@ -161,9 +161,8 @@ def receive_data_into(call: Any, dst: memoryview) -> memoryview | None:
 
 # --- host-to-device: the application's bytes go to the socket as they are ----------------------
 
-_PROCS = {proc.name: number for number, proc in Skeleton.procedures.items()}
-PROC_HTOD = _PROCS["CR_MEMCPY_HTOD"]
-PROC_HTOD_ASYNC = _PROCS["CR_MEMCPY_HTOD_ASYNC"]     # batched, no reply
+PROC_HTOD = PROCEDURES["CR_MEMCPY_HTOD"]
+PROC_HTOD_ASYNC = PROCEDURES["CR_MEMCPY_HTOD_ASYNC"]     # batched, no reply
 _HTOD_HEAD = struct.Struct(">QQI")       # cr_htod_args: dst, stream, the opaque's length
 _PAD = (b"", b"\0\0\0", b"\0\0", b"\0")
 

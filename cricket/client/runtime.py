@@ -183,8 +183,7 @@ class Runtime:
         self._pid = os.getpid()
         self._broken: str | None = None
         self.no_device = ""                        # why no device is visible (CUDA_VISIBLE_DEVICES)
-        self.launch_limits: dict[int, tuple] = {}  # device -> limits checked at every launch
-        self._flat_limits: dict[int, tuple] = {}   # the same as 8 numbers
+        self.launch_limits: dict[int, tuple] = {}  # device -> limits checked at every launch (8 numbers)
         self._launch_head: list = [None, b""]      # (RPC client, its CR_LAUNCH_ASYNC call head)
         self._stream_epoch = 0                     # bumped when per-thread streams are gone (reset, fork)
         self.thread = _ThreadState(self)
@@ -307,7 +306,6 @@ class Runtime:
         self.no_device = ""
         self.modules.clear()
         self.launch_limits.clear()
-        self._flat_limits.clear()
         self.allocations.clear()
         self._alloc_starts.clear()
         self.streams.clear()
@@ -826,11 +824,16 @@ class Runtime:
             raise error
 
     def flat_limits(self, device: int) -> tuple:
-        """:meth:`limits` as 8 numbers, as ``hostmem.launch_call`` checks them."""
-        flat = self._flat_limits.get(device)
+        """The launch limits of ``device`` as 8 numbers, as ``hostmem.launch_call`` checks them: max
+        threads per block, max block x/y/z, max grid x/y/z, max dynamic shared bytes."""
+        flat = self.launch_limits.get(device)
         if flat is None:
-            max_threads, block, grid, shared = self.limits(device)
-            flat = self._flat_limits[device] = (max_threads, *block, *grid, shared)
+            a = self.device_attribute
+            flat = self.launch_limits[device] = (
+                a(device, A_MAX_THREADS_PER_BLOCK) or 1024,
+                *(a(device, A_MAX_BLOCK_X + i) or 1024 for i in range(3)),
+                *(a(device, A_MAX_GRID_X + i) or 0x7FFFFFFF for i in range(3)),
+                a(device, A_SHARED_OPTIN) or a(device, A_SHARED_PER_BLOCK) or 49152)
         return flat
 
     def queue_launch(self, function: int, gxy: int, gz: int, bxy: int, bz: int, shared: int,
@@ -844,9 +847,8 @@ class Runtime:
         rpc = self.conn._rpc
         head = self._launch_head
         if head[0] is not rpc:
-            from cricket.protocol import PROGRAM, VERSION, Skeleton
-            number = {proc.name: n for n, proc in Skeleton.procedures.items()}["CR_LAUNCH_ASYNC"]
-            head[1] = rpc.call_head(PROGRAM, VERSION, number)
+            from cricket.protocol import PROCEDURES, PROGRAM, VERSION
+            head[1] = rpc.call_head(PROGRAM, VERSION, PROCEDURES["CR_LAUNCH_ASYNC"])
             head[0] = rpc
         record = hostmem.launch_call(head[1], rpc.next_xid(), function, gxy, gz, bxy, bz, shared,
                                      stream, args, layout, param_size,
@@ -859,15 +861,8 @@ class Runtime:
 
     def limits(self, device: int) -> tuple:
         """(max threads per block, max block dims, max grid dims, max dynamic shared bytes)."""
-        lim = self.launch_limits.get(device)
-        if lim is None:
-            a = self.device_attribute
-            lim = self.launch_limits[device] = (
-                a(device, A_MAX_THREADS_PER_BLOCK) or 1024,
-                tuple(a(device, A_MAX_BLOCK_X + i) or 1024 for i in range(3)),
-                tuple(a(device, A_MAX_GRID_X + i) or 0x7FFFFFFF for i in range(3)),
-                a(device, A_SHARED_OPTIN) or a(device, A_SHARED_PER_BLOCK) or 49152)
-        return lim
+        f = self.flat_limits(device)
+        return f[0], f[1:4], f[4:7], f[7]
 
     def device_attribute(self, device: int, attribute: int) -> int:
         devices = self.devices

@@ -43,7 +43,7 @@ import threading
 import time
 from typing import Any
 
-from ..protocol import PROGRAM, VERSION, Skeleton
+from ..protocol import PROCEDURES, PROGRAM, VERSION
 from ..protocol import gen as P
 
 log = logging.getLogger(__name__)
@@ -69,11 +69,10 @@ SLOT_WAIT = 0.005                       # seconds to wait for a slot another thr
 ASYNC_STALL = 0.005                     # seconds without progress before an async copy stops waiting
 SYNC_STALL = 1.0                        # ... and a synchronous one
 
-_PROCS = {proc.name: number for number, proc in Skeleton.procedures.items()}
-PROC_ATTACH = _PROCS["CR_SHM_ATTACH"]
-PROC_HTOD = _PROCS["CR_MEMCPY_HTOD_SHM"]
-PROC_HTOD_ASYNC = _PROCS["CR_MEMCPY_HTOD_SHM_ASYNC"]
-PROC_DTOH = _PROCS["CR_MEMCPY_DTOH_SHM"]
+PROC_ATTACH = PROCEDURES["CR_SHM_ATTACH"]
+PROC_HTOD = PROCEDURES["CR_MEMCPY_HTOD_SHM"]
+PROC_HTOD_ASYNC = PROCEDURES["CR_MEMCPY_HTOD_SHM_ASYNC"]
+PROC_DTOH = PROCEDURES["CR_MEMCPY_DTOH_SHM"]
 _SEQUENCE = struct.Struct("=Q")
 _HTOD_ARGS = struct.Struct(">QQQQQ")    # cr_shm_htod_args: dst, stream, offset, size, sequence
 _DTOH_ARGS = struct.Struct(">QQQQ")     # cr_shm_dtoh_args: src, stream, offset, size

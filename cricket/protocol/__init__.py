@@ -72,3 +72,5 @@ PROGRAM = Skeleton.PROGRAM
 VERSION = Skeleton.VERSION
 MAX_INLINE = gen.CRICKET_MAX_INLINE
 NEED_IMAGE = gen.CRICKET_NEED_IMAGE
+PROCEDURES = {proc.name: number for number, proc in Skeleton.procedures.items()}
+"""Procedure numbers by name (``"CR_LAUNCH_ASYNC"`` -> its number), for calls built by hand."""
