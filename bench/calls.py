@@ -37,6 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from cricket._env import parse_size  # noqa: E402
+
 
 def _examples_build():
     spec = importlib.util.spec_from_file_location("cricket_examples_build", ROOT / "examples" / "build.py")
@@ -45,13 +47,6 @@ def _examples_build():
     spec.loader.exec_module(module)
     return module
 
-
-def parse_size(text: str) -> int:
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    text = text.strip().upper().rstrip("IB").rstrip("B") if text[-1:].isalpha() else text
-    if text[-1:] in units:
-        return int(float(text[:-1]) * units[text[-1]])
-    return int(text, 0)
 
 
 def start_server(directory: Path, backend: str) -> tuple[subprocess.Popen, str]:

@@ -15,6 +15,7 @@ import threading
 import time
 from typing import Any, Callable
 
+from .. import _env
 from . import curesult
 from .base import Backend, BackendError, Device, DeviceProperties, FunctionInfo, ImageKind, ParamInfo
 
@@ -289,9 +290,8 @@ class EmuBackend(Backend):
             if key != "memory" or not value:
                 raise BackendError(curesult.INVALID_VALUE,
                                    f"emu backend spec {spec!r}: use memory=SIZE, e.g. emu=memory=2G")
-            scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(value[-1].upper(), 1)
             try:
-                options["memory"] = int(value[:-1] if scale > 1 else value) * scale
+                options["memory"] = _env.parse_size(value)
             except ValueError:
                 raise BackendError(curesult.INVALID_VALUE,
                                    f"emu backend spec {spec!r}: bad size {value!r}") from None

@@ -32,7 +32,6 @@ Environment: ``CRICKET_SHM=0`` turns the path off; ``CRICKET_SHM_SIZE`` sets the
 from __future__ import annotations
 
 import collections
-import ipaddress
 import logging
 import mmap
 import os
@@ -43,7 +42,9 @@ import threading
 import time
 from typing import Any
 
+from .. import _env
 from ..protocol import PROCEDURES, PROGRAM, VERSION
+from ..rpc.transport import is_loopback
 from ..protocol import gen as P
 
 log = logging.getLogger(__name__)
@@ -81,17 +82,16 @@ _attach_lock = threading.Lock()
 
 def enabled() -> bool:
     """False when ``CRICKET_SHM`` says 0/no/off/false."""
-    return os.environ.get("CRICKET_SHM", "1").strip().lower() not in ("0", "no", "off", "false")
+    return _env.flag("CRICKET_SHM")
 
 
 def region_size() -> int:
     """``CRICKET_SHM_SIZE`` in bytes (K/M/G suffixes), clamped to what the protocol allows."""
-    text = os.environ.get("CRICKET_SHM_SIZE", "").strip().upper().removesuffix("IB").removesuffix("B")
+    text = os.environ.get("CRICKET_SHM_SIZE", "").strip()
     if not text:
         return DEFAULT_SIZE
-    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
     try:
-        size = int(float(text[:-1] if scale > 1 else text) * scale)
+        size = _env.parse_size(text)
     except ValueError:
         log.warning("CRICKET_SHM_SIZE=%r is not a size; using %d bytes", text, DEFAULT_SIZE)
         return DEFAULT_SIZE
@@ -109,10 +109,7 @@ def _local_peer(rpc: Any) -> str | None:
         host = sock.getpeername()[0]
     except OSError as exc:
         return f"the server's address is unknown ({exc})"
-    address = ipaddress.ip_address(host.split("%", 1)[0])
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return None if address.is_loopback else f"the server at {host} is on another host"
+    return None if is_loopback(host) else f"the server at {host} is on another host"
 
 
 class SharedRegion:

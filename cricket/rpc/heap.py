@@ -16,9 +16,10 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import logging
-import os
 import sys
 import threading
+
+from .. import _env
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ def keep_large_buffers() -> bool:
 
 
 def _apply() -> bool:
-    if os.environ.get("CRICKET_MALLOC_TUNING", "1").strip() in ("0", "no", "off", "false"):
+    if not _env.flag("CRICKET_MALLOC_TUNING"):
         log.debug("CRICKET_MALLOC_TUNING=0: the allocator keeps its defaults")
         return False
     if not sys.platform.startswith("linux"):

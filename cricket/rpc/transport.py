@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import socket
 from collections.abc import Coroutine
@@ -34,6 +35,18 @@ def parse_address(address: Address) -> TcpAddress | str:
 
 def is_unix(address: TcpAddress | str) -> bool:
     return isinstance(address, str)
+
+
+def is_loopback(host: str) -> bool:
+    """True for a loopback IP address (IPv4, IPv6, or IPv4 mapped into IPv6; a zone is ignored);
+    False for any other address and for text that is not an IP address."""
+    try:
+        address = ipaddress.ip_address(str(host).split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback
 
 
 def connect_socket(address: Address, timeout: float | None) -> socket.socket:

@@ -14,7 +14,6 @@ mapping before anything is touched.
 from __future__ import annotations
 
 import ctypes
-import ipaddress
 import logging
 import mmap
 import os
@@ -23,7 +22,9 @@ import stat
 import struct
 from typing import Any
 
+from .. import _env
 from ..backends import curesult
+from ..rpc.transport import is_loopback
 from ..backends.base import BackendError
 from .session import Session
 
@@ -39,20 +40,14 @@ _SEQUENCE = struct.Struct("=Q")
 
 def shm_enabled() -> bool:
     """False when the server's environment sets ``CRICKET_SHM=0`` (attaching is then refused)."""
-    return os.environ.get("CRICKET_SHM", "1").strip().lower() not in ("0", "no", "off", "false")
+    return _env.flag("CRICKET_SHM")
 
 
 def same_host(peer: Any) -> bool:
     """True for a peer on this host: a Unix socket (no address tuple) or a loopback TCP address."""
     if not isinstance(peer, tuple):
         return True              # AF_UNIX: asyncio reports a path (str or bytes), often empty
-    try:
-        address = ipaddress.ip_address(str(peer[0]).split("%", 1)[0])
-    except ValueError:
-        return False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return address.is_loopback
+    return is_loopback(peer[0])
 
 
 class SharedRegion:
