@@ -105,6 +105,12 @@ class Device(abc.ABC):
         it before it runs the session's next call). The default copies."""
         return self.memcpy_dtoh(src, size, stream)
 
+    def memcpy_htod_view(self, dst: int, size: int, stream: Any = None) -> memoryview | None:
+        """A writable view of device memory ``[dst, dst+size)`` that host bytes may be received
+        into directly (a copy with no copy of the server's own), or None (the default) where
+        device memory is not host memory. Only asked while nothing of the session is queued."""
+        return None
+
     @abc.abstractmethod
     def memcpy_dtod(self, dst: int, src: int, size: int, stream: Any = None) -> None: ...
 

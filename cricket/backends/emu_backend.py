@@ -117,6 +117,10 @@ class EmuDevice(Device):
         with _errors:
             return self.dev.memcpy_dtoh_view(src, size)
 
+    def memcpy_htod_view(self, dst: int, size: int, stream=None) -> memoryview:
+        with _errors:
+            return self.dev.memcpy_htod_view(dst, size)
+
     def memcpy_dtod(self, dst: int, src: int, size: int, stream=None) -> None:
         with _errors:
             self.dev.memcpy_dtod(dst, src, size)

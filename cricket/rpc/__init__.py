@@ -42,6 +42,7 @@ from .errors import (AuthError, GarbageArgs, ProcUnavail, ProgMismatch, ProgUnav
                      ProtocolError, RecordTooLarge, ReplyError, RpcConnectionError, RpcError,
                      RpcMismatch, RpcTimeout, SystemErr)
 from .server import Server, ServerThread
+from .sink import PayloadSink
 from .transport import new_event_loop, parse_address, run
 
 __all__ = [
@@ -51,5 +52,5 @@ __all__ = [
     "CallContext", "current_call", "AuthError", "GarbageArgs", "ProcUnavail", "ProgMismatch",
     "ProgUnavail", "ProtocolError", "RecordTooLarge", "ReplyError", "RpcConnectionError",
     "RpcError", "RpcMismatch", "RpcTimeout", "SystemErr", "Server", "ServerThread",
-    "new_event_loop", "parse_address", "run",
+    "PayloadSink", "new_event_loop", "parse_address", "run",
 ]

@@ -27,6 +27,7 @@ import inspect
 import itertools
 import logging
 import os
+import socket
 import struct
 import threading
 from collections import deque
@@ -44,7 +45,8 @@ from .context import NO_REPLY, _current
 from .errors import AuthError, RecordTooLarge, RpcError
 from .heap import keep_large_buffers
 from .record import RecordReader, frame, mark
-from .transport import Address, is_unix, new_event_loop, parse_address
+from .sink import SINK_MIN, PayloadSink, Receiving, SinkHook
+from .transport import Address, is_unix, new_event_loop, parse_address, widen_unix_buffer
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +60,8 @@ _NULL_REPLY = struct.Struct(">7I")        # record mark + a SUCCESS reply with n
 _NULL_MARK = 0x80000000 | 24
 _READ_SIZE = 256 * 1024
 _DIRECT_READ = 64 * 1024   # a record with at least this much still to come is received in place
+_LAST = 0x80000000
+_SINK_HEAD = 4 + 40        # record mark, call header with AUTH_NONE: what a sink's check reads first
 _SMALL_REPLY = 16384       # replies up to this size are joined into one write
 _QUEUE_PAUSE = 4096        # queued records per connection before reading is paused
 _WRITE_HIGH = 64 * 1024    # asyncio's and uvloop's default high-water mark for writes
@@ -129,6 +133,7 @@ class Server:
         self._ids = itertools.count(1)
         self._registered: list[tuple[int, int, int]] = []
         self._tasks: set[asyncio.Task] = set()
+        self._sinks: dict[tuple[int, int, int], tuple[int, SinkHook]] = {}
         self.addresses: list[Address] = []
         for skel in skeletons:
             self.add(skel)
@@ -149,6 +154,17 @@ class Server:
         self._versions.setdefault(prog, []).append(vers)
         self._versions[prog].sort()
         log.debug("serving program %d version %d (%d procedures)", prog, vers, len(table))
+
+    def add_payload_sink(self, prog: int, vers: int, proc: int, fixed_args: int, hook: SinkHook) -> None:
+        """Let ``hook`` receive the opaque argument of ``proc`` in place (:mod:`cricket.rpc.sink`).
+        The procedure's arguments must be ``fixed_args`` bytes of fixed-size fields and then one
+        ``opaque<>``: the hook gets those bytes and the opaque's length."""
+        table = self._programs.get((prog, vers))
+        if table is None or proc not in table or table[proc].method is None:
+            raise RpcError(f"procedure {proc} of program {prog} version {vers} is not served here")
+        if fixed_args < 0 or fixed_args % 4:
+            raise ValueError(f"fixed_args {fixed_args} must be a non-negative multiple of 4 (XDR units)")
+        self._sinks[(prog, vers, proc)] = (fixed_args, hook)
 
     @property
     def programs(self) -> list[tuple[int, int]]:
@@ -271,6 +287,7 @@ class _Connection(asyncio.BufferedProtocol):
         self._out: list[bytes] | None = None     # replies collected while a chunk is handled
         self._rview = memoryview(bytearray(_READ_SIZE))
         self._direct = False         # the last buffer handed out was the record being received
+        self._receiving: Receiving | None = None    # a call's opaque going into a payload sink
         none = server.authenticators.get(AuthFlavor.AUTH_NONE)
         self._none_auth = none if type(none) is NoneAuthenticator else None
 
@@ -279,6 +296,9 @@ class _Connection(asyncio.BufferedProtocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
         self.peer = transport.get_extra_info("peername")
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family == socket.AF_UNIX:
+            widen_unix_buffer(sock)     # replies of device-to-host copies
         self.server._connections[self.id] = self
         log.debug("connection %d from %s", self.id, self.peer)
         self._hook(self.server.on_connect, self.id, self.peer)
@@ -287,6 +307,10 @@ class _Connection(asyncio.BufferedProtocol):
         self.closed = True
         self.queue.clear()
         self.server._connections.pop(self.id, None)
+        if self._receiving is not None:
+            log.info("connection %d closed while the bytes of a %s call were arriving; the call is "
+                     "dropped", self.id, self._receiving.entry.name)
+            self._receiving = None
         if self.reader.in_record:
             log.info("connection %d closed in the middle of a record; the partial call is dropped",
                      self.id)
@@ -297,6 +321,8 @@ class _Connection(asyncio.BufferedProtocol):
         # so that a session is never freed under a handler that still uses it.
 
     def get_buffer(self, sizehint: int) -> memoryview:
+        if self._receiving is not None:
+            return self._receiving.window()
         window = self.reader.writable()
         if window is not None and len(window) >= _DIRECT_READ:
             self._direct = True
@@ -305,13 +331,84 @@ class _Connection(asyncio.BufferedProtocol):
         return self._rview
 
     def buffer_updated(self, nbytes: int) -> None:
+        receiving = self._receiving
+        if receiving is not None:
+            if receiving.advance(nbytes):
+                self._receiving = None
+                self._sink_filled(receiving)
+            return
         if self._direct:
             self._direct = False
             records = self.reader.advance(nbytes)
             if records:
                 self._deliver(records)
             return
-        self.data_received(self._rview[:nbytes])
+        data = self._rview[:nbytes]
+        if self.server._sinks and nbytes >= _SINK_HEAD and not self.reader.in_record:
+            used = self._start_sink(data)
+            if used:
+                if used < nbytes and self._receiving is None and not self.closed:
+                    self.data_received(data[used:])     # the records after the filled sink
+                return
+        self.data_received(data)
+
+    def _start_sink(self, data: memoryview) -> int:
+        """When ``data`` starts with a call that a payload sink takes, hand its opaque to the sink
+        and return the bytes of ``data`` used; else 0 (the ordinary path takes the record)."""
+        head = int.from_bytes(data[:4], "big")
+        flen = head & MAX_FRAGMENT
+        if (not head & _LAST or flen < SINK_MIN or flen > self.server.max_record_size
+                or self._none_auth is None or data[28:44] != _NO_AUTH
+                or self.busy or self.held or self.queue or self.closed):
+            return 0
+        xid, mtype, rpcvers, prog, vers, proc = _CALL_HEAD.unpack_from(data, 4)
+        spec = self.server._sinks.get((prog, vers, proc))
+        if spec is None or mtype != 0 or rpcvers != RPC_VERSION:
+            return 0
+        fixed, hook = spec
+        body = 44 + fixed + 4                        # where the opaque's bytes start
+        if len(data) < body:
+            return 0
+        size = int.from_bytes(data[body - 4:body], "big")
+        pad = -size & 3
+        if body - 4 + size + pad != flen:            # not exactly the declared shape
+            return 0
+        entry = self.server._programs[(prog, vers)][proc]
+        context = (self, xid, prog, vers, proc, 0, b"", None)
+        token = _current.set(context)
+        try:
+            sink = hook(bytes(data[44:44 + fixed]), size)
+        except Exception:
+            log.exception("connection %d: the payload sink of %s failed; the call takes the "
+                          "ordinary path", self.id, entry.name)
+            sink = None
+        finally:
+            _current.reset(token)
+        if sink is None:
+            return 0
+        if not isinstance(sink, PayloadSink) or len(sink.view) != size or sink.view.readonly:
+            log.error("connection %d: the payload sink of %s is not a writable view of %d bytes; "
+                      "the call takes the ordinary path", self.id, entry.name, size)
+            return 0
+        receiving = Receiving(xid, entry, context, sink, size, pad)
+        used = body + receiving.fill(data[body:])
+        if receiving.done:
+            self._sink_filled(receiving)
+        else:
+            self._receiving = receiving
+        return used
+
+    def _sink_filled(self, receiving: Receiving) -> None:
+        """Answer a call whose opaque is in its sink."""
+        token = _current.set(receiving.context)
+        try:
+            result = receiving.sink.complete()
+        except Exception as exc:
+            self._handler_failed(receiving.xid, receiving.entry, exc)
+            return
+        finally:
+            _current.reset(token)
+        self.reply(receiving.xid, receiving.entry, self._none_auth, None, result)
 
     def data_received(self, data: bytes | memoryview) -> None:
         try:

@@ -61,7 +61,8 @@ def load_backends(registry: BackendRegistry, options: list[str]) -> list[str]:
 def build(config: ServerConfig, registry: BackendRegistry | None = None):
     """The service and the RPC server for ``config`` (not listening yet)."""
     from .images import ImageCache
-    from .program import CricketProgram
+    from ..protocol import PROCEDURES
+    from .program import HTOD_FIXED, CricketProgram
     from .service import CricketService
     registry = registry or BackendRegistry()
     service = CricketService(registry, token=config.token, admin_token=config.admin_token,
@@ -69,6 +70,9 @@ def build(config: ServerConfig, registry: BackendRegistry | None = None):
     program = CricketProgram(service)
     server = Server([program], max_record_size=MAX_RECORD, on_connect=program.on_connect,
                     on_disconnect=program.on_disconnect)
+    # Host-to-device bytes go from the socket straight into device memory where the backend allows.
+    server.add_payload_sink(program.PROGRAM, program.VERSION, PROCEDURES["CR_MEMCPY_HTOD"],
+                            HTOD_FIXED.size, program.receive_htod)
     return service, program, server
 
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import struct
 from typing import Any, Callable
 
 from ..backends import curesult
 from ..backends.base import BackendError
 from ..protocol import Skeleton
 from ..protocol import gen as P
-from ..rpc import NO_REPLY, current_call
+from ..rpc import NO_REPLY, PayloadSink, current_call
 from . import service as svc
 from . import shm
 from .device_output import device_output, set_output_limit
@@ -24,6 +25,7 @@ from .session import Session
 log = logging.getLogger(__name__)
 
 _INT32_MAX = (1 << 31) - 1
+HTOD_FIXED = struct.Struct(">QQ")      # cr_htod_args before its opaque: dst, stream (XDR hypers)
 MAX_QUEUED = 1024      # asynchronous calls a session may have queued before the connection waits
 # A part of a shared-memory copy (one slot, cricket.client.shm.SLOT) runs on the loop while the
 # session's worker is idle: a memcpy of ~0.6 ms, under the 1 ms GIL switch interval the loop would
@@ -65,6 +67,10 @@ def _peer(peer: Any) -> str:
     if isinstance(peer, tuple) and len(peer) >= 2:
         return f"{peer[0]}:{peer[1]}"
     return str(peer or "unix socket")
+
+
+def _copied() -> Any:
+    return P.cr_status_res(status=0)
 
 
 class CricketProgram(Skeleton):
@@ -203,6 +209,25 @@ class CricketProgram(Skeleton):
     def CR_MEM_GET_INFO(self):
         return self._call(P.cr_mem_info_res, self.service.mem_get_info, arm="info",
                           convert=lambda fi: P.cr_mem_info(free=fi[0], total=fi[1]))
+
+    def receive_htod(self, fixed: bytes, size: int) -> PayloadSink | None:
+        """CR_MEMCPY_HTOD's payload sink (cricket.rpc.sink; registered by cricket.server.app):
+        while the session's worker is idle and the backend's device memory is host memory, the
+        copy's bytes go from the socket straight into device memory. Whatever it is unsure of (a
+        range outside the session's allocations, a stream of another session) it leaves to the
+        ordinary handler, which answers with the error."""
+        session = self._session()
+        if session.queued or not getattr(session.backend, "quick_memory_ops", False):
+            return None
+        dst, stream = HTOD_FIXED.unpack(fixed)
+        try:
+            view = self.service.memcpy_htod_view(session, dst, stream, size)
+        except BackendError:
+            return None
+        if view is None:
+            return None
+        session.counters["memcpy_htod"] += 1
+        return PayloadSink(view, _copied)
 
     def CR_MEMCPY_HTOD(self, a):
         return self._call(P.cr_status_res, self.service.memcpy_htod, a.dst, a.stream, a.data)

@@ -205,6 +205,15 @@ class CricketService:
         session.allocations.check(dst, len(data))
         session.device.memcpy_htod(dst, data, session.stream(stream))
 
+    def memcpy_htod_view(self, session: Session, dst: int, stream: int, size: int) -> memoryview | None:
+        """Where a host-to-device copy's bytes may be received directly (a writable view of the
+        device memory), or None when the backend has no such view. Checks what memcpy_htod checks."""
+        self._ready(session)
+        if size > MAX_INLINE:
+            return None
+        session.allocations.check(dst, size)
+        return session.device.memcpy_htod_view(dst, size, session.stream(stream))
+
     def memcpy_dtoh(self, session: Session, src: int, size: int, stream: int) -> bytes:
         self._ready(session)
         session.raise_async_error()

@@ -293,6 +293,11 @@ class EmuDevice:
         self._check()
         return self.arena.read_view(ptr, size)
 
+    def memcpy_htod_view(self, ptr: int, size: int) -> memoryview:
+        """A writable view of device memory to copy host bytes into (no copy of its own)."""
+        self._check()
+        return self.arena.write_view(ptr, size)
+
     def memcpy_dtod(self, dst: int, src: int, size: int) -> None:
         self._check()
         s = self.arena.host_range(src, size, "device-to-device copy source")

@@ -159,6 +159,11 @@ class DeviceArena:
         off = self.host_range(ptr, size, "copy from device")
         return self._ro[off:off + size]
 
+    def write_view(self, ptr: int, size: int) -> memoryview:
+        """A writable view of [ptr, ptr+size) (no copy): bytes put there are device memory."""
+        off = self.host_range(ptr, size, "copy to device")
+        return self._mv[off:off + size]
+
     def view(self, dtype) -> np.ndarray:
         """The whole arena as an array of ``dtype`` (no copy)."""
         dt = np.dtype(dtype)
