@@ -3,6 +3,7 @@
 // -cudart shared (→ cricket's libcudart shim), both run through `cricket run` on one server.
 // Prints "NAME MICROSECONDS" lines (per call; copies per copy).
 //   calls_paths ITERATIONS MAX_COPY_BYTES
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +27,36 @@ static double now_us()
         for (long i_ = 0; i_ < (n); i_++) { __VA_ARGS__; }                \
         printf("%s %.3f\n", name, (now_us() - t0_) / (n));               \
     } while (0)
+
+// A copy's time: the median of TRIALS trials, each repeating it for at least TRIAL_US and at least
+// `least` times (bench/calls.py's method for its references), so one slow spell does not decide.
+enum { TRIALS = 3 };
+static const double TRIAL_US = 50e3;
+
+template <class F> static double median_us(F once, int least)
+{
+    double per_call[TRIALS];
+    for (int t = 0; t < TRIALS; t++) {
+        long k = 0;
+        double t0 = now_us(), t1;
+        do {
+            once();
+            k++;
+            t1 = now_us();
+        } while (k < least || t1 - t0 < TRIAL_US);
+        per_call[t] = (t1 - t0) / k;
+    }
+    std::sort(per_call, per_call + TRIALS);
+    return per_call[TRIALS / 2];
+}
+
+static void must(cudaError_t e, const char *what)
+{
+    if (e != cudaSuccess) {
+        fprintf(stderr, "FAIL %s: %s\n", what, cudaGetErrorName(e));
+        exit(1);
+    }
+}
 
 int main(int argc, char **argv)
 {
@@ -54,12 +85,10 @@ int main(int argc, char **argv)
     CHECK(cudaMalloc((void **)&d, max_copy));
     memset(h, 1, max_copy);
     for (size_t size = 4096; size <= max_copy; size *= 4) {
-        int reps = size <= (1 << 20) ? 20 : 3;
-        char name[64];
-        snprintf(name, sizeof name, "htod_%zu", size);
-        TIME(name, reps, CHECK(cudaMemcpy(d, h, size, cudaMemcpyHostToDevice)));
-        snprintf(name, sizeof name, "dtoh_%zu", size);
-        TIME(name, reps, CHECK(cudaMemcpy(h, d, size, cudaMemcpyDeviceToHost)));
+        printf("htod_%zu %.3f\n", size, median_us([&] {
+            must(cudaMemcpy(d, h, size, cudaMemcpyHostToDevice), "cudaMemcpy H->D"); }, 3));
+        printf("dtoh_%zu %.3f\n", size, median_us([&] {
+            must(cudaMemcpy(h, d, size, cudaMemcpyDeviceToHost), "cudaMemcpy D->H"); }, 3));
     }
     for (size_t i = 0; i < max_copy; i += 4096)
         if (h[i] != 1) {
