@@ -15,7 +15,7 @@ from ..backends import curesult
 from ..backends.base import BackendError
 from ..protocol import Skeleton
 from ..protocol import gen as P
-from ..rpc import NO_REPLY, PayloadSink, current_call
+from ..rpc import NO_REPLY, PayloadSink, current_call, current_connection_id
 from . import service as svc
 from . import shm
 from .device_output import device_output, set_output_limit
@@ -93,7 +93,7 @@ class CricketProgram(Skeleton):
             self.service.close_session(session)
 
     def _session(self) -> Session:
-        connection_id = current_call().connection_id
+        connection_id = current_connection_id()
         session = self.sessions.get(connection_id)
         if session is None:  # a call that raced the connect hook
             session = self.sessions[connection_id] = self.service.open_session()

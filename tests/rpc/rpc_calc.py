@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from cricket.rpc import NO_REPLY, current_call
+from cricket.rpc import NO_REPLY, current_call, current_connection_id
 
 CALC_PROG = 0x20000101
 
@@ -123,7 +123,7 @@ class CalcV1(CalcSkeletonV1):
         return NO_REPLY
 
     def COUNT(self):
-        return len(self.logs.get(current_call().connection_id, []))
+        return len(self.logs.get(current_connection_id(), []))
 
     def WHOAMI(self):
         ctx = current_call()
