@@ -271,6 +271,9 @@ class EmuBackend(Backend):
     # Copies and allocations finish at once (there is no device queue to wait for): the server may
     # run small ones on its event loop when the session's worker is idle, saving two thread hops.
     quick_memory_ops = True
+    # Kernels and copies run on the session's worker to their end: with the worker idle, the
+    # session's work is done, and the server answers synchronising calls and queries at once.
+    idle_with_worker = True
 
     def __init__(self, spec: str = "") -> None:
         super().__init__(spec)
