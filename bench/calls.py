@@ -179,6 +179,7 @@ def run_program(program: Path, address: str, iterations: int, max_copy: int,
 
 
 PATHS_SOURCE = ROOT / "bench" / "calls_paths.cu"
+PATHS_HEADER = ROOT / "examples" / "bench_timing.h"
 PATHS_GOAL = 1.5          # the static path costs at most this much more than the shared one
 
 
@@ -189,7 +190,8 @@ def build_paths(outdir: Path = ROOT / "build" / "bench_calls") -> dict[str, Path
     out = {}
     for name, flags in (("static", []), ("shared", ["-cudart", "shared"])):
         exe = outdir / f"calls_paths.{name}"
-        if not exe.exists() or exe.stat().st_mtime < PATHS_SOURCE.stat().st_mtime:
+        newest = max(PATHS_SOURCE.stat().st_mtime, PATHS_HEADER.stat().st_mtime)
+        if not exe.exists() or exe.stat().st_mtime < newest:
             r = subprocess.run(["nvcc", "-O2", *flags, "-o", str(exe), str(PATHS_SOURCE)],
                                capture_output=True, text=True)
             if r.returncode:

@@ -3,52 +3,17 @@
 // -cudart shared (→ cricket's libcudart shim), both run through `cricket run` on one server.
 // Prints "NAME MICROSECONDS" lines (per call; copies per copy).
 //   calls_paths ITERATIONS MAX_COPY_BYTES
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <cuda_runtime.h>
 
-__global__ void empty() {}
+#include "../examples/bench_timing.h"
 
-static double now_us()
-{
-    return std::chrono::duration<double, std::micro>(
-        std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+__global__ void empty() {}
 
 #define CHECK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { \
     fprintf(stderr, "FAIL %s: %s\n", #call, cudaGetErrorName(e_)); return 1; } } while (0)
-
-#define TIME(name, n, ...)                                               \
-    do {                                                                 \
-        double t0_ = now_us();                                           \
-        for (long i_ = 0; i_ < (n); i_++) { __VA_ARGS__; }                \
-        printf("%s %.3f\n", name, (now_us() - t0_) / (n));               \
-    } while (0)
-
-// A copy's time: the median of TRIALS trials, each repeating it for at least TRIAL_US and at least
-// `least` times (bench/calls.py's method for its references), so one slow spell does not decide.
-enum { TRIALS = 3 };
-static const double TRIAL_US = 50e3;
-
-template <class F> static double median_us(F once, int least)
-{
-    double per_call[TRIALS];
-    for (int t = 0; t < TRIALS; t++) {
-        long k = 0;
-        double t0 = now_us(), t1;
-        do {
-            once();
-            k++;
-            t1 = now_us();
-        } while (k < least || t1 - t0 < TRIAL_US);
-        per_call[t] = (t1 - t0) / k;
-    }
-    std::sort(per_call, per_call + TRIALS);
-    return per_call[TRIALS / 2];
-}
 
 static void must(cudaError_t e, const char *what)
 {

@@ -1,11 +1,11 @@
 // Per-call costs through the CUDA runtime, for bench/calls.py: prints "NAME MICROSECONDS" lines.
 //   empty_kernel ITERATIONS MAX_COPY_BYTES
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <cuda_runtime.h>
+
+#include "bench_timing.h"
 
 __global__ void empty() {}
 
@@ -16,42 +16,6 @@ extern "C" void __cudaUnregisterFatBinary(void **handle);
 extern "C" void __cudaRegisterFunction(void **handle, const char *hostFun, char *deviceFun,
                                        const char *deviceName, int thread_limit, uint3 *tid,
                                        uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize);
-
-static double now_us()
-{
-    return std::chrono::duration<double, std::micro>(
-        std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-#define TIME(name, n, ...)                                               \
-    do {                                                                 \
-        double t0_ = now_us();                                           \
-        for (int i_ = 0; i_ < (n); i_++) { __VA_ARGS__; }                     \
-        printf("%s %.3f\n", name, (now_us() - t0_) / (n));               \
-    } while (0)
-
-// A copy's time: the median of TRIALS trials, each repeating it for at least TRIAL_US and at least
-// `least` times: the method bench/calls.py uses for its raw-socket reference, so that one slow
-// spell of this shared machine does not decide a row.
-enum { TRIALS = 3 };
-static const double TRIAL_US = 50e3;
-
-template <class F> static double median_us(F once, int least)
-{
-    double per_call[TRIALS];
-    for (int t = 0; t < TRIALS; t++) {
-        long k = 0;
-        double t0 = now_us(), t1;
-        do {
-            once();
-            k++;
-            t1 = now_us();
-        } while (k < least || t1 - t0 < TRIAL_US);
-        per_call[t] = (t1 - t0) / k;
-    }
-    std::sort(per_call, per_call + TRIALS);
-    return per_call[TRIALS / 2];
-}
 
 int main(int argc, char **argv)
 {

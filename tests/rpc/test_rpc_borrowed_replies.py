@@ -7,25 +7,15 @@ import asyncio
 import socket
 import struct
 import time
-from dataclasses import dataclass
-from typing import Any, Callable
-
 import pytest
 
 from cricket.rpc import Server, ServerThread
 from cricket.rpc.transport import new_event_loop
+from rpc_calc import Procedure
+from rpc_raw import call_record, read_reply
 
 PROG, VERS = 0x20000177, 1
 SIZE = 4 << 20
-_CALL = struct.Struct(">10I")
-
-
-@dataclass(frozen=True)
-class Procedure:
-    number: int
-    name: str
-    decode_args: Callable[[Any], tuple]
-    encode_result: Callable[[Any, Any], None]
 
 
 class Memory:
@@ -52,23 +42,13 @@ class Memory:
 
 
 def _record(xid: int, proc: int, args: bytes = b"") -> bytes:
-    body = _CALL.pack(xid, 0, 2, PROG, VERS, proc, 0, 0, 0, 0) + args
-    return (0x80000000 | len(body)).to_bytes(4, "big") + body
+    return call_record(PROG, VERS, xid, proc, args)
 
 
 def _read_reply(sock: socket.socket) -> tuple[int, bytes]:
-    def exact(n: int) -> bytes:
-        buf = bytearray(n)
-        view, got = memoryview(buf), 0
-        while got < n:
-            k = sock.recv_into(view[got:])
-            assert k, "connection closed"
-            got += k
-        return bytes(buf)
-    mark = int.from_bytes(exact(4), "big")
-    record = exact(mark & 0x7FFFFFFF)
-    assert record[8:24] == b"\0" * 16
-    return int.from_bytes(record[:4], "big"), record[24:]
+    xid, stat, results = read_reply(sock)
+    assert stat == 0
+    return xid, results
 
 
 @pytest.fixture(params=["uvloop", "asyncio"])

@@ -8,28 +8,18 @@ import os
 import socket
 import struct
 import time
-from dataclasses import dataclass
-from typing import Any, Callable
-
 import pytest
 
 from cricket.rpc import PayloadSink, Server, ServerThread, current_call
 from cricket.rpc.sink import SINK_MIN
 from cricket.rpc.transport import new_event_loop
+from rpc_calc import Procedure
+from rpc_raw import call_record, read_reply
 
 PROG, VERS = 0x20000178, 1
 SIZE = 4 << 20
 REFUSE = 0xFFFFFFFF          # an offset the hook leaves to the ordinary path
 FAIL = 0xFFFFFFFE            # an offset at which the hook raises
-_CALL = struct.Struct(">10I")
-
-
-@dataclass(frozen=True)
-class Procedure:
-    number: int
-    name: str
-    decode_args: Callable[[Any], tuple]
-    encode_result: Callable[[Any, Any], None]
 
 
 class Store:
@@ -76,28 +66,15 @@ def _xdr_opaque(data: bytes) -> bytes:
     return struct.pack(">I", len(data)) + data + b"\0" * (-len(data) & 3)
 
 
-def _record(xid: int, proc: int, args: bytes = b"", *, length: int | None = None) -> bytes:
-    body = _CALL.pack(xid, 0, 2, PROG, VERS, proc, 0, 0, 0, 0) + args
-    return (0x80000000 | (len(body) if length is None else length)).to_bytes(4, "big") + body
+def _record(xid: int, proc: int, args: bytes = b"") -> bytes:
+    return call_record(PROG, VERS, xid, proc, args)
 
 
 def _put(xid: int, offset: int, data: bytes) -> bytes:
     return _record(xid, 1, struct.pack(">I", offset) + _xdr_opaque(data))
 
 
-def _read_reply(sock: socket.socket) -> tuple[int, int, bytes]:
-    """(xid, accept_stat, results) of the next reply."""
-    def exact(n: int) -> bytes:
-        buf = bytearray(n)
-        view, got = memoryview(buf), 0
-        while got < n:
-            k = sock.recv_into(view[got:])
-            assert k, "the server closed the connection"
-            got += k
-        return bytes(buf)
-    record = exact(int.from_bytes(exact(4), "big") & 0x7FFFFFFF)
-    xid, _, _, _, _, stat = struct.unpack_from(">6I", record)
-    return xid, stat, record[24:]
+_read_reply = read_reply
 
 
 @pytest.fixture(params=["uvloop", "asyncio"])
