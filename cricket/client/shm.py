@@ -11,7 +11,9 @@ move the bytes through the region and the socket carries only ``(offset, size)``
   synchronous copy waits for a slot's reply before refilling it; an asynchronous one
   (``CR_MEMCPY_HTOD_SHM_ASYNC``, no reply) numbers its parts, and the server stores the number of
   the last one it has taken at the region's offset 0, so a slot is written again only once the
-  server is done with it.
+  server is done with it. Synchronous copies take the slot freed last (still in the CPU cache),
+  asynchronous ones the slot freed first (the server is most likely done with it: a run of small
+  asynchronous copies goes round the slots instead of waiting for the server at each one).
 - device → host: the first parts are requested at once; the client copies slot k out while the
   server fills slot k+1, then requests the next part into slot k. A copy that completes later (into
   pinned memory, at the next synchronising call) requests all its parts at once, each in a slot of
@@ -177,11 +179,13 @@ class SharedRegion:
         """The sequence number of the last asynchronous copy the server has taken the bytes of."""
         return _SEQUENCE.unpack_from(self.map, 0)[0]
 
-    def _acquire(self, wait: float) -> int | None:
-        """A free slot, the one freed last (most likely still in the CPU cache); None when none
-        is free within ``wait`` seconds."""
-        try:
-            return self._free.pop()     # deque.pop is atomic: no lock when a slot is free
+    def _acquire(self, wait: float, oldest: bool = False) -> int | None:
+        """A free slot, the one freed last (most likely still in the CPU cache), or with
+        ``oldest`` the one freed first (an asynchronous copy: the server has most likely taken
+        the bytes out of it already, so the copy need not wait); None when none is free within
+        ``wait`` seconds."""
+        try:                            # deque.pop/popleft are atomic: no lock when one is free
+            return self._free.popleft() if oldest else self._free.pop()
         except IndexError:
             if not wait:
                 return None
@@ -194,7 +198,7 @@ class SharedRegion:
             finally:
                 self._sleepers -= 1
         try:
-            return self._free.pop()
+            return self._free.popleft() if oldest else self._free.pop()
         except IndexError:              # another thread took it first
             return None
 
@@ -269,7 +273,7 @@ class SharedRegion:
         stall = SYNC_STALL if sync else ASYNC_STALL
         try:
             while done < total:
-                slot = self._acquire(0) if len(inflight) < DEPTH else None
+                slot = self._acquire(0, not sync) if len(inflight) < DEPTH else None
                 if slot is None and inflight:
                     slot, call = inflight.popleft()
                     if call is not None:
@@ -278,7 +282,7 @@ class SharedRegion:
                             self._release(slot)
                             break
                 elif slot is None:
-                    slot = self._acquire(SLOT_WAIT)
+                    slot = self._acquire(SLOT_WAIT, not sync)
                     if slot is None:
                         break
                 n = min(part, total - done)
