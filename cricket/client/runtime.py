@@ -722,8 +722,11 @@ class Runtime:
         self._libc.free(ptr)
 
     def is_pinned(self, ptr: int) -> bool:
-        for table in (self.host_allocs, self.host_registered):
-            for base, size in table.items():
+        for base, size in self.host_allocs.items():
+            if base <= ptr < base + size:
+                return True
+        if self.host_registered:
+            for base, size in self.host_registered.items():
                 if base <= ptr < base + size:
                     return True
         return False

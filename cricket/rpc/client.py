@@ -141,17 +141,18 @@ class Client:
                     self._waiting.discard(xid)
                     raise
         lock = self._lock
+        timeout = self._timeout_s
         with lock:
             lead = not self._reading and xid not in self._replies
             if lead:
                 self._reading = True
         if not lead:
-            return self._wait(xid, self.timeout)
+            return self._wait(xid, timeout)
         # This thread is the reader: read until its own reply arrives. The first read usually
         # brings exactly that reply, so it is tried inline before the general loop.
         try:
             record = None
-            if self._rcvtimeo == self.timeout:
+            if self._rcvtimeo == timeout:
                 try:
                     n = self._sock.recv_into(self._rbuf)
                 except OSError:
@@ -168,7 +169,7 @@ class Client:
                 elif n == 0:
                     self._lost()
             if record is None:
-                record = self._read_until(xid, head[4:8], self.timeout)
+                record = self._read_until(xid, head[4:8], timeout)
         finally:
             with lock:
                 self._reading = False
