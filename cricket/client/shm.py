@@ -337,7 +337,8 @@ class SharedRegion:
     def dtoh(self, dst: memoryview, src: int, stream: int) -> bool:
         """A synchronous device-to-host copy of one part (``len(dst)`` at most
         ``part_size(len(dst))``): one slot, one call whose reply is read inline, the bytes copied
-        out. False when no slot is free now (nothing done: the caller takes another path)."""
+        out. False when no slot is free now or /dev/shm has no room for it (nothing done: the
+        caller takes another path)."""
         n = len(dst)
         slot = self._acquire(0)
         if slot is None:
