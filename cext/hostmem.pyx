@@ -5,7 +5,9 @@ kernel argument arrays, copies from and to host buffers). Pure-Python twin: ``cr
 Addresses come from the application through the libcudart shim; like the real runtime, these
 functions trust them (a bad pointer crashes the application as it would with NVIDIA's library).
 """
+from cpython.buffer cimport PyBUF_WRITE
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.memoryview cimport PyMemoryView_FromMemory
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
@@ -56,7 +58,11 @@ def write(size_t addr, data) -> None:
 
 def view(size_t addr, Py_ssize_t size):
     """A writable memoryview of ``size`` bytes at ``addr`` (no copy; valid while the memory is)."""
-    return memoryview(<char[:size]><char *>addr).cast("B") if size else memoryview(b"")
+    if size <= 0:
+        if size < 0:
+            raise ValueError(f"a view of {size} bytes")
+        return memoryview(b"")
+    return PyMemoryView_FromMemory(<char *>addr, size, PyBUF_WRITE)   # one object, format "B"
 
 
 def pack_params(size_t args, tuple layout, Py_ssize_t param_size) -> bytes:

@@ -34,7 +34,10 @@ from ..rpc import Client
 from ..rpc.record import FillableBytes
 from . import shm
 from .device_output import DeviceOutput
-from .direct import COPY_CHUNK, PROC_HTOD, PROC_HTOD_ASYNC, htod_buffers, receive_data_into
+from .direct import (
+    COPY_CHUNK, DIRECT_MIN, PROC_DTOH, PROC_HTOD, PROC_HTOD_ASYNC, STATUS_OK, dtoh_args, htod_buffers,
+    receive_data_into,
+)
 from . import visible_devices
 from .kernel_args import pack_kernel_args
 
@@ -469,6 +472,11 @@ class Connection:
         view, base = view[done:], base + done
         # The head and a view of the data go out in one gathering write: the data is not copied.
         # Synchronous chunks are all sent before the first reply is awaited (pipelined).
+        if sync and view.nbytes <= COPY_CHUNK:      # one chunk: one call, its reply read inline
+            reply = rpc.call(PROGRAM, VERSION, PROC_HTOD, htod_buffers(base, handle, view))
+            if reply != STATUS_OK:
+                self._check(P.unpack_cr_status_res(reply), "cuMemcpyHtoD")
+            return
         pending = []
         for off in range(0, max(view.nbytes, 1), COPY_CHUNK):
             buffers = htod_buffers(base + off, handle, view[off:off + COPY_CHUNK])
@@ -500,9 +508,15 @@ class Connection:
         return filler.finish() if filler is not None else into
 
     def _dtoh(self, view: memoryview, base: int, size: int, stream: Stream | None) -> None:
+        if shm.dtoh(self, view, base, _stream(stream)):      # one part through shared memory
+            return
         copy = shm.start_dtoh(self, view, base, _stream(stream))
         if copy is not None:                                 # through shared memory
             copy.finish()
+            return
+        if 0 < size < DIRECT_MIN:   # one small chunk: one call, its reply read inline
+            reply = self._rpc.call(PROGRAM, VERSION, PROC_DTOH, [dtoh_args(base, size, _stream(stream))])
+            self._data_reply(reply, view, size)
             return
         offsets = list(range(0, size, COPY_CHUNK))
         # Pipelined: all chunk requests go out, then the replies are collected in order.
@@ -513,13 +527,20 @@ class Connection:
             n = min(COPY_CHUNK, size - off)
             # Large chunks are received straight into ``view`` (cricket.client.direct).
             reply = receive_data_into(call, view[off:off + n])
-            if reply is None:
-                continue
-            res = self._check(P.unpack_cr_data_res(reply), "cuMemcpyDtoH")
-            if len(res.data) != n:
-                raise CudaError(curesult.UNKNOWN, f"the server returned {len(res.data)} of {n} bytes",
-                                "cuMemcpyDtoH")
-            view[off:off + n] = res.data
+            if reply is not None:
+                self._data_reply(reply, view[off:off + n], n)
+
+    def _data_reply(self, reply: memoryview, view: memoryview, n: int) -> None:
+        """Put the data of a ``cr_data_res`` reply for ``n`` bytes into ``view``; raise its error."""
+        if len(reply) >= 8 and reply[:4] == STATUS_OK and int.from_bytes(reply[4:8], "big") == n \
+                and len(reply) >= 8 + n:
+            view[:n] = reply[8:8 + n]
+            return
+        res = self._check(P.unpack_cr_data_res(reply), "cuMemcpyDtoH")
+        if len(res.data) != n:
+            raise CudaError(curesult.UNKNOWN, f"the server returned {len(res.data)} of {n} bytes",
+                            "cuMemcpyDtoH")
+        view[:n] = res.data
 
     def memcpy_dtod(self, dst: DeviceBuffer | int, src: DeviceBuffer | int, size: int, *,
                     stream: Stream | None = None, sync: bool = True) -> None:

@@ -161,9 +161,12 @@ def receive_data_into(call: Any, dst: memoryview) -> memoryview | None:
 
 # --- host-to-device: the application's bytes go to the socket as they are ----------------------
 
+PROC_DTOH = PROCEDURES["CR_MEMCPY_DTOH"]
 PROC_HTOD = PROCEDURES["CR_MEMCPY_HTOD"]
 PROC_HTOD_ASYNC = PROCEDURES["CR_MEMCPY_HTOD_ASYNC"]     # batched, no reply
 _HTOD_HEAD = struct.Struct(">QQI")       # cr_htod_args: dst, stream, the opaque's length
+dtoh_args = struct.Struct(">QQQ").pack   # cr_dtoh_args (src, size, stream), encoded
+STATUS_OK = b"\0\0\0\0"                # cr_status_res of a call that succeeded
 _PAD = (b"", b"\0\0\0", b"\0\0", b"\0")
 
 

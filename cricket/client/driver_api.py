@@ -372,14 +372,17 @@ def _copy(kind: int, dst: int, src: int, count: int, stream_handle: int, is_asyn
         # the destination is a known allocation; from pinned memory it waits for the copy.
         if sync and _pinned_range(src) is None and rt.in_allocation(dst, count):
             sync = False
-        rt.htod(dst, src, count, stream, sync=sync)
+        rt.htod(dst, src, count, stream, sync)
     elif kind == D2H:
-        started = rt.dtoh_start(dst, src, count, stream)
         if sync or _pinned_range(dst) is None:    # pageable destination: synchronous, as in CUDA
-            rt.drain()
-            rt.dtoh_finish(started)
+            if rt.drain_is_idle():                # nothing to complete first: one step
+                rt.dtoh(dst, src, count, stream)
+            else:
+                started = rt.dtoh_start(dst, src, count, stream)
+                rt.drain()
+                rt.dtoh_finish(started)
         else:
-            rt.defer_dtoh(started)
+            rt.defer_dtoh(rt.dtoh_start(dst, src, count, stream))
     else:
         rt.conn.memcpy_dtod(dst, src, count, stream=_Stream(stream), sync=sync)
     return SUCCESS

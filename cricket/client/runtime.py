@@ -27,7 +27,11 @@ from typing import Any, Callable
 from cricket import _select
 from cricket.client.cuda_errors import CODES, ERRORS
 from cricket.client import device_output, shm
-from cricket.client.direct import COPY_CHUNK, PROC_HTOD, PROC_HTOD_ASYNC, htod_buffers, receive_data_into
+from cricket.client.direct import (
+    COPY_CHUNK, PROC_DTOH, PROC_HTOD, PROC_HTOD_ASYNC, STATUS_OK, dtoh_args, htod_buffers, receive_data_into,
+)
+from cricket.protocol import PROGRAM, VERSION
+from cricket.protocol import gen as P
 
 hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
 
@@ -718,8 +722,11 @@ class Runtime:
         self._libc.free(ptr)
 
     def is_pinned(self, ptr: int) -> bool:
-        for table in (self.host_allocs, self.host_registered):
-            for base, size in table.items():
+        for base, size in self.host_allocs.items():
+            if base <= ptr < base + size:
+                return True
+        if self.host_registered:
+            for base, size in self.host_registered.items():
                 if base <= ptr < base + size:
                     return True
         return False
@@ -735,12 +742,12 @@ class Runtime:
         return kind
 
     def htod(self, dst: int, src: int, count: int, stream: int, sync: bool) -> None:
-        from cricket.protocol import PROGRAM, VERSION
-        from cricket.protocol import gen as P
-        conn = self.conn
+        conn = self._conn
+        if conn is None:
+            conn = self.conn
         rpc = conn._rpc
         self.stats.bytes_htod += count
-        if count >= shm.MIN_COPY:       # through shared memory with a server on this host
+        if count >= shm.MIN_COPY:      # through shared memory with a server on this host
             done = shm.htod(conn, dst, hostmem.view(src, count), stream, sync)
             dst, src, count = dst + done, src + done, count - done
             if not count:
@@ -754,26 +761,58 @@ class Runtime:
                 rpc.call_batched(PROGRAM, VERSION, PROC_HTOD_ASYNC,
                                  htod_buffers(dst + off, stream, memoryview(data)))
             return
+        if count <= COPY_CHUNK:         # one chunk: one call, its reply read inline
+            reply = rpc.call(PROGRAM, VERSION, PROC_HTOD, htod_buffers(dst, stream, hostmem.view(src, count)))
+            if reply != STATUS_OK:
+                conn._check(P.unpack_cr_status_res(reply), "cuMemcpyHtoD")
+            return
         # All chunks go out before the first reply is awaited (pipelined).
         pending = [rpc.start(PROGRAM, VERSION, PROC_HTOD, htod_buffers(
             dst + off, stream, hostmem.view(src + off, min(COPY_CHUNK, count - off))))
             for off in range(0, count, COPY_CHUNK)]
         for call in pending:
-            conn._check(P.unpack_cr_status_res(call.result()), "cuMemcpyHtoD")
+            reply = call.result()
+            if reply != STATUS_OK:
+                conn._check(P.unpack_cr_status_res(reply), "cuMemcpyHtoD")
+
+    def dtoh(self, dst: int, src: int, count: int, stream: int) -> None:
+        """A synchronous device-to-host copy: ``dtoh_start`` and ``dtoh_finish`` in one, for a
+        caller with no deferred copies to complete in between. A copy that fits one chunk and
+        stays on the socket is one call whose reply is read inline."""
+        conn = self._conn
+        if conn is None:
+            conn = self.conn
+        if count >= shm.MIN_COPY or count > COPY_CHUNK:
+            if shm.dtoh(conn, hostmem.view(dst, count), src, stream):
+                self.stats.bytes_dtoh += count
+                return None
+            return self.dtoh_finish(self.dtoh_start(dst, src, count, stream))
+        self.stats.bytes_dtoh += count
+        reply = conn._rpc.call(PROGRAM, VERSION, PROC_DTOH, [dtoh_args(src, count, stream)])
+        self._data_reply(conn, reply, dst, count)
+
+    def _data_reply(self, conn: Any, reply: Any, dst: int, n: int) -> None:
+        """Write the data of a ``cr_data_res`` reply (status, then the opaque's length and bytes)
+        for ``n`` bytes to ``dst``; raise its error."""
+        if len(reply) < 8 or reply[:4] != STATUS_OK:
+            conn._check(P.unpack_cr_data_res(reply), "cuMemcpyDtoH")
+        got = int.from_bytes(reply[4:8], "big")
+        if got != n or len(reply) < 8 + n:
+            raise CudaRuntimeError(ERR_UNKNOWN, f"the server returned {got} of {n} bytes")
+        hostmem.write(dst, reply[8:8 + n])
 
     def dtoh_start(self, dst: int, src: int, count: int, stream: int) -> tuple[list, int, int]:
-        from cricket.protocol import gen as P
         conn = self.conn
         self.stats.bytes_dtoh += count
         if count >= shm.MIN_COPY and (copy := shm.start_dtoh(conn, hostmem.view(dst, count), src, stream)):
             return copy
-        pending = [conn._start("CR_MEMCPY_DTOH", P.pack_cr_dtoh_args(P.cr_dtoh_args(
-            src=src + off, size=min(COPY_CHUNK, count - off), stream=stream)))
-            for off in range(0, count, COPY_CHUNK)]
+        rpc = conn._rpc
+        pending = [rpc.start(PROGRAM, VERSION, PROC_DTOH, [dtoh_args(src + off, min(COPY_CHUNK, count - off),
+                                                                    stream)])
+                   for off in range(0, count, COPY_CHUNK)]
         return pending, dst, count
 
     def dtoh_finish(self, started: tuple[list, int, int]) -> None:
-        from cricket.protocol import gen as P
         if isinstance(started, shm.DtohCopy):
             return started.finish()
         pending, dst, count = started
@@ -782,15 +821,8 @@ class Runtime:
             n = min(COPY_CHUNK, count - i * COPY_CHUNK)
             # Large chunks go from the socket straight into the application's memory.
             reply = receive_data_into(call, hostmem.view(dst + i * COPY_CHUNK, n))
-            if reply is None:
-                continue
-            # cr_data_res: status, then (status 0) the opaque's length and bytes.
-            if len(reply) < 8 or reply[:4] != b"\0\0\0\0":
-                conn._check(P.unpack_cr_data_res(reply), "cuMemcpyDtoH")
-            got = int.from_bytes(reply[4:8], "big")
-            if got != n or len(reply) < 8 + n:
-                raise CudaRuntimeError(ERR_UNKNOWN, f"the server returned {got} of {n} bytes")
-            hostmem.write(dst + i * COPY_CHUNK, reply[8:8 + n])
+            if reply is not None:
+                self._data_reply(conn, reply, dst + i * COPY_CHUNK, n)
 
     def defer_dtoh(self, started: tuple[list, int, int]) -> None:
         if isinstance(started, shm.DtohCopy) and not started.issue_all():
@@ -798,9 +830,18 @@ class Runtime:
         with self._lock:
             self._pending_dtoh.append(started)
 
+    def drain_is_idle(self) -> bool:
+        """True when :meth:`drain` has nothing to do now: no deferred device-to-host copy, no
+        device printf output to fetch."""
+        conn = self._conn
+        return (not self._pending_dtoh and not self._draining
+                and (conn is None or not conn.output.armed))
+
     def drain(self) -> None:
         """Complete the asynchronous device-to-host copies (at every synchronising call), and write
         the device printf output of the kernels before it (fetched alongside the copies)."""
+        if self.drain_is_idle():
+            return
         printed = device_output.runtime_start(self)
         if not self._pending_dtoh and not self._draining:
             return device_output.runtime_finish(self, printed)

@@ -332,8 +332,9 @@ def _copy(dst: int, src: int, count: int, kind: int, stream_handle: int, sync: b
     """One copy; ``checked_dst`` when the caller has checked that the device range exists."""
     if count == 0:
         return SUCCESS
-    kind = rt.kind_of(dst, src, kind)
-    stream = rt.stream(stream_handle)
+    if kind != H2D and kind != D2H:
+        kind = rt.kind_of(dst, src, kind)
+    stream = 0 if stream_handle == 0 else rt.stream(stream_handle)
     if kind == H2H:
         if sync:
             _synchronizing()
@@ -347,14 +348,17 @@ def _copy(dst: int, src: int, count: int, kind: int, stream_handle: int, sync: b
             _synchronizing()
             if not rt.is_pinned(src) and (checked_dst or rt.in_allocation(dst, count)):
                 sync = False
-        rt.htod(dst, src, count, stream, sync=bool(sync))
+        rt.htod(dst, src, count, stream, bool(sync))
     elif kind == D2H:
-        started = rt.dtoh_start(dst, src, count, stream)
         if sync or not rt.is_pinned(dst):       # pageable destination: synchronous, as in CUDA
-            _synchronizing()
-            rt.dtoh_finish(started)
+            if rt.drain_is_idle():              # nothing to complete first: one step
+                rt.dtoh(dst, src, count, stream)
+            else:
+                started = rt.dtoh_start(dst, src, count, stream)
+                _synchronizing()
+                rt.dtoh_finish(started)
         else:
-            rt.defer_dtoh(started)
+            rt.defer_dtoh(rt.dtoh_start(dst, src, count, stream))
     else:
         if sync:
             _synchronizing()

@@ -11,7 +11,9 @@ move the bytes through the region and the socket carries only ``(offset, size)``
   synchronous copy waits for a slot's reply before refilling it; an asynchronous one
   (``CR_MEMCPY_HTOD_SHM_ASYNC``, no reply) numbers its parts, and the server stores the number of
   the last one it has taken at the region's offset 0, so a slot is written again only once the
-  server is done with it.
+  server is done with it. Synchronous copies take the slot freed last (still in the CPU cache),
+  asynchronous ones the slot freed first (the server is most likely done with it: a run of small
+  asynchronous copies goes round the slots instead of waiting for the server at each one).
 - device → host: the first parts are requested at once; the client copies slot k out while the
   server fills slot k+1, then requests the next part into slot k. A copy that completes later (into
   pinned memory, at the next synchronising call) requests all its parts at once, each in a slot of
@@ -77,6 +79,7 @@ PROC_DTOH = PROCEDURES["CR_MEMCPY_DTOH_SHM"]
 _SEQUENCE = struct.Struct("=Q")
 _HTOD_ARGS = struct.Struct(">QQQQQ")    # cr_shm_htod_args: dst, stream, offset, size, sequence
 _DTOH_ARGS = struct.Struct(">QQQQ")     # cr_shm_dtoh_args: src, stream, offset, size
+_STATUS_OK = b"\0\0\0\0"               # cr_status_res of a call that succeeded
 _attach_lock = threading.Lock()
 
 
@@ -149,6 +152,7 @@ class SharedRegion:
         count = (size - HEADER) // self.slot
         self._free = collections.deque(reversed(range(count)))   # slot 0 first
         self._cond = threading.Condition()
+        self._sleepers = 0              # threads waiting in _acquire for a slot
         self._needed = [0] * count      # async sequence the server must have published per slot
         self._backed = [0] * count      # bytes at the slot's start whose pages are allocated
         self._sequence = 0
@@ -175,20 +179,34 @@ class SharedRegion:
         """The sequence number of the last asynchronous copy the server has taken the bytes of."""
         return _SEQUENCE.unpack_from(self.map, 0)[0]
 
-    def _acquire(self, wait: float) -> int | None:
-        """A free slot, the one freed last (most likely still in the CPU cache); None when none
-        is free within ``wait`` seconds."""
-        with self._cond:
-            if not self._free and wait:
-                self._cond.wait_for(lambda: self._free, wait)
-            if not self._free:
+    def _acquire(self, wait: float, oldest: bool = False) -> int | None:
+        """A free slot, the one freed last (most likely still in the CPU cache), or with
+        ``oldest`` the one freed first (an asynchronous copy: the server has most likely taken
+        the bytes out of it already, so the copy need not wait); None when none is free within
+        ``wait`` seconds."""
+        try:                            # deque.pop/popleft are atomic: no lock when one is free
+            return self._free.popleft() if oldest else self._free.pop()
+        except IndexError:
+            if not wait:
                 return None
-            return self._free.pop()
+        with self._cond:
+            # Counted before the test, so that a slot freed meanwhile is either seen here or its
+            # _release sees a sleeper and notifies.
+            self._sleepers += 1
+            try:
+                self._cond.wait_for(lambda: self._free, wait)
+            finally:
+                self._sleepers -= 1
+        try:
+            return self._free.popleft() if oldest else self._free.pop()
+        except IndexError:              # another thread took it first
+            return None
 
     def _release(self, slot: int) -> None:
-        with self._cond:
-            self._free.append(slot)
-            self._cond.notify()
+        self._free.append(slot)
+        if self._sleepers:
+            with self._cond:
+                self._cond.notify()
 
     def _back(self, slot: int, size: int) -> bool:
         """Allocate the file's pages for the first ``size`` bytes of ``slot`` (once); False when
@@ -245,13 +263,17 @@ class SharedRegion:
         the one before, and the few slots in use stay in the CPU cache between the two."""
         total = len(data)
         part = self.part_size(total)
+        if sync and total <= part:
+            one = self._htod_one(dst, data, stream)
+            if one is not None:
+                return one
         done = 0
         inflight: collections.deque = collections.deque()    # (slot, reply to wait for or None)
         error: BaseException | None = None
         stall = SYNC_STALL if sync else ASYNC_STALL
         try:
             while done < total:
-                slot = self._acquire(0) if len(inflight) < DEPTH else None
+                slot = self._acquire(0, not sync) if len(inflight) < DEPTH else None
                 if slot is None and inflight:
                     slot, call = inflight.popleft()
                     if call is not None:
@@ -260,7 +282,7 @@ class SharedRegion:
                             self._release(slot)
                             break
                 elif slot is None:
-                    slot = self._acquire(SLOT_WAIT)
+                    slot = self._acquire(SLOT_WAIT, not sync)
                     if slot is None:
                         break
                 n = min(part, total - done)
@@ -290,7 +312,48 @@ class SharedRegion:
             raise error
         return done
 
+    def _htod_one(self, dst: int, data: memoryview, stream: int) -> int | None:
+        """A synchronous copy of one part: one slot, one call whose reply is read inline. Returns
+        the bytes copied, 0 when the slot cannot take them (the caller sends them on the socket),
+        None when no slot is free now (the general path waits for one)."""
+        slot = self._acquire(0)
+        if slot is None:
+            return None
+        n = len(data)
+        try:
+            if not self._writable(slot, SYNC_STALL) or not self._back(slot, n):
+                return 0
+            at = HEADER + slot * self.slot
+            self.view[at:at + n] = data
+            reply = self.rpc.call(PROGRAM, VERSION, PROC_HTOD, [_HTOD_ARGS.pack(dst, stream, at, n, 0)])
+        finally:
+            self._release(slot)
+        if reply != _STATUS_OK:
+            self.conn._check(P.unpack_cr_status_res(reply), "cuMemcpyHtoD")
+        return n
+
     # --- device to host ---------------------------------------------------------------------
+
+    def dtoh(self, dst: memoryview, src: int, stream: int) -> bool:
+        """A synchronous device-to-host copy of one part (``len(dst)`` at most
+        ``part_size(len(dst))``): one slot, one call whose reply is read inline, the bytes copied
+        out. False when no slot is free now or /dev/shm has no room for it (nothing done: the
+        caller takes another path)."""
+        n = len(dst)
+        slot = self._acquire(0)
+        if slot is None:
+            return False
+        try:
+            if not self._back(slot, n):
+                return False
+            at = HEADER + slot * self.slot
+            reply = self.rpc.call(PROGRAM, VERSION, PROC_DTOH, [_DTOH_ARGS.pack(src, stream, at, n)])
+            if reply != _STATUS_OK:
+                self.conn._check(P.unpack_cr_status_res(reply), "cuMemcpyDtoH")
+            dst[:] = self.view[at:at + n]
+        finally:
+            self._release(slot)
+        return True
 
     def start_dtoh(self, dst: memoryview, src: int, stream: int) -> DtohCopy | None:
         """Send the first requests of a device-to-host copy into ``dst`` (at most :data:`DEPTH`
@@ -423,6 +486,16 @@ def htod(conn: Any, dst: int, data: memoryview, stream: int, sync: bool) -> int:
         return 0
     r = region(conn)
     return r.htod(dst, data, stream, sync) if r is not None else 0
+
+
+def dtoh(conn: Any, dst: memoryview, src: int, stream: int) -> bool:
+    """A synchronous device-to-host copy through shared memory when it is one part and a slot is
+    free now (True: done); False: nothing done, the caller takes :func:`start_dtoh` or the socket."""
+    n = len(dst)
+    if n < MIN_COPY:
+        return False
+    r = region(conn)
+    return r is not None and n <= r.part_size(n) and r.dtoh(dst, src, stream)
 
 
 def start_dtoh(conn: Any, dst: memoryview, src: int, stream: int) -> DtohCopy | None:

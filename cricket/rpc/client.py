@@ -141,17 +141,18 @@ class Client:
                     self._waiting.discard(xid)
                     raise
         lock = self._lock
+        timeout = self._timeout_s
         with lock:
             lead = not self._reading and xid not in self._replies
             if lead:
                 self._reading = True
         if not lead:
-            return self._wait(xid, self.timeout)
+            return self._wait(xid, timeout)
         # This thread is the reader: read until its own reply arrives. The first read usually
         # brings exactly that reply, so it is tried inline before the general loop.
         try:
             record = None
-            if self._rcvtimeo == self.timeout:
+            if self._rcvtimeo == timeout:
                 try:
                     n = self._sock.recv_into(self._rbuf)
                 except OSError:
@@ -168,7 +169,7 @@ class Client:
                 elif n == 0:
                     self._lost()
             if record is None:
-                record = self._read_until(xid, head[4:8], self.timeout)
+                record = self._read_until(xid, head[4:8], timeout)
         finally:
             with lock:
                 self._reading = False
@@ -263,14 +264,16 @@ class Client:
             # Registered before the call leaves, so whichever thread reads the reply keeps it.
             # (set.add is atomic; readers only test membership.)
             self._waiting.add(xid)
+            total = size + 4
             if self._batch:
+                total += self._batch_bytes
                 pieces = self._take_batch()
                 pieces.append(head)
                 pieces += buffers
             else:
                 pieces = [head, *buffers]
             try:
-                self._write(pieces)
+                self._write(pieces, total)
             except RpcError:
                 with self._lock:
                     self._waiting.discard(xid)
@@ -281,8 +284,9 @@ class Client:
         batch, self._batch, self._batch_bytes = self._batch, [], 0
         return batch
 
-    def _write(self, pieces: list[Any]) -> None:
-        """Send ``pieces`` in as few system calls as possible (a gathering write)."""
+    def _write(self, pieces: list[Any], total: int = -1) -> None:
+        """Send ``pieces`` (``total`` bytes, -1: count them) in as few system calls as possible
+        (a gathering write)."""
         if len(pieces) > _IOV_MAX:
             pieces = [b"".join(pieces)]
         try:
@@ -291,7 +295,10 @@ class Client:
             sent = 0
         except OSError as exc:
             raise self._send_failed(exc) from exc
-        total = sum(_nbytes(p) for p in pieces)
+        if total < 0:
+            total = 0
+            for p in pieces:
+                total += _nbytes(p)
         if sent != total:
             self._write_rest(pieces, sent)
 

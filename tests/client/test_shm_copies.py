@@ -71,6 +71,28 @@ def test_python_api_copies_every_size_class(emu_server, monkeypatch, shared):
         buf.free()
 
 
+def test_asynchronous_copies_go_round_the_slots_and_synchronous_ones_reuse_the_last(emu_server,
+                                                                                      monkeypatch):
+    # Asynchronous copies take the slot freed first (the server is most likely done with it), so a
+    # run of them uses every slot instead of waiting for the server to empty the same one each time;
+    # a synchronous copy takes the slot freed last.
+    monkeypatch.setenv("CRICKET_SHM_SIZE", str(shm.HEADER + 4 * shm.SLOT))    # four slots
+    with connect(emu_server.address) as gpu:
+        blocks = [_pattern(65536, i) for i in range(12)]
+        buf = gpu.alloc(65536 * len(blocks))
+        for i, block in enumerate(blocks):
+            gpu.memcpy_htod(buf + 65536 * i, block, sync=False)
+        gpu.synchronize()
+        region = gpu._shm_region
+        assert len(region._needed) == 4
+        assert all(region._needed), f"asynchronous copies used only some slots: {region._needed}"
+        assert gpu.memcpy_dtoh(buf, 65536 * len(blocks)) == b"".join(blocks)
+        last = region._free[-1]
+        gpu.memcpy_htod(buf, blocks[0])
+        assert region._free[-1] == last            # taken and given back at the same end
+        assert gpu.memcpy_dtoh(buf, 65536) == blocks[0]
+
+
 def test_asynchronous_copies_reuse_slots_only_after_the_server_took_them(emu_server, monkeypatch):
     # A region of two 4 KiB slots and many asynchronous copies: a slot written again before
     # the server read it would leave a later copy's bytes in an earlier copy's place.
