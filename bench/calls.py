@@ -10,7 +10,8 @@ median of 3 trials of at least 50 ms, as the raw reference is measured. Referenc
 measured in the same run: the NULL RPC round trip to the same server, and raw Unix-socket throughput
 between two processes for each copy size (the bytes and a one-byte answer, as a copy needs; the
 median of timed trials, measured between the program's runs). Copies are measured on both paths against the same raw
-reference: shared memory (the default, server on this host) and the socket (``CRICKET_SHM=0``).
+reference: shared memory (the default, server on this host) and the socket (``CRICKET_SHM=0``);
+copies up to 256 KiB also with the client polling for replies (``CRICKET_SPIN_US=100``).
 
 The static-cudart path, in the same run: ``bench/calls_paths.cu`` built by nvcc twice, with the
 default flags (NVIDIA's static cudart, reaching cricket's libcuda.so.1 replacement) and with
@@ -178,6 +179,9 @@ def run_program(program: Path, address: str, iterations: int, max_copy: int,
     return values
 
 
+POLL_US = 100                # the client's polling for replies in the extra rows ...
+POLL_MAX_COPY = 256 << 10    # ... of copies up to this size (where round trips dominate)
+
 PATHS_SOURCE = ROOT / "bench" / "calls_paths.cu"
 PATHS_HEADER = ROOT / "examples" / "bench_timing.h"
 PATHS_GOAL = 1.5          # the static path costs at most this much more than the shared one
@@ -247,14 +251,20 @@ def main(argv: list[str] | None = None) -> int:
             # The copy paths: shared memory (the default with a server on this host) and the
             # socket (CRICKET_SHM=0), and the raw socket, runs interleaved so that load changes
             # (and the slow spells of a socket that last seconds) hit all three alike.
-            runs: dict[str, list[dict[str, float]]] = {"shm": [], "socket": [], "raw": []}
+            # And the default path with the client polling for replies (CRICKET_SPIN_US), for the
+            # latency-bound sizes.
+            small = min(args.max_copy, POLL_MAX_COPY)
+            runs: dict[str, list[dict[str, float]]] = {"shm": [], "socket": [], "poll": [], "raw": []}
             for _ in range(max(1, args.runs)):
                 runs["shm"].append(run_program(program, address, args.iterations, args.max_copy))
                 runs["socket"].append(run_program(program, address, args.iterations, args.max_copy,
                                                   env={"CRICKET_SHM": "0"}))
+                runs["poll"].append(run_program(program, address, args.iterations, small,
+                                                env={"CRICKET_SPIN_US": str(POLL_US)}))
                 runs["raw"].append(raw_socket_us(sizes, trials=3))
             ours = _medians(runs["shm"])
             socket_path = _medians(runs["socket"])
+            polling = _medians(runs["poll"])
             raw = _medians(runs["raw"])
             static = run_program(paths["static"], address, args.iterations, args.max_copy)
             shared = run_program(paths["shared"], address, args.iterations, args.max_copy)
@@ -287,7 +297,10 @@ def main(argv: list[str] | None = None) -> int:
         for s in sizes:
             key = f"{direction}_{s}"
             ref = s / raw[key]                              # bytes per µs = MB/s
-            for path, values in (("shared memory", ours), ("socket, CRICKET_SHM=0", socket_path)):
+            paths = [("shared memory", ours), ("socket, CRICKET_SHM=0", socket_path)]
+            if key in polling:
+                paths.append((f"shared memory, CRICKET_SPIN_US={POLL_US}", polling))
+            for path, values in paths:
                 mine = s / values[key]
                 rows.append((f"{label} {size_name(s)} (pinned), {path}", f"{mine:.0f} MB/s",
                              f"raw Unix socket {ref:.0f} MB/s", f"{mine / ref:.2f}", "≥ 0.80"))

@@ -130,6 +130,8 @@ def receive_data_into(call: Any, dst: memoryview) -> memoryview | None:
         return call.result()
     reader = _Reader(rpc)
     pad = -n % 4
+    if getattr(rpc, "_spin", 0):
+        rpc.spin_until_readable()
     try:
         if rpc._rcvtimeo != rpc.timeout:
             rpc._set_rcvtimeo(rpc.timeout)

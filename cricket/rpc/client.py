@@ -43,6 +43,7 @@ _DIRECT_RECV = 64 * 1024   # a reply with at least this much still to come is re
 # a program that embeds the client with the default SIGPIPE action (native CUDA programs).
 _NOSIGNAL = getattr(socket, "MSG_NOSIGNAL", 0)
 _NOWAIT = _NOSIGNAL | socket.MSG_DONTWAIT
+_PEEK = socket.MSG_PEEK | socket.MSG_DONTWAIT
 _IOV_MAX = 64            # pieces per gathering write (Linux allows 1024; a few suffice)
 
 
@@ -55,6 +56,23 @@ def verifier_check(auth: ClientAuth):
     if type(auth).check_verifier is ClientAuth.check_verifier:
         return None
     return auth.check_verifier
+
+
+def spin_seconds() -> float:
+    """How long a thread waiting for a reply polls the socket before it sleeps: ``CRICKET_SPIN_US``
+    microseconds (default 0, off). Polling saves the sleep and wake-up of a blocking read when
+    the reply comes soon (a machine with idle CPUs: a 4 KiB cudaMemcpy 84 → 51 µs on the 2-core
+    test box), and costs a CPU while it polls (on a busy machine it slows the server it waits
+    for: the same exchange 10 → 20 µs), hence opt-in."""
+    value = os.environ.get("CRICKET_SPIN_US", "").strip()
+    if not value:
+        return 0.0
+    try:
+        us = float(value)
+    except ValueError:
+        log.warning("CRICKET_SPIN_US=%r is not a number of microseconds; not polling", value)
+        return 0.0
+    return min(max(us, 0.0), 10_000.0) / 1e6
 
 
 def first_xid() -> int:
@@ -113,6 +131,8 @@ class Client:
         self._batch: list[Any] = []
         self._batch_bytes = 0
         self._error: RpcError | None = None
+        self._spin = spin_seconds()
+        self._peek = bytearray(1)
 
     # --- public API -----------------------------------------------------------------------------
 
@@ -152,6 +172,8 @@ class Client:
         # brings exactly that reply, so it is tried inline before the general loop.
         try:
             record = None
+            if self._spin:
+                self.spin_until_readable()
             if self._rcvtimeo == timeout:
                 try:
                     n = self._sock.recv_into(self._rbuf)
@@ -430,8 +452,26 @@ class Client:
                     cond.notify_all()
         return self._result(record)
 
+    def spin_until_readable(self) -> None:
+        """Poll the socket (without sleeping) for up to ``CRICKET_SPIN_US``, or until bytes or the
+        end of the stream are there; the read that follows reports whatever it finds. A reply
+        that comes meanwhile is read without the sleep and wake-up of a blocking read."""
+        sock, peek = self._sock, self._peek
+        end = time.perf_counter() + self._spin
+        while True:
+            try:
+                sock.recv_into(peek, 1, _PEEK)      # bytes (or 0 at the end): stop polling
+                return
+            except (BlockingIOError, InterruptedError):
+                if time.perf_counter() > end:
+                    return
+            except OSError:
+                return
+
     def _read_until(self, xid: int, xid_bytes: bytes, timeout: float | None) -> bytes:
         """Read records (as the one reading thread) until the reply to ``xid`` arrives."""
+        if self._spin:
+            self.spin_until_readable()
         sock = self._sock
         rbuf = self._rbuf
         deadline = None if timeout is None else time.monotonic() + timeout

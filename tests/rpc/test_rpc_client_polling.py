@@ -1,0 +1,63 @@
+"""CRICKET_SPIN_US: a client thread waiting for a reply polls the socket that long before it
+sleeps. Replies that come within it, after it, and a server that goes away while it polls are
+all handled as without it."""
+from __future__ import annotations
+
+import logging
+import time
+
+import pytest
+
+from cricket.rpc import Client, RpcConnectionError, RpcTimeout, Server, ServerThread
+from cricket.rpc.client import spin_seconds
+from rpc_calc import CALC_PROG, CalcClient, CalcV1
+
+
+@pytest.mark.parametrize(("value", "seconds"), [("", 0.0), ("0", 0.0), ("150", 150e-6),
+                                                ("-5", 0.0), ("1e9", 0.01)])
+def test_the_setting_is_microseconds_off_by_default_and_bounded(monkeypatch, value, seconds):
+    monkeypatch.setenv("CRICKET_SPIN_US", value)
+    assert spin_seconds() == pytest.approx(seconds)
+
+
+def test_a_setting_that_is_not_a_number_is_ignored_with_a_warning(monkeypatch, caplog):
+    monkeypatch.setenv("CRICKET_SPIN_US", "fast")
+    with caplog.at_level(logging.WARNING):
+        assert spin_seconds() == 0.0
+    assert "CRICKET_SPIN_US" in caplog.text
+
+
+@pytest.fixture
+def polling(monkeypatch):
+    monkeypatch.setenv("CRICKET_SPIN_US", "300")
+
+
+def test_quick_slow_and_large_replies_arrive_while_polling(polling, unix_server):
+    with Client(unix_server.address, timeout=10) as rpc:
+        assert rpc._spin == pytest.approx(300e-6)
+        calc = CalcClient(rpc)
+        assert [calc.ADD(i, 1) for i in range(200)] == [i + 1 for i in range(200)]
+        calc.SLEEP(20)                                   # longer than the polling: then it sleeps
+        payload = bytes(range(256)) * 4096
+        assert bytes(calc.ECHO(payload)) == payload
+        pending = [rpc.start(CALC_PROG, 1, 1, [(i).to_bytes(4, "big"), b"\0\0\0\1"]) for i in range(20)]
+        assert [int.from_bytes(p.result()[:4], "big") for p in pending] == list(range(1, 21))
+
+
+def test_a_timeout_still_applies_while_polling(polling, unix_server):
+    with Client(unix_server.address, timeout=0.2) as rpc:
+        t0 = time.monotonic()
+        with pytest.raises(RpcTimeout):
+            CalcClient(rpc).SLEEP(1000)
+        assert time.monotonic() - t0 < 0.9
+
+
+def test_a_server_that_goes_away_while_the_client_polls_is_reported(polling):
+    st = ServerThread(Server([CalcV1()])).start()
+    rpc = Client(st.address, timeout=10)
+    assert CalcClient(rpc).ADD(1, 2) == 3
+    pending = rpc.start(CALC_PROG, 1, 6, [b"\0\0\x03\xe8"])   # SLEEP 1000 ms
+    st.stop()
+    with pytest.raises(RpcConnectionError, match="closed the connection"):
+        pending.result()
+    rpc.close()
