@@ -386,8 +386,10 @@ class _Connection(asyncio.BufferedProtocol):
             _current.reset(token)
         if sink is None:
             return 0
-        if not isinstance(sink, PayloadSink) or len(sink.view) != size or sink.view.readonly:
-            log.error("connection %d: the payload sink of %s is not a writable view of %d bytes; "
+        view = sink.view if isinstance(sink, PayloadSink) else None
+        if (type(view) is not memoryview or view.readonly or view.nbytes != size
+                or view.itemsize != 1 or not view.c_contiguous):
+            log.error("connection %d: the payload sink of %s is not a writable byte view of %d bytes; "
                       "the call takes the ordinary path", self.id, entry.name, size)
             return 0
         receiving = Receiving(xid, entry, context, sink, size, pad)

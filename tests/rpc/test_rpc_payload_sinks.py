@@ -188,3 +188,24 @@ def test_a_sink_for_an_unserved_procedure_is_refused():
         server.add_payload_sink(PROG, VERS, 9, 4, store.sink)
     with pytest.raises(ValueError, match="multiple of 4"):
         server.add_payload_sink(PROG, VERS, 1, 3, store.sink)
+
+
+def test_a_sink_of_the_wrong_size_or_kind_is_not_used(tmp_path, caplog):
+    store = Store()
+    bad = {"short": lambda fixed, size: PayloadSink(memoryview(store.buf)[:size - 1], lambda: size),
+           "readonly": lambda fixed, size: PayloadSink(memoryview(bytes(size)), lambda: size),
+           "words": lambda fixed, size: PayloadSink(memoryview(bytearray(size)).cast("I"), lambda: size)}
+    for name, hook in bad.items():
+        server = Server([store])
+        server.add_payload_sink(PROG, VERS, 1, 4, hook)
+        with ServerThread(server, str(tmp_path / f"{name}.sock")) as st:
+            sock = socket.socket(socket.AF_UNIX)
+            sock.settimeout(30)
+            sock.connect(st.address)
+            data = os.urandom(SINK_MIN)
+            sock.sendall(_put(1, 0, data))
+            assert _read_reply(sock) == (1, 0, struct.pack(">I", len(data)))
+            assert store.buf[:len(data)] == data          # the ordinary handler wrote it
+            sock.close()
+    assert store.ordinary == 3 and store.sunk == 0
+    assert caplog.text.count("not a writable byte view") == 3
