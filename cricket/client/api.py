@@ -18,13 +18,13 @@ import hashlib
 import logging
 import os
 import re
+import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-import numpy as np
 
 from .. import __version__
 from ..backends import curesult
@@ -74,8 +74,8 @@ class CudaError(Exception):
 
 
 def _dim3(value: Dim3) -> P.cr_dim3:
-    if isinstance(value, (int, np.integer)):
-        dims = (int(value), 1, 1)
+    if hasattr(value, "__index__"):               # an int or a NumPy integer
+        dims = (value.__index__(), 1, 1)
     else:
         dims = tuple(int(v) for v in value) + (1,) * (3 - len(value))
         if len(dims) != 3:
@@ -148,6 +148,7 @@ class DeviceBuffer:
         data = self.conn.memcpy_dtoh(self, self.size, stream=stream)
         if dtype is None:
             return data
+        import numpy as np      # only here: the CUDA shim's client starts without NumPy
         arr = np.frombuffer(data, dtype=dtype).copy()
         return arr.reshape(shape) if shape is not None else arr
 
@@ -330,7 +331,8 @@ def _padded(container: bytes) -> bytes:
 
 
 def _as_bytes(data: Any) -> memoryview:
-    if isinstance(data, np.ndarray):
+    np = sys.modules.get("numpy")        # an array exists only once NumPy is imported
+    if np is not None and isinstance(data, np.ndarray):
         data = np.ascontiguousarray(data)
     return memoryview(data).cast("B")
 

@@ -9,10 +9,9 @@ parameter's size; ``float`` → float32 for 4 bytes, float64 for 8, float16 for 
 from __future__ import annotations
 
 import struct
+import sys
 from collections.abc import Sequence
 from typing import Any, Protocol
-
-import numpy as np
 
 _FLOAT_FORMATS = {2: "<e", 4: "<f", 8: "<d"}
 
@@ -30,13 +29,15 @@ def _encode(value: Any, size: int, index: int) -> bytes:
     ptr = getattr(value, "device_ptr", None)
     if ptr is not None:
         value = int(ptr)
+    np = sys.modules.get("numpy")        # a NumPy value exists only once NumPy is imported
     if isinstance(value, (bytes, bytearray, memoryview)):
         data = bytes(value)
-    elif isinstance(value, np.ndarray) and value.ndim == 0 or isinstance(value, np.generic):
+    elif np is not None and (isinstance(value, np.ndarray) and value.ndim == 0
+                             or isinstance(value, np.generic)):
         data = np.asarray(value).tobytes()
-    elif isinstance(value, np.ndarray):
+    elif np is not None and isinstance(value, np.ndarray):
         data = value.tobytes()
-    elif isinstance(value, (bool, int, np.integer)):
+    elif isinstance(value, (bool, int)):
         v = int(value)
         if size not in (1, 2, 4, 8):
             raise KernelArgumentError(f"argument {index}: an int cannot fill a {size}-byte parameter")

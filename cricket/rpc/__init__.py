@@ -31,9 +31,8 @@ from cricket import _select
 # extension of the same name; client.py is its pure-Python twin (see cricket/_select.py).
 CORE_BUILD = _select.use_core_sources(__name__, __path__[0], ("client",))
 
-from .aclient import AsyncClient  # noqa: E402
-from .auth import (Authenticator, AuthNone, AuthSys, AuthSysParms, ClientAuth, NoneAuthenticator,
-                   SysAuthenticator)
+from .auth import (Authenticator, AuthNone, AuthSys, AuthSysParms, ClientAuth,  # noqa: E402
+                   NoneAuthenticator, SysAuthenticator)
 from .client import Client, PendingCall
 from .constants import (DEFAULT_MAX_RECORD, AcceptStat, AuthFlavor, AuthStat, MsgType,
                         RejectStat, ReplyStat)
@@ -41,9 +40,22 @@ from .context import NO_REPLY, CallContext, current_call, current_connection_id
 from .errors import (AuthError, GarbageArgs, ProcUnavail, ProgMismatch, ProgUnavail,
                      ProtocolError, RecordTooLarge, ReplyError, RpcConnectionError, RpcError,
                      RpcMismatch, RpcTimeout, SystemErr)
-from .server import Server, ServerThread
-from .sink import PayloadSink
 from .transport import new_event_loop, parse_address, run
+
+# The asyncio client and the server import asyncio (~20 ms): loaded on first use, so that a
+# blocking client (the CUDA shim's, at a program's first CUDA call) starts without them.
+_LAZY = {"AsyncClient": ".aclient", "Server": ".server", "ServerThread": ".server",
+         "PayloadSink": ".sink"}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "AsyncClient", "Authenticator", "AuthNone", "AuthSys", "AuthSysParms", "ClientAuth",

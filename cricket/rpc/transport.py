@@ -1,12 +1,14 @@
 """Addresses of RPC endpoints (TCP or Unix domain sockets) and the choice of event loop."""
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import logging
 import socket
 from collections.abc import Coroutine
-from typing import Any, TypeVar, Union
+from typing import TYPE_CHECKING, Any, TypeVar, Union
+
+if TYPE_CHECKING:                  # asyncio is imported where a loop is made: a blocking client
+    import asyncio                 # (the CUDA shim's) starts without it
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +87,7 @@ def connect_socket(address: Address, timeout: float | None) -> socket.socket:
 
 def new_event_loop() -> asyncio.AbstractEventLoop:
     """A uvloop loop when uvloop is installed, else asyncio's default loop."""
+    import asyncio
     try:
         import uvloop
     except ImportError:
@@ -95,5 +98,6 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
 
 def run(main: Coroutine[Any, Any, T]) -> T:
     """Run ``main`` to completion on a fresh loop from :func:`new_event_loop`."""
+    import asyncio
     with asyncio.Runner(loop_factory=new_event_loop) as runner:
         return runner.run(main)
