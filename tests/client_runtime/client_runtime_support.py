@@ -24,6 +24,21 @@ def _load(path: Path, name: str):
 
 
 examples_build = _load(ROOT / "examples" / "build.py", "cricket_examples_build")
+PROGRAMS = ROOT / "tests" / "client_runtime" / "programs"
+
+
+def build_program(tmp_path_factory, name: str, *flags: str) -> Path:
+    """``programs/NAME.cu`` built by nvcc with ``-cudart shared`` (and ``flags``) into a fresh
+    temporary folder; skips the test when nvcc is missing."""
+    import shutil
+    import pytest
+    if not shutil.which("nvcc"):
+        pytest.skip("nvcc (CUDA 13) not found on PATH")
+    exe = tmp_path_factory.mktemp(name) / name
+    r = subprocess.run(["nvcc", "-cudart", "shared", *flags, "-o", str(exe), str(PROGRAMS / f"{name}.cu")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return exe
 
 
 class Server:

@@ -3,24 +3,14 @@ large host-to-device copies finishes, through the socket path (``CRICKET_SHM=0``
 server) and through shared memory: the RPC client reads replies while a send waits for room."""
 from __future__ import annotations
 
-import shutil
-import subprocess
-
 import pytest
 
-from client_runtime_support import ROOT, cricket_run
-
-PROGRAM = ROOT / "tests" / "client_runtime" / "programs" / "copies_both_ways.cu"
+from client_runtime_support import build_program, cricket_run
 
 
 @pytest.fixture(scope="module")
 def program(tmp_path_factory, shim):
-    if not shutil.which("nvcc"):
-        pytest.skip("nvcc (CUDA 13) not found on PATH")
-    exe = tmp_path_factory.mktemp("duplex") / "copies_both_ways"
-    subprocess.run(["nvcc", "-cudart", "shared", "-o", str(exe), str(PROGRAM)], check=True,
-                   capture_output=True, timeout=300)
-    return exe
+    return build_program(tmp_path_factory, "copies_both_ways")
 
 
 @pytest.mark.nvcc

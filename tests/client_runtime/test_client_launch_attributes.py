@@ -2,24 +2,14 @@
 compiled by nvcc at test time, run through the libcudart shim against a real server (emu)."""
 from __future__ import annotations
 
-import shutil
-import subprocess
-
 import pytest
 
-from client_runtime_support import ROOT, cricket_run
-
-PROGRAM = ROOT / "tests" / "client_runtime" / "programs" / "launch_attributes.cu"
+from client_runtime_support import build_program, cricket_run
 
 
 @pytest.fixture(scope="module")
 def program(shim, tmp_path_factory):
-    if not shutil.which("nvcc"):
-        pytest.skip("nvcc (CUDA 13) not found on PATH")
-    exe = tmp_path_factory.mktemp("launch_attributes") / "launch_attributes"
-    subprocess.run(["nvcc", "-cudart", "shared", "-o", str(exe), str(PROGRAM)], check=True,
-                   capture_output=True, timeout=300)
-    return exe
+    return build_program(tmp_path_factory, "launch_attributes")
 
 
 @pytest.mark.nvcc

@@ -4,17 +4,14 @@ use, against a real cricket server (emu backend)."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import threading
 
 import pytest
 
-from client_runtime_support import ROOT, cricket_run
+from client_runtime_support import ROOT, build_program, cricket_run
 from cricket.client import runtime
 from cricket.client.runtime import Runtime
-
-PROGRAM = ROOT / "tests" / "client_runtime" / "programs" / "per_thread_stream.cu"
 
 
 @pytest.fixture
@@ -74,12 +71,7 @@ def test_per_thread_streams_are_made_again_after_they_are_forgotten(rt):
 
 @pytest.fixture(scope="module")
 def per_thread_program(shim, tmp_path_factory):
-    if not shutil.which("nvcc"):
-        pytest.skip("nvcc (CUDA 13) not found on PATH")
-    exe = tmp_path_factory.mktemp("per_thread") / "per_thread_stream"
-    subprocess.run(["nvcc", "-cudart", "shared", "--default-stream", "per-thread", "-o", str(exe),
-                    str(PROGRAM)], check=True, capture_output=True, timeout=300)
-    return exe
+    return build_program(tmp_path_factory, "per_thread_stream", "--default-stream", "per-thread")
 
 
 @pytest.mark.nvcc

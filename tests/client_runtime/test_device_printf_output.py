@@ -5,26 +5,17 @@ device printf makes no fetch. Real cricket servers (emu backend), programs built
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from client_runtime_support import ROOT, cricket_run
-
-PROGRAM = ROOT / "tests" / "client_runtime" / "programs" / "printf_rounds.cu"
+from client_runtime_support import ROOT, build_program, cricket_run
 
 
 @pytest.fixture(scope="module")
 def rounds(tmp_path_factory, shim):
-    if not shutil.which("nvcc"):
-        pytest.skip("nvcc (CUDA 13) not found on PATH")
-    exe = tmp_path_factory.mktemp("printf") / "printf_rounds"
-    r = subprocess.run(["nvcc", "-cudart", "shared", "-arch=sm_75", "-o", str(exe), str(PROGRAM)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    return exe
+    return build_program(tmp_path_factory, "printf_rounds", "-arch=sm_75")
 
 
 def _lines(text: str) -> list[str]:
