@@ -97,43 +97,43 @@ class CudaDevice(Device):
         free, total = _check(self._enter().cuMemGetInfo(), "cuMemGetInfo")
         return int(free), int(total)
 
-    def memcpy_htod(self, dst: int, data, stream=None) -> None:
+    def _htod(self, dst: int, source, size: int, stream) -> None:
+        """``size`` bytes from ``source`` (a buffer, or the address of host memory) to ``dst``.
+        The asynchronous form returns once the driver has staged the bytes (pageable source), so
+        the caller may reuse them at once."""
         drv = self._enter()
-        data = bytes(data)
         if stream is None:
-            _check(drv.cuMemcpyHtoD(dst, data, len(data)), "cuMemcpyHtoD")
+            _check(drv.cuMemcpyHtoD(dst, source, size), "cuMemcpyHtoD")
         else:
-            # Pageable source: the driver has staged the bytes when the call returns.
-            _check(drv.cuMemcpyHtoDAsync(dst, data, len(data), stream), "cuMemcpyHtoDAsync")
+            _check(drv.cuMemcpyHtoDAsync(dst, source, size, stream), "cuMemcpyHtoDAsync")
+
+    def _dtoh(self, target, src: int, size: int, stream) -> None:
+        """``size`` bytes from ``src`` into ``target`` (a writable buffer, or the address of host
+        memory); returns once they are there."""
+        drv = self._enter()
+        if stream is None:
+            _check(drv.cuMemcpyDtoH(target, src, size), "cuMemcpyDtoH")
+        else:
+            _check(drv.cuMemcpyDtoHAsync(target, src, size, stream), "cuMemcpyDtoHAsync")
+            _check(drv.cuStreamSynchronize(stream), "cuStreamSynchronize")
+
+    def memcpy_htod(self, dst: int, data, stream=None) -> None:
+        data = bytes(data)
+        self._htod(dst, data, len(data), stream)
 
     def memcpy_dtoh(self, src: int, size: int, stream=None) -> bytes:
-        drv = self._enter()
         out = bytearray(size)
-        if stream is None:
-            _check(drv.cuMemcpyDtoH(out, src, size), "cuMemcpyDtoH")
-        else:
-            _check(drv.cuMemcpyDtoHAsync(out, src, size, stream), "cuMemcpyDtoHAsync")
-            _check(drv.cuStreamSynchronize(stream), "cuStreamSynchronize")
+        self._dtoh(out, src, size, stream)
         return bytes(out)
 
     def memcpy_htod_host(self, dst: int, data, address: int, stream=None) -> None:
-        # From the mapped region's address, no copy here. The region is pageable memory: the
-        # asynchronous form returns once the driver has staged the bytes, so the client may
-        # reuse the range. (Registering the region with cuMemHostRegister would let the DMA
-        # engine read it directly, but then this call must wait for the copy: untested, no GPU.)
-        drv = self._enter()
-        if stream is None:
-            _check(drv.cuMemcpyHtoD(dst, address, len(data)), "cuMemcpyHtoD")
-        else:
-            _check(drv.cuMemcpyHtoDAsync(dst, address, len(data), stream), "cuMemcpyHtoDAsync")
+        # From the mapped region's address, no copy here. (Registering the region with
+        # cuMemHostRegister would let the DMA engine read it directly, but then this call must
+        # wait for the copy: untested, no GPU.)
+        self._htod(dst, address, len(data), stream)
 
     def memcpy_dtoh_host(self, src: int, into, address: int, stream=None) -> None:
-        drv = self._enter()
-        if stream is None:
-            _check(drv.cuMemcpyDtoH(address, src, len(into)), "cuMemcpyDtoH")
-        else:
-            _check(drv.cuMemcpyDtoHAsync(address, src, len(into), stream), "cuMemcpyDtoHAsync")
-            _check(drv.cuStreamSynchronize(stream), "cuStreamSynchronize")
+        self._dtoh(address, src, len(into), stream)
 
     def memcpy_dtod(self, dst: int, src: int, size: int, stream=None) -> None:
         drv = self._enter()
