@@ -115,3 +115,14 @@ def cuda_server(tmp_path_factory):
     server = ServerProcess(tmp_path_factory.mktemp("cuda-server"), "--backend", "cuda")
     yield server
     server.stop()
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    """The cuda backend on the fake driver that stands in for a GPU (fake_cuda_driver.py)."""
+    import fake_cuda_driver
+    from cricket.backends import cuda as cuda_backend
+    driver = fake_cuda_driver.FakeDriver()
+    monkeypatch.setattr(cuda_backend, "_driver", lambda: driver)
+    monkeypatch.setattr(cuda_backend.CudaBackend, "unavailable_reason", classmethod(lambda cls: None))
+    return driver

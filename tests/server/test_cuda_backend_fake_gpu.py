@@ -16,14 +16,6 @@ from cricket.backends.base import BackendError, ImageKind
 import fake_cuda_driver
 
 
-@pytest.fixture
-def fake(monkeypatch):
-    driver = fake_cuda_driver.FakeDriver()
-    monkeypatch.setattr(cuda_backend, "_driver", lambda: driver)
-    monkeypatch.setattr(cuda_backend.CudaBackend, "unavailable_reason", classmethod(lambda cls: None))
-    return driver
-
-
 def test_devices_are_described_from_the_driver(fake):
     backend = cuda_backend.CudaBackend()
     (props,) = backend.devices()

@@ -4,19 +4,7 @@ address, and the bytes they move. A real GPU is needed for the DMA itself (tests
 import ctypes
 import mmap
 
-import pytest
-
 from cricket.backends import cuda as cuda_backend
-
-import fake_cuda_driver
-
-
-@pytest.fixture
-def fake(monkeypatch):
-    driver = fake_cuda_driver.FakeDriver()
-    monkeypatch.setattr(cuda_backend, "_driver", lambda: driver)
-    monkeypatch.setattr(cuda_backend.CudaBackend, "unavailable_reason", classmethod(lambda cls: None))
-    return driver
 
 
 def _address(m: mmap.mmap) -> int:
