@@ -6,14 +6,7 @@
 #include <pthread.h>
 #include <cuda_runtime.h>
 
-#define CHECK(call)                                                                         \
-    do {                                                                                    \
-        cudaError_t e_ = (call);                                                            \
-        if (e_ != cudaSuccess) {                                                            \
-            printf("FAIL: %s: %s\n", #call, cudaGetErrorName(e_));                          \
-            exit(1);                                                                        \
-        }                                                                                   \
-    } while (0)
+#include "../../../examples/check.h"     // CHECK(call)
 
 __global__ void add(int *out, int base, int n)
 {
