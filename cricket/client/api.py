@@ -472,22 +472,27 @@ class Connection:
         if done and done == view.nbytes:
             return
         view, base = view[done:], base + done
-        # The head and a view of the data go out in one gathering write: the data is not copied.
-        # Synchronous chunks are all sent before the first reply is awaited (pipelined).
-        if sync and view.nbytes <= COPY_CHUNK:      # one chunk: one call, its reply read inline
-            reply = rpc.call(PROGRAM, VERSION, PROC_HTOD, htod_buffers(base, handle, view))
+        if sync:
+            return self._htod_sync(base, handle, view)
+        for off in range(0, max(view.nbytes, 1), COPY_CHUNK):
+            rpc.call_batched(PROGRAM, VERSION, PROC_HTOD_ASYNC,
+                             htod_buffers(base + off, handle, view[off:off + COPY_CHUNK]))
+
+    def _htod_sync(self, base: int, handle: int, view: memoryview) -> None:
+        """A synchronous host-to-device copy over the socket (also the CUDA runtime's): the head
+        and a view of the data go out in one gathering write, the data is not copied. One chunk
+        is one call whose reply is read inline; larger copies send every chunk before the first
+        reply is awaited (pipelined)."""
+        rpc = self._rpc
+        if view.nbytes <= COPY_CHUNK:
+            replies = [rpc.call(PROGRAM, VERSION, PROC_HTOD, htod_buffers(base, handle, view))]
+        else:
+            replies = [call.result() for call in [
+                rpc.start(PROGRAM, VERSION, PROC_HTOD, htod_buffers(base + off, handle, view[off:off + COPY_CHUNK]))
+                for off in range(0, view.nbytes, COPY_CHUNK)]]
+        for reply in replies:
             if reply != STATUS_OK:
                 self._check(P.unpack_cr_status_res(reply), "cuMemcpyHtoD")
-            return
-        pending = []
-        for off in range(0, max(view.nbytes, 1), COPY_CHUNK):
-            buffers = htod_buffers(base + off, handle, view[off:off + COPY_CHUNK])
-            if sync:
-                pending.append(rpc.start(PROGRAM, VERSION, PROC_HTOD, buffers))
-            else:
-                rpc.call_batched(PROGRAM, VERSION, PROC_HTOD_ASYNC, buffers)
-        for call in pending:
-            self._check(P.unpack_cr_status_res(call.result()), "cuMemcpyHtoD")
 
     def memcpy_dtoh(self, src: DeviceBuffer | int, size: int, *, stream: Stream | None = None,
                     into: Any = None) -> Any:

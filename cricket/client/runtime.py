@@ -28,10 +28,9 @@ from cricket import _select
 from cricket.client.cuda_errors import CODES, ERRORS
 from cricket.client import device_output, shm
 from cricket.client.direct import (
-    COPY_CHUNK, PROC_DTOH, PROC_HTOD, PROC_HTOD_ASYNC, STATUS_OK, dtoh_args, htod_buffers, receive_data_into,
+    COPY_CHUNK, PROC_DTOH, PROC_HTOD_ASYNC, dtoh_args, htod_buffers, receive_data_into,
 )
 from cricket.protocol import PROGRAM, VERSION
-from cricket.protocol import gen as P
 
 hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
 
@@ -761,19 +760,7 @@ class Runtime:
                 rpc.call_batched(PROGRAM, VERSION, PROC_HTOD_ASYNC,
                                  htod_buffers(dst + off, stream, memoryview(data)))
             return
-        if count <= COPY_CHUNK:         # one chunk: one call, its reply read inline
-            reply = rpc.call(PROGRAM, VERSION, PROC_HTOD, htod_buffers(dst, stream, hostmem.view(src, count)))
-            if reply != STATUS_OK:
-                conn._check(P.unpack_cr_status_res(reply), "cuMemcpyHtoD")
-            return
-        # All chunks go out before the first reply is awaited (pipelined).
-        pending = [rpc.start(PROGRAM, VERSION, PROC_HTOD, htod_buffers(
-            dst + off, stream, hostmem.view(src + off, min(COPY_CHUNK, count - off))))
-            for off in range(0, count, COPY_CHUNK)]
-        for call in pending:
-            reply = call.result()
-            if reply != STATUS_OK:
-                conn._check(P.unpack_cr_status_res(reply), "cuMemcpyHtoD")
+        conn._htod_sync(dst, stream, hostmem.view(src, count))
 
     def dtoh(self, dst: int, src: int, count: int, stream: int) -> None:
         """A synchronous device-to-host copy: ``dtoh_start`` and ``dtoh_finish`` in one, for a
@@ -789,17 +776,7 @@ class Runtime:
             return self.dtoh_finish(self.dtoh_start(dst, src, count, stream))
         self.stats.bytes_dtoh += count
         reply = conn._rpc.call(PROGRAM, VERSION, PROC_DTOH, [dtoh_args(src, count, stream)])
-        self._data_reply(conn, reply, dst, count)
-
-    def _data_reply(self, conn: Any, reply: Any, dst: int, n: int) -> None:
-        """Write the data of a ``cr_data_res`` reply (status, then the opaque's length and bytes)
-        for ``n`` bytes to ``dst``; raise its error."""
-        if len(reply) < 8 or reply[:4] != STATUS_OK:
-            conn._check(P.unpack_cr_data_res(reply), "cuMemcpyDtoH")
-        got = int.from_bytes(reply[4:8], "big")
-        if got != n or len(reply) < 8 + n:
-            raise CudaRuntimeError(ERR_UNKNOWN, f"the server returned {got} of {n} bytes")
-        hostmem.write(dst, reply[8:8 + n])
+        conn._data_reply(reply, hostmem.view(dst, count), count)
 
     def dtoh_start(self, dst: int, src: int, count: int, stream: int) -> tuple[list, int, int]:
         conn = self.conn
@@ -822,7 +799,7 @@ class Runtime:
             # Large chunks go from the socket straight into the application's memory.
             reply = receive_data_into(call, hostmem.view(dst + i * COPY_CHUNK, n))
             if reply is not None:
-                self._data_reply(conn, reply, dst + i * COPY_CHUNK, n)
+                conn._data_reply(reply, hostmem.view(dst + i * COPY_CHUNK, n), n)
 
     def defer_dtoh(self, started: tuple[list, int, int]) -> None:
         if isinstance(started, shm.DtohCopy) and not started.issue_all():
