@@ -10,8 +10,10 @@ median of 3 trials of at least 50 ms, as the raw reference is measured. Referenc
 measured in the same run: the NULL RPC round trip to the same server, and raw Unix-socket throughput
 between two processes for each copy size (the bytes and a one-byte answer, as a copy needs; the
 median of timed trials, measured between the program's runs). Copies are measured on both paths against the same raw
-reference: shared memory (the default, server on this host) and the socket (``CRICKET_SHM=0``);
-copies up to 256 KiB also with the client polling for replies (``CRICKET_SPIN_US=100``).
+reference: shared memory (the default, server on this host) and the socket (``CRICKET_SHM=0``),
+both with the client's default wait (it polls for a reply for up to 100 µs, yielding the CPU between
+polls); copies up to 256 KiB also with a client that sleeps in the read at once (``CRICKET_SPIN_US=0``,
+what ``cudaDeviceScheduleBlockingSync`` chooses).
 
 The static-cudart path, in the same run: ``bench/calls_paths.cu`` built by nvcc twice, with the
 default flags (NVIDIA's static cudart, reaching cricket's libcuda.so.1 replacement) and with
@@ -179,8 +181,8 @@ def run_program(program: Path, address: str, iterations: int, max_copy: int,
     return values
 
 
-POLL_US = 100                # the client's polling for replies in the extra rows ...
-POLL_MAX_COPY = 256 << 10    # ... of copies up to this size (where round trips dominate)
+BLOCKING_MAX_COPY = 256 << 10    # the rows of a client that never polls: copies up to this size
+                                 # (where round trips dominate)
 
 PATHS_SOURCE = ROOT / "bench" / "calls_paths.cu"
 PATHS_HEADER = ROOT / "examples" / "bench_timing.h"
@@ -251,20 +253,20 @@ def main(argv: list[str] | None = None) -> int:
             # The copy paths: shared memory (the default with a server on this host) and the
             # socket (CRICKET_SHM=0), and the raw socket, runs interleaved so that load changes
             # (and the slow spells of a socket that last seconds) hit all three alike.
-            # And the default path with the client polling for replies (CRICKET_SPIN_US), for the
-            # latency-bound sizes.
-            small = min(args.max_copy, POLL_MAX_COPY)
-            runs: dict[str, list[dict[str, float]]] = {"shm": [], "socket": [], "poll": [], "raw": []}
+            # And the default path with a client that sleeps in the read at once (no polling for
+            # replies, CRICKET_SPIN_US=0), for the latency-bound sizes.
+            small = min(args.max_copy, BLOCKING_MAX_COPY)
+            runs: dict[str, list[dict[str, float]]] = {"shm": [], "socket": [], "blocking": [], "raw": []}
             for _ in range(max(1, args.runs)):
                 runs["shm"].append(run_program(program, address, args.iterations, args.max_copy))
                 runs["socket"].append(run_program(program, address, args.iterations, args.max_copy,
                                                   env={"CRICKET_SHM": "0"}))
-                runs["poll"].append(run_program(program, address, args.iterations, small,
-                                                env={"CRICKET_SPIN_US": str(POLL_US)}))
+                runs["blocking"].append(run_program(program, address, args.iterations, small,
+                                                    env={"CRICKET_SPIN_US": "0"}))
                 runs["raw"].append(raw_socket_us(sizes, trials=3))
             ours = _medians(runs["shm"])
             socket_path = _medians(runs["socket"])
-            polling = _medians(runs["poll"])
+            blocking = _medians(runs["blocking"])
             raw = _medians(runs["raw"])
             static = run_program(paths["static"], address, args.iterations, args.max_copy)
             shared = run_program(paths["shared"], address, args.iterations, args.max_copy)
@@ -298,8 +300,8 @@ def main(argv: list[str] | None = None) -> int:
             key = f"{direction}_{s}"
             ref = s / raw[key]                              # bytes per µs = MB/s
             paths = [("shared memory", ours), ("socket, CRICKET_SHM=0", socket_path)]
-            if key in polling:
-                paths.append((f"shared memory, CRICKET_SPIN_US={POLL_US}", polling))
+            if key in blocking:
+                paths.append(("shared memory, no polling (CRICKET_SPIN_US=0)", blocking))
             for path, values in paths:
                 mine = s / values[key]
                 rows.append((f"{label} {size_name(s)} (pinned), {path}", f"{mine:.0f} MB/s",

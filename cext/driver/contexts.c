@@ -135,13 +135,18 @@ CRICKET_DRV_EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned
     CUresult rc = check_device(dev);
     if (rc != CUDA_SUCCESS)
         return rc;
+    unsigned int sched = flags & CU_CTX_SCHED_MASK;
     if (flags & ~(unsigned)(CU_CTX_SCHED_MASK | CU_CTX_MAP_HOST | CU_CTX_LMEM_RESIZE_TO_MAX
-                            | CU_CTX_COREDUMP_ENABLE | CU_CTX_USER_COREDUMP_ENABLE | CU_CTX_SYNC_MEMOPS))
+                            | CU_CTX_COREDUMP_ENABLE | CU_CTX_USER_COREDUMP_ENABLE | CU_CTX_SYNC_MEMOPS)
+        || (sched & (sched - 1)))                    /* at most one CU_CTX_SCHED_* */
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&ctx_lock);
     primary[dev].flags = flags;
     pthread_mutex_unlock(&ctx_lock);
-    return CUDA_SUCCESS;
+    /* The schedule says how the process waits for the server, as for the GPU (the client core's
+     * cricket.client.runtime.apply_schedule). */
+    uint64_t schedule = sched;
+    return cricket_drv_client_call("cricketSetSchedule", &schedule, 1);
 }
 
 CRICKET_DRV_EXPORT CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)

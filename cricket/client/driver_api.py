@@ -243,6 +243,13 @@ def set_current_device(device: int) -> int:
     return SUCCESS
 
 
+@implements("cricketSetSchedule")
+def set_schedule(schedule: int) -> int:
+    """A primary context's CU_CTX_SCHED_* flag (contexts.c checked it): how the process waits."""
+    rt.set_schedule(schedule)
+    return SUCCESS
+
+
 # ------------------------------------------------------------------ memory
 
 @implements("cuMemAlloc")

@@ -31,6 +31,7 @@ from cricket.client.direct import (
     COPY_CHUNK, PROC_DTOH, PROC_HTOD_ASYNC, dtoh_args, htod_buffers, receive_data_into,
 )
 from cricket.protocol import PROGRAM, VERSION
+from cricket.rpc.client import spin_seconds
 
 hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
 
@@ -49,6 +50,9 @@ ERR_INVALID_HANDLE = E["cudaErrorInvalidResourceHandle"]
 ERR_INVALID_DEVPTR = E["cudaErrorInvalidDevicePointer"]
 ERR_INVALID_KIND = E["cudaErrorInvalidMemcpyDirection"]
 ERR_NOT_READY = E["cudaErrorNotReady"]
+# cudaDeviceSchedule* (driver_types.h), the same numbers as the driver's CU_CTX_SCHED_*
+SCHEDULE_AUTO, SCHEDULE_SPIN, SCHEDULE_YIELD, SCHEDULE_BLOCKING_SYNC = 0, 1, 2, 4
+SCHEDULE_MASK = 0x07
 ERR_UNAVAILABLE = E["cudaErrorDevicesUnavailable"]
 ERR_NOT_SUPPORTED = E["cudaErrorNotSupported"]
 ERR_UNKNOWN = E["cudaErrorUnknown"]
@@ -205,6 +209,8 @@ class Runtime:
         self.multi_device = False                  # some thread chose a device other than 0
         self.device_lock = threading.RLock()       # held across a call while multi_device
         self._server_device = 0                    # the session's current device on the server
+        self.device_flags: dict[int, int] = {}     # device -> its cudaSetDeviceFlags flags
+        self.schedule = SCHEDULE_AUTO              # how a thread waits for a reply (set_schedule)
         self._next_handle = 0x5C0000
         self._pending_dtoh: list[tuple[list, int, int]] = []
         self._drain_lock = threading.Lock()
@@ -266,6 +272,7 @@ class Runtime:
                             "start one with `cricket server` or run the program with `cricket run -- CMD`")
             log.error("%s", self._broken)
             raise CudaRuntimeError(ERR_UNAVAILABLE, self._broken) from exc
+        apply_schedule(self._conn._rpc, self.schedule)
         log.info("connected to %s (%s backend, %d device(s))%s", self._conn.server, self._conn.backend,
                  len(self._conn.devices), " started for this process" if local else "")
         if not self._conn.devices:
@@ -419,6 +426,14 @@ class Runtime:
         self.thread.device = device
         if device != self._server_device:
             self.multi_device = True
+
+    def set_schedule(self, schedule: int) -> None:
+        """How the process waits for the server from now on: one of the SCHEDULE_* values (the
+        cudaDeviceSchedule* flags, which are also the driver's CU_CTX_SCHED_*)."""
+        self.schedule = schedule
+        conn = self._conn
+        if conn is not None:
+            apply_schedule(conn._rpc, schedule)
 
     def select_device(self) -> None:
         """Switch the server session to the calling thread's device if it is on another one
@@ -888,6 +903,17 @@ class Runtime:
             raise CudaRuntimeError(ERR_INVALID_DEVICE, f"device {device} does not exist "
                                 f"({len(devices)} device(s))")
         return devices[device].attributes.get(attribute, 0)
+
+
+def apply_schedule(rpc: Any, schedule: int) -> None:
+    """Waiting for a reply is this process's waiting for the device, so it follows CUDA's
+    scheduling flags: Auto (the default) and Yield poll the socket for the polling window
+    (``CRICKET_SPIN_US``, default 100 µs) giving the CPU away between polls, Spin polls without
+    giving it away, BlockingSync sleeps in the read at once."""
+    if schedule == SCHEDULE_BLOCKING_SYNC:
+        rpc.set_polling(0.0)
+    else:
+        rpc.set_polling(spin_seconds(), yield_cpu=schedule != SCHEDULE_SPIN)
 
 
 def _timeout() -> float | None:

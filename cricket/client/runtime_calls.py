@@ -16,8 +16,8 @@ from cricket.client.runtime import (
     A_SHARED_OPTIN, A_SHARED_PER_SM, A_THREADS_PER_SM, A_WARP, D2D, D2H,
     ERR_HOST_NOT_REGISTERED, ERR_HOST_REGISTERED, ERR_INVALID_CONFIG, ERR_INVALID_DEVICE,
     ERR_INVALID_HANDLE, ERR_INVALID_VALUE, ERR_MEMORY, ERR_NOT_READY, H2D, H2H,
-    RUNTIME, STREAM_PER_THREAD, SUCCESS, KernelRecord, CudaRuntimeError, StreamRef, VarRecord, hostmem,
-    implements,
+    RUNTIME, SCHEDULE_AUTO, SCHEDULE_BLOCKING_SYNC, SCHEDULE_MASK, SCHEDULE_SPIN, SCHEDULE_YIELD,
+    STREAM_PER_THREAD, SUCCESS, KernelRecord, CudaRuntimeError, StreamRef, VarRecord, hostmem, implements,
 )
 
 log = logging.getLogger(__name__)
@@ -120,9 +120,22 @@ def init_device(device: int, device_flags: int, flags: int) -> int:
     return SUCCESS if 0 <= device < len(rt.devices) else ERR_INVALID_DEVICE
 
 
+DEVICE_FLAGS_MASK = 0xFF      # cudaDeviceMask: the schedule, MapHost, LmemResizeToMax, SyncMemops
+VALID_SCHEDULES = (SCHEDULE_AUTO, SCHEDULE_SPIN, SCHEDULE_YIELD,
+                   SCHEDULE_BLOCKING_SYNC)
+
+
 @implements("cudaSetDeviceFlags")
 def set_device_flags(flags: int) -> int:
+    """Records the current device's flags. Their schedule says how the process waits for the
+    server, as CUDA's says how it waits for the GPU (runtime.apply_schedule)."""
+    flags &= 0xFFFFFFFF
+    schedule = flags & SCHEDULE_MASK
+    if flags & ~DEVICE_FLAGS_MASK or schedule not in VALID_SCHEDULES:
+        return ERR_INVALID_VALUE
     rt.conn       # noqa: B018 -- the call initialises the runtime, as CUDA's does
+    rt.device_flags[rt.thread.device] = flags
+    rt.set_schedule(schedule)
     return SUCCESS
 
 
@@ -130,7 +143,7 @@ def set_device_flags(flags: int) -> int:
 def get_device_flags(flags: int) -> int:
     if not flags:
         return ERR_INVALID_VALUE
-    hostmem.store_u32(flags, 0)
+    hostmem.store_u32(flags, rt.device_flags.get(rt.thread.device, 0))
     return SUCCESS
 
 

@@ -190,3 +190,24 @@ result.update(rc_primary=rc_primary, same_ctx=ctx.value is not None, active=acti
     assert p["check"] == [0, 0, 0]
     assert p["unknown"] == 801
     assert "TABLE_21318C60 slot 5 called" in p["_stderr"]
+
+
+def test_primary_context_schedule_sets_how_the_process_waits(driver_lib, server):
+    p = run_probe(driver_lib, """
+import ctypes
+from cricket.client.runtime import RUNTIME
+lib.cuInit(0)
+flags, active = ctypes.c_uint(), ctypes.c_int()
+def state(rc):
+    lib.cuDevicePrimaryCtxGetState(0, ctypes.byref(flags), ctypes.byref(active))
+    rpc = RUNTIME.conn._rpc
+    return [rc, flags.value, rpc._spin, rpc._spin_yields]
+result["blocking"] = state(lib.cuDevicePrimaryCtxSetFlags_v2(0, 4))
+result["spin"] = state(lib.cuDevicePrimaryCtxSetFlags_v2(0, 1 | 8))
+result["both"] = state(lib.cuDevicePrimaryCtxSetFlags_v2(0, 1 | 4))
+result["auto"] = state(lib.cuDevicePrimaryCtxSetFlags_v2(0, 0))
+""", env={"CRICKET_SERVER": server.address, "CRICKET_SPIN_US": "300"})
+    assert p["blocking"] == [0, 4, 0.0, True]               # CU_CTX_SCHED_BLOCKING_SYNC: sleep at once
+    assert p["spin"] == [0, 9, 300e-6, False]               # CU_CTX_SCHED_SPIN: poll, keep the CPU
+    assert p["both"] == [INVALID_VALUE, 9, 300e-6, False]   # two schedules: refused, nothing changed
+    assert p["auto"] == [0, 0, 300e-6, True]                # CU_CTX_SCHED_AUTO: poll, yielding

@@ -1,9 +1,10 @@
-"""CRICKET_SPIN_US: a client thread waiting for a reply polls the socket that long before it
-sleeps. Replies that come within it, after it, and a server that goes away while it polls are
-all handled as without it."""
+"""CRICKET_SPIN_US: a client thread waiting for a reply polls the socket that long (default 100 µs)
+before it sleeps, giving its CPU away between polls unless told to spin. Replies that come within
+it, after it, and a server that goes away while it polls are all handled as without it."""
 from __future__ import annotations
 
 import logging
+import os
 import time
 
 import pytest
@@ -13,9 +14,9 @@ from cricket.rpc.client import spin_seconds
 from rpc_calc import CALC_PROG, CalcClient, CalcV1
 
 
-@pytest.mark.parametrize(("value", "seconds"), [("", 0.0), ("0", 0.0), ("150", 150e-6),
-                                                ("-5", 0.0), ("1e9", 0.01)])
-def test_the_setting_is_microseconds_off_by_default_and_bounded(monkeypatch, value, seconds):
+@pytest.mark.parametrize(("value", "seconds"), [("", 100e-6), ("0", 0.0), ("150", 150e-6),
+                                                ("-5", 0.0), ("1e9", 0.01), ("nan", 100e-6)])
+def test_the_setting_is_microseconds_100_by_default_and_bounded(monkeypatch, value, seconds):
     monkeypatch.setenv("CRICKET_SPIN_US", value)
     assert spin_seconds() == pytest.approx(seconds)
 
@@ -23,8 +24,31 @@ def test_the_setting_is_microseconds_off_by_default_and_bounded(monkeypatch, val
 def test_a_setting_that_is_not_a_number_is_ignored_with_a_warning(monkeypatch, caplog):
     monkeypatch.setenv("CRICKET_SPIN_US", "fast")
     with caplog.at_level(logging.WARNING):
-        assert spin_seconds() == 0.0
+        assert spin_seconds() == pytest.approx(100e-6)
     assert "CRICKET_SPIN_US" in caplog.text
+
+
+def _yields_while_waiting(rpc, monkeypatch) -> int:
+    """sched_yield calls while the client waits 30 ms for a reply."""
+    calls = []
+    real = os.sched_yield
+    monkeypatch.setattr(os, "sched_yield", lambda: calls.append(1) or real())
+    CalcClient(rpc).SLEEP(30)
+    monkeypatch.setattr(os, "sched_yield", real)
+    return len(calls)
+
+
+def test_a_polling_client_gives_its_cpu_away_unless_told_to_spin(monkeypatch, unix_server):
+    monkeypatch.setenv("CRICKET_SPIN_US", "5000")
+    with Client(unix_server.address, timeout=10) as rpc:
+        assert _yields_while_waiting(rpc, monkeypatch) > 0          # the default: poll, yielding
+        rpc.set_polling(0.005, yield_cpu=False)                      # spin: poll, keep the CPU
+        assert _yields_while_waiting(rpc, monkeypatch) == 0
+        rpc.set_polling(0)                                           # block in the read at once
+        assert _yields_while_waiting(rpc, monkeypatch) == 0
+        assert rpc._spin == 0
+        rpc.set_polling(1.0)
+        assert rpc._spin == pytest.approx(0.01)                      # bounded as the setting is
 
 
 @pytest.fixture
