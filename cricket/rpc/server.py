@@ -30,6 +30,7 @@ import os
 import socket
 import struct
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from types import CoroutineType
@@ -109,6 +110,11 @@ class Server:
     connection (they may be coroutine functions); ``on_disconnect`` waits until the connection's
     running coroutine handlers have finished. ``ordered=False`` lets coroutine handlers of one
     connection run concurrently (replies then go out in completion order, matched by xid).
+
+    ``poll`` (seconds, default 0): after bytes arrive, the event loop keeps polling its sockets
+    instead of sleeping for this long, giving the CPU away between polls. A client's next call
+    that comes within it is read without waking a sleeping thread, which on an idle machine costs
+    more than a small call itself (see :meth:`_keep_polling`).
     """
 
     def __init__(self, skeletons: Iterable[Any] = (), *,
@@ -117,8 +123,11 @@ class Server:
                  authenticators: dict[int, Authenticator] | None = None,
                  on_connect: ConnectHook | None = None,
                  on_disconnect: DisconnectHook | None = None,
-                 ordered: bool = True) -> None:
+                 ordered: bool = True, poll: float = 0.0) -> None:
         keep_large_buffers()
+        self.poll = max(float(poll), 0.0)
+        self._poll_until = 0.0
+        self._polling = False
         self.max_record_size = max_record_size
         self.max_fragment = max_fragment
         self.authenticators = default_authenticators() if authenticators is None else dict(authenticators)
@@ -253,6 +262,23 @@ class Server:
     def _protocol(self) -> _Connection:
         return _Connection(self, next(self._ids))
 
+    def _keep_polling(self) -> None:
+        """Bytes arrived: keep the loop from sleeping for ``poll`` seconds from now. A callback
+        that yields the CPU and schedules itself again keeps the loop's poll of its sockets at a
+        zero timeout; new bytes, and results handed over by worker threads, are then taken at
+        once. With other threads runnable the yield gives them the CPU first."""
+        self._poll_until = time.perf_counter() + self.poll
+        if not self._polling:
+            self._polling = True
+            asyncio.get_running_loop().call_soon(self._poll_again)
+
+    def _poll_again(self) -> None:
+        if time.perf_counter() < self._poll_until:
+            os.sched_yield()
+            asyncio.get_running_loop().call_soon(self._poll_again)
+        else:
+            self._polling = False
+
     # --- dispatch -------------------------------------------------------------------------------
 
     def _reply_for_unknown(self, xid: int, prog: int) -> bytes:
@@ -331,6 +357,8 @@ class _Connection(asyncio.BufferedProtocol):
         return self._rview
 
     def buffer_updated(self, nbytes: int) -> None:
+        if self.server.poll:
+            self.server._keep_polling()
         receiving = self._receiving
         if receiving is not None:
             if receiving.advance(nbytes):

@@ -31,6 +31,7 @@ class ServerConfig:
     ready_file: str | None = None
     image_cache_bytes: int = 1 << 30
     register: bool = False
+    poll_us: float = 100.0
 
 
 def load_backends(registry: BackendRegistry, options: list[str]) -> list[str]:
@@ -69,7 +70,7 @@ def build(config: ServerConfig, registry: BackendRegistry | None = None):
                              image_cache=ImageCache(config.image_cache_bytes))
     program = CricketProgram(service)
     server = Server([program], max_record_size=MAX_RECORD, on_connect=program.on_connect,
-                    on_disconnect=program.on_disconnect)
+                    on_disconnect=program.on_disconnect, poll=config.poll_us / 1e6)
     # Host-to-device bytes go from the socket straight into device memory where the backend allows.
     server.add_payload_sink(program.PROGRAM, program.VERSION, PROCEDURES["CR_MEMCPY_HTOD"],
                             HTOD_FIXED.size, program.receive_htod)
