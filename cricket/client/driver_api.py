@@ -613,11 +613,9 @@ def _extra_params(extra: int, f: FunctionRecord) -> bytes:
     return hostmem.read(buf, f.param_size)
 
 
-@implements("cuLaunchKernel")
-def launch_kernel(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, shared: int,
-                  stream: int, params: int, extra: int) -> int:
-    from cricket.protocol import gen as P
-    f = _function(func)
+def _launch_refused(f: FunctionRecord, gx: int, gy: int, gz: int, bx: int, by: int, bz: int,
+                    shared: int) -> int:
+    """The CUresult for a configuration outside the calling thread's device limits, else 0."""
     max_threads, max_block, max_grid, max_shared = rt.limits(rt.thread.device)
     if (not 0 < bx * by * bz <= max_threads or not gx * gy * gz
             or bx > max_block[0] or by > max_block[1] or bz > max_block[2]
@@ -633,12 +631,25 @@ def launch_kernel(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: in
         # too much dynamic shared memory: CUDA_ERROR_INVALID_VALUE from the driver (cupy#2118,
         # numba-cuda-mlir#148) and cudaErrorInvalidValue from the runtime (punica#20, HVM1#293)
         return INVALID_VALUE
+    return 0
+
+
+@implements("cuLaunchKernel")
+def launch_kernel(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, shared: int,
+                  stream: int, params: int, extra: int) -> int:
+    f = _function(func)
+    if params and not extra and (f.layout or not f.param_size):
+        # The hot path, shared with the runtime API: hostmem.launch_call checks the configuration
+        # against the same limits; only a refused launch asks which error it is.
+        if rt.queue_launch(f.server, gx | gy << 32, gz, bx | by << 32, bz, shared,
+                           rt.stream(stream), params, f.layout, f.param_size):
+            return SUCCESS
+        return _launch_refused(f, gx, gy, gz, bx, by, bz, shared) or INVALID_VALUE
+    refused = _launch_refused(f, gx, gy, gz, bx, by, bz, shared)
+    if refused:
+        return refused
     if params and extra:
         return INVALID_VALUE
-    if params and (f.layout or not f.param_size):    # the hot path, shared with the runtime API
-        return SUCCESS if rt.queue_launch(f.server, gx | gy << 32, gz, bx | by << 32, bz, shared,
-                                          rt.stream(stream), params, f.layout, f.param_size) \
-            else INVALID_VALUE
     if params:
         data = hostmem.pack_params(params, f.layout, f.param_size) if f.layout else b""
     elif extra:
@@ -647,6 +658,7 @@ def launch_kernel(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: in
         return INVALID_VALUE
     else:
         data = b""
+    from cricket.protocol import gen as P
     rt.conn._stub.CR_LAUNCH_ASYNC_batched(P.cr_launch_args(
         function=f.server, grid=P.cr_dim3(x=gx, y=gy, z=gz), block=P.cr_dim3(x=bx, y=by, z=bz),
         shared_mem=shared, stream=rt.stream(stream), params=data))
