@@ -1,5 +1,5 @@
-"""Reading cricket's settings: on/off flags and byte sizes, as the environment variables and
-specs in the README write them."""
+"""Reading cricket's settings: on/off flags, byte sizes and polling windows, as the environment
+variables and specs in the README write them."""
 from __future__ import annotations
 
 import os
@@ -22,3 +22,22 @@ def parse_size(text: str) -> int:
     if value < 0:
         raise ValueError(f"a size cannot be negative: {text!r}")
     return value
+
+
+MAX_POLL_US = 10_000.0
+
+
+def poll_us(name: str, default: float) -> tuple[float, str]:
+    """A polling window in microseconds from the variable ``name``: ``default`` when unset, bounded
+    to 0 .. 10 ms. Returns (value, complaint): the complaint says why a value that is not a number
+    was replaced by the default ("" when none), for the caller to log or print."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default, ""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if value != value:          # not a number, or NaN
+        return default, f"{name}={text!r} is not a number of microseconds; using {default:g}"
+    return min(max(value, 0.0), MAX_POLL_US), ""

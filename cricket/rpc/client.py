@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import message
+from .._env import MAX_POLL_US, poll_us
 from .auth import AuthNone, ClientAuth
 from .constants import DEFAULT_MAX_RECORD, LAST_FRAGMENT, MAX_FRAGMENT
 from .errors import ProtocolError, RecordTooLarge, RpcConnectionError, RpcError, RpcTimeout
@@ -59,7 +60,7 @@ def verifier_check(auth: ClientAuth):
 
 
 DEFAULT_SPIN_US = 100.0     # polling window when CRICKET_SPIN_US is not set
-MAX_SPIN_US = 10_000.0
+MAX_SPIN_US = MAX_POLL_US
 
 
 def spin_seconds() -> float:
@@ -73,18 +74,10 @@ def spin_seconds() -> float:
     not slow the server it waits for (measured: as fast as a blocking read with every CPU taken).
     The CUDA runtime's cudaSetDeviceFlags schedule chooses between yielding, spinning and
     blocking, as it does for waits on a GPU."""
-    value = os.environ.get("CRICKET_SPIN_US", "").strip()
-    if not value:
-        return DEFAULT_SPIN_US / 1e6
-    try:
-        us = float(value)
-    except ValueError:
-        log.warning("CRICKET_SPIN_US=%r is not a number of microseconds; polling for the default "
-                    "%g µs", value, DEFAULT_SPIN_US)
-        return DEFAULT_SPIN_US / 1e6
-    if us != us:        # NaN
-        us = DEFAULT_SPIN_US
-    return min(max(us, 0.0), MAX_SPIN_US) / 1e6
+    us, complaint = poll_us("CRICKET_SPIN_US", DEFAULT_SPIN_US)
+    if complaint:
+        log.warning("%s", complaint)
+    return us / 1e6
 
 
 def first_xid() -> int:

@@ -11,6 +11,8 @@ import logging
 import os
 import sys
 
+from .._env import MAX_POLL_US, poll_us
+
 log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 7391
@@ -45,13 +47,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _poll_default() -> float:
-    value = os.environ.get("CRICKET_SERVER_POLL_US", "").strip()
-    try:
-        return min(max(float(value), 0.0), 10_000.0) if value else 100.0
-    except ValueError:
-        print(f"cricket server: CRICKET_SERVER_POLL_US={value!r} is not a number of microseconds; "
-              "using 100", file=sys.stderr)
-        return 100.0
+    us, complaint = poll_us("CRICKET_SERVER_POLL_US", 100.0)
+    if complaint:
+        print(f"cricket server: {complaint}", file=sys.stderr)
+    return us
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -86,7 +85,7 @@ def main(args: argparse.Namespace) -> int:
         unix_path=args.unix, backends=list(args.backend), token=args.token,
         admin_token=args.admin_token, ready_file=args.ready_file,
         image_cache_bytes=args.image_cache_mb << 20, register=args.register,
-        poll_us=min(max(args.poll_us, 0.0), 10_000.0))
+        poll_us=min(max(args.poll_us, 0.0), MAX_POLL_US))
     if config.register and config.unix_path:
         print("cricket server: --register works with TCP only (rpcbind maps TCP ports)", file=sys.stderr)
         return 2

@@ -1,10 +1,13 @@
 """`cricket server` command line: options, bad input, Unix sockets, clean shutdown."""
+import argparse
 import os
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from cricket.client.api import connect
 
@@ -19,8 +22,21 @@ def run_cli(*args):
 def test_help_names_every_option():
     r = run_cli("--help")
     assert r.returncode == 0
-    for option in ("--listen", "--unix", "--backend", "--token", "--admin-token", "--list-backends"):
+    for option in ("--listen", "--unix", "--backend", "--token", "--admin-token", "--list-backends",
+                   "--poll-us"):
         assert option in r.stdout
+
+
+@pytest.mark.parametrize(("env", "argv", "expected"), [
+    ("", [], 100.0), ("0", [], 0.0), ("250", [], 250.0), ("soon", [], 100.0), ("", ["--poll-us", "20"], 20.0),
+    ("250", ["--poll-us", "0"], 0.0), ("1e9", [], 10_000.0)])
+def test_the_polling_window_comes_from_the_option_or_the_environment(monkeypatch, capsys, env, argv, expected):
+    from cricket.server import cli
+    monkeypatch.setenv("CRICKET_SERVER_POLL_US", env)
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    assert parser.parse_args(argv).poll_us == expected
+    assert ("not a number of microseconds" in capsys.readouterr().err) == (env == "soon")
 
 
 def test_bad_listen_address_is_refused_with_the_expected_form():
