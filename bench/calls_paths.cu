@@ -38,12 +38,8 @@ int main(int argc, char **argv)
     empty<<<1, 1>>>();                               // module load, first launch
     CHECK(cudaDeviceSynchronize());
     TIME("launch_sync", n, empty<<<1, 1>>>(); CHECK(cudaDeviceSynchronize()));
-    double t0 = now_us();
-    for (long i = 0; i < n; i++)
-        empty<<<1, 1>>>();
-    double issued = now_us();
-    CHECK(cudaDeviceSynchronize());
-    printf("launch_async_issue %.3f\n", (issued - t0) / n);
+    printf("launch_async_issue %.3f\n", issue_median_us([] { empty<<<1, 1>>>(); },
+                                                         [] { CHECK(cudaDeviceSynchronize()); }, n));
     TIME("synchronize", n, CHECK(cudaDeviceSynchronize()));
     char *h, *d;
     CHECK(cudaMallocHost((void **)&h, max_copy));

@@ -41,3 +41,19 @@ template <class F> static double median_us(F once, int least)
     std::sort(per_call, per_call + TRIALS);
     return per_call[TRIALS / 2];
 }
+
+// An asynchronous call's issue time: the median over TRIALS batches of `n` calls, each batch timed
+// without the wait that follows it (`wait`, untimed, lets the queued work finish).
+template <class F, class W> static double issue_median_us(F once, W wait, long n)
+{
+    double per_call[TRIALS];
+    for (int t = 0; t < TRIALS; t++) {
+        double t0 = now_us();
+        for (long i = 0; i < n; i++)
+            once();
+        per_call[t] = (now_us() - t0) / n;
+        wait();
+    }
+    std::sort(per_call, per_call + TRIALS);
+    return per_call[TRIALS / 2];
+}

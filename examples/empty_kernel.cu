@@ -43,11 +43,11 @@ int main(int argc, char **argv)
     empty<<<1, 1>>>();
     cudaDeviceSynchronize();
     TIME("launch_sync", n, empty<<<1, 1>>>(); cudaDeviceSynchronize());
+    printf("launch_async_issue %.3f\n", issue_median_us([] { empty<<<1, 1>>>(); },
+                                                         [] { cudaDeviceSynchronize(); }, n));
     double t0 = now_us();
     for (int i = 0; i < n; i++) empty<<<1, 1>>>();
-    double issued = now_us();
     cudaDeviceSynchronize();
-    printf("launch_async_issue %.3f\n", (issued - t0) / n);
     printf("launch_async_total %.3f\n", (now_us() - t0) / n);
     char *h, *d;
     cudaMallocHost((void **)&h, max_copy);
