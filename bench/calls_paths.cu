@@ -39,7 +39,7 @@ int main(int argc, char **argv)
     CHECK(cudaDeviceSynchronize());
     TIME("launch_sync", n, empty<<<1, 1>>>(); CHECK(cudaDeviceSynchronize()));
     printf("launch_async_issue %.3f\n", issue_median_us([] { empty<<<1, 1>>>(); },
-                                                         [] { CHECK(cudaDeviceSynchronize()); }, n));
+                                                         [] { must(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }, n));
     TIME("synchronize", n, CHECK(cudaDeviceSynchronize()));
     char *h, *d;
     CHECK(cudaMallocHost((void **)&h, max_copy));
