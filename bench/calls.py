@@ -299,13 +299,13 @@ def main(argv: list[str] | None = None) -> int:
         for s in sizes:
             key = f"{direction}_{s}"
             ref = s / raw[key]                              # bytes per µs = MB/s
-            paths = [("shared memory", ours), ("socket, CRICKET_SHM=0", socket_path)]
-            if key in blocking:
-                paths.append(("shared memory, no polling (CRICKET_SPIN_US=0)", blocking))
-            for path, values in paths:
+            paths = [("shared memory", ours, "≥ 0.80"), ("socket, CRICKET_SHM=0", socket_path, "≥ 0.80")]
+            if key in blocking:     # what a program that asks to block gets: shown, not a goal
+                paths.append(("shared memory, no polling (CRICKET_SPIN_US=0)", blocking, "—"))
+            for path, values, goal in paths:
                 mine = s / values[key]
                 rows.append((f"{label} {size_name(s)} (pinned), {path}", f"{mine:.0f} MB/s",
-                             f"raw Unix socket {ref:.0f} MB/s", f"{mine / ref:.2f}", "≥ 0.80"))
+                             f"raw Unix socket {ref:.0f} MB/s", f"{mine / ref:.2f}", goal))
     runs_n = max(1, args.runs)
     print(f"backend {args.backend}, {args.iterations} iterations, {os.cpu_count()} CPUs; copies: median "
           f"of {runs_n} runs per path, each the median of 3 trials of ≥ 50 ms; raw socket: median of "
