@@ -50,14 +50,15 @@ ERR_INVALID_HANDLE = E["cudaErrorInvalidResourceHandle"]
 ERR_INVALID_DEVPTR = E["cudaErrorInvalidDevicePointer"]
 ERR_INVALID_KIND = E["cudaErrorInvalidMemcpyDirection"]
 ERR_NOT_READY = E["cudaErrorNotReady"]
-# cudaDeviceSchedule* (driver_types.h), the same numbers as the driver's CU_CTX_SCHED_*
-SCHEDULE_AUTO, SCHEDULE_SPIN, SCHEDULE_YIELD, SCHEDULE_BLOCKING_SYNC = 0, 1, 2, 4
-SCHEDULE_MASK = 0x07
 ERR_UNAVAILABLE = E["cudaErrorDevicesUnavailable"]
 ERR_NOT_SUPPORTED = E["cudaErrorNotSupported"]
 ERR_UNKNOWN = E["cudaErrorUnknown"]
 ERR_HOST_REGISTERED = E["cudaErrorHostMemoryAlreadyRegistered"]
 ERR_HOST_NOT_REGISTERED = E["cudaErrorHostMemoryNotRegistered"]
+
+# cudaDeviceSchedule* (driver_types.h), the same numbers as the driver's CU_CTX_SCHED_*
+SCHEDULE_AUTO, SCHEDULE_SPIN, SCHEDULE_YIELD, SCHEDULE_BLOCKING_SYNC = 0, 1, 2, 4
+SCHEDULE_MASK = 0x07
 
 # cudaMemcpyKind
 H2H, H2D, D2H, D2D, DEFAULT = range(5)

@@ -121,8 +121,7 @@ def init_device(device: int, device_flags: int, flags: int) -> int:
 
 
 DEVICE_FLAGS_MASK = 0xFF      # cudaDeviceMask: the schedule, MapHost, LmemResizeToMax, SyncMemops
-VALID_SCHEDULES = (SCHEDULE_AUTO, SCHEDULE_SPIN, SCHEDULE_YIELD,
-                   SCHEDULE_BLOCKING_SYNC)
+VALID_SCHEDULES = (SCHEDULE_AUTO, SCHEDULE_SPIN, SCHEDULE_YIELD, SCHEDULE_BLOCKING_SYNC)
 
 
 @implements("cudaSetDeviceFlags")

@@ -60,7 +60,6 @@ def verifier_check(auth: ClientAuth):
 
 
 DEFAULT_SPIN_US = 100.0     # polling window when CRICKET_SPIN_US is not set
-MAX_SPIN_US = MAX_POLL_US
 
 
 def spin_seconds() -> float:
@@ -461,7 +460,7 @@ class Client:
     def set_polling(self, seconds: float, yield_cpu: bool = True) -> None:
         """Poll the socket for up to ``seconds`` before a thread waiting for a reply sleeps (0:
         sleep at once), yielding the CPU between polls or not (pure spinning)."""
-        self._spin = min(max(float(seconds), 0.0), MAX_SPIN_US / 1e6)
+        self._spin = min(max(float(seconds), 0.0), MAX_POLL_US / 1e6)
         self._spin_yields = bool(yield_cpu)
 
     def spin_until_readable(self) -> None:
