@@ -17,8 +17,8 @@ what ``cudaDeviceScheduleBlockingSync`` chooses).
 
 The static-cudart path, in the same run: ``bench/calls_paths.cu`` built by nvcc twice, with the
 default flags (NVIDIA's static cudart, reaching cricket's libcuda.so.1 replacement) and with
-``-cudart shared`` (reaching the libcudart shim), both through ``cricket run`` on the same server.
-Its rows (calls answered in the process, malloc+free, launches, copies) hold the static path as
+``-cudart shared`` (reaching the libcudart shim), both through ``cricket run`` on the same server,
+each run --runs times, interleaved. Its rows (calls answered in the process, malloc+free, launches, copies) hold the static path as
 "ours" and the shared path as the reference: the ratio is static/shared, per call or per copy.
 
 Prints Markdown tables: what, ours, reference, ratio, goal.
@@ -268,8 +268,12 @@ def main(argv: list[str] | None = None) -> int:
             socket_path = _medians(runs["socket"])
             blocking = _medians(runs["blocking"])
             raw = _medians(runs["raw"])
-            static = run_program(paths["static"], address, args.iterations, args.max_copy)
-            shared = run_program(paths["shared"], address, args.iterations, args.max_copy)
+            # The two builds of calls_paths.cu, interleaved as well: each figure the median of the runs.
+            builds: dict[str, list[dict[str, float]]] = {"static": [], "shared": []}
+            for _ in range(max(1, args.runs)):
+                for name in ("static", "shared"):
+                    builds[name].append(run_program(paths[name], address, args.iterations, args.max_copy))
+            static, shared = _medians(builds["static"]), _medians(builds["shared"])
             null_us = null_rpc_us(address, args.iterations * 5)
         finally:
             server.terminate()
@@ -314,7 +318,8 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         print("| " + " | ".join(r) + " |")
     print("\nstatic cudart (nvcc default flags) → libcuda.so.1 replacement, against -cudart shared → "
-          "libcudart shim, same program, same server (µs per call or per copy)\n")
+          f"libcudart shim, same program, same server (µs per call or per copy; median of {runs_n} "
+          "interleaved runs of each build)\n")
     print("| what | ours: static cudart | reference: -cudart shared | ratio static/shared | goal |")
     print("| --- | --- | --- | --- | --- |")
     for what, key in path_rows(sizes):

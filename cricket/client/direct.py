@@ -67,7 +67,12 @@ class _Reader:
     def into(self, view: memoryview) -> None:
         sock = self.sock
         got, want = 0, len(view)
+        spin = self.rpc._spin
         while got < want:
+            if got and spin:
+                # The rest is on its way (the server is still writing): poll for it rather than
+                # sleep in the read and be woken for each piece.
+                self.rpc.spin_until_readable()
             try:
                 n = sock.recv_into(view[got:] if got else view)
             except InterruptedError:

@@ -488,15 +488,20 @@ class Client:
 
     def _read_until(self, xid: int, xid_bytes: bytes, timeout: float | None) -> bytes:
         """Read records (as the one reading thread) until the reply to ``xid`` arrives."""
-        if self._spin:
-            self.spin_until_readable()
         sock = self._sock
         rbuf = self._rbuf
         deadline = None if timeout is None else time.monotonic() + timeout
         if self._rcvtimeo != timeout:
             self._set_rcvtimeo(timeout)
         reader = self._reader
+        spin = self._spin
+        first = True
         while True:
+            if spin and (first or reader.in_record):
+                # Also for the rest of a record that came in part: it is on its way, so polling
+                # for it beats sleeping in the read and being woken for each piece.
+                self.spin_until_readable()
+            first = False
             # The rest of a large reply goes straight into the reply's own bytes (no copy).
             window = reader.writable()
             if window is not None and len(window) < _DIRECT_RECV:
