@@ -27,16 +27,6 @@ def parse_size(text: str) -> int:
 MAX_POLL_US = 10_000.0
 
 
-def several_cpus() -> bool:
-    """True when this process may run on more than one CPU. Polling for the other side's answer
-    only pays when another CPU can produce it meanwhile; confined to one CPU (``taskset``, a
-    one-CPU container) a poller only delays it, so the polling windows default to 0 there."""
-    try:
-        return len(os.sched_getaffinity(0)) > 1
-    except (AttributeError, OSError):
-        return (os.cpu_count() or 1) > 1
-
-
 def poll_us(name: str, default: float) -> tuple[float, str]:
     """A polling window in microseconds from the variable ``name``: ``default`` when unset, bounded
     to 0 .. 10 ms. Returns (value, complaint): the complaint says why a value that is not a number

@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import message
-from .. import _env
 from .._env import MAX_POLL_US, poll_us
 from .auth import AuthNone, ClientAuth
 from .constants import DEFAULT_MAX_RECORD, LAST_FRAGMENT, MAX_FRAGMENT
@@ -65,7 +64,7 @@ DEFAULT_SPIN_US = 100.0     # polling window when CRICKET_SPIN_US is not set
 
 def spin_seconds() -> float:
     """How long a thread waiting for a reply polls the socket before it sleeps: ``CRICKET_SPIN_US``
-    microseconds, default 100 (0 turns polling off), or 0 for a process confined to one CPU.
+    microseconds, default 100 (0 turns polling off).
 
     A reply that comes within the window is read without the sleep and wake-up of a blocking
     read, which on a machine with idle CPUs (a virtual machine above all) cost more than the call
@@ -74,7 +73,7 @@ def spin_seconds() -> float:
     not slow the server it waits for (measured: as fast as a blocking read with every CPU taken).
     The CUDA runtime's cudaSetDeviceFlags schedule chooses between yielding, spinning and
     blocking, as it does for waits on a GPU."""
-    us, complaint = poll_us("CRICKET_SPIN_US", DEFAULT_SPIN_US if _env.several_cpus() else 0.0)
+    us, complaint = poll_us("CRICKET_SPIN_US", DEFAULT_SPIN_US)
     if complaint:
         log.warning("%s", complaint)
     return us / 1e6

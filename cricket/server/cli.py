@@ -11,7 +11,6 @@ import logging
 import os
 import sys
 
-from .. import _env
 from .._env import MAX_POLL_US, poll_us
 
 log = logging.getLogger(__name__)
@@ -44,12 +43,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         default=_poll_default(),
                         help="after a call arrives, keep polling for the next one this long instead of "
                              "sleeping, yielding the CPU between polls: saves a wake-up per small call "
-                             "on an idle machine (default 100, 0 for a server confined to one CPU, or "
-                             "$CRICKET_SERVER_POLL_US; 0: sleep at once)")
+                             "on an idle machine (default 100, or $CRICKET_SERVER_POLL_US; 0: sleep at once)")
 
 
 def _poll_default() -> float:
-    us, complaint = poll_us("CRICKET_SERVER_POLL_US", 100.0 if _env.several_cpus() else 0.0)
+    us, complaint = poll_us("CRICKET_SERVER_POLL_US", 100.0)
     if complaint:
         print(f"cricket server: {complaint}", file=sys.stderr)
     return us

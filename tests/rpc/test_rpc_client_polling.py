@@ -9,7 +9,6 @@ import time
 
 import pytest
 
-from cricket import _env
 from cricket.rpc import Client, RpcConnectionError, RpcTimeout, Server, ServerThread
 from cricket.rpc.client import spin_seconds
 from rpc_calc import CALC_PROG, CalcClient, CalcV1
@@ -18,27 +17,11 @@ from rpc_calc import CALC_PROG, CalcClient, CalcV1
 @pytest.mark.parametrize(("value", "seconds"), [("", 100e-6), ("0", 0.0), ("150", 150e-6),
                                                 ("-5", 0.0), ("1e9", 0.01), ("nan", 100e-6)])
 def test_the_setting_is_microseconds_100_by_default_and_bounded(monkeypatch, value, seconds):
-    monkeypatch.setattr(_env, "several_cpus", lambda: True)
     monkeypatch.setenv("CRICKET_SPIN_US", value)
     assert spin_seconds() == pytest.approx(seconds)
 
 
-def test_a_process_confined_to_one_cpu_does_not_poll_unless_told(monkeypatch):
-    """Polling cannot help when the answer needs the CPU the poller holds."""
-    everywhere = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, {min(everywhere)})
-    try:
-        assert not _env.several_cpus()
-        monkeypatch.setenv("CRICKET_SPIN_US", "")
-        assert spin_seconds() == 0.0
-        monkeypatch.setenv("CRICKET_SPIN_US", "50")
-        assert spin_seconds() == pytest.approx(50e-6)
-    finally:
-        os.sched_setaffinity(0, everywhere)
-
-
 def test_a_setting_that_is_not_a_number_is_ignored_with_a_warning(monkeypatch, caplog):
-    monkeypatch.setattr(_env, "several_cpus", lambda: True)
     monkeypatch.setenv("CRICKET_SPIN_US", "fast")
     with caplog.at_level(logging.WARNING):
         assert spin_seconds() == pytest.approx(100e-6)

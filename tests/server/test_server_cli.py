@@ -31,24 +31,12 @@ def test_help_names_every_option():
     ("", [], 100.0), ("0", [], 0.0), ("250", [], 250.0), ("soon", [], 100.0), ("", ["--poll-us", "20"], 20.0),
     ("250", ["--poll-us", "0"], 0.0), ("1e9", [], 10_000.0)])
 def test_the_polling_window_comes_from_the_option_or_the_environment(monkeypatch, capsys, env, argv, expected):
-    from cricket import _env
     from cricket.server import cli
-    monkeypatch.setattr(_env, "several_cpus", lambda: True)
     monkeypatch.setenv("CRICKET_SERVER_POLL_US", env)
     parser = argparse.ArgumentParser()
     cli.add_arguments(parser)
     assert parser.parse_args(argv).poll_us == expected
     assert ("not a number of microseconds" in capsys.readouterr().err) == (env == "soon")
-
-
-def test_a_server_confined_to_one_cpu_does_not_poll_by_default(monkeypatch):
-    from cricket import _env
-    from cricket.server import cli
-    monkeypatch.setattr(_env, "several_cpus", lambda: False)
-    monkeypatch.setenv("CRICKET_SERVER_POLL_US", "")
-    parser = argparse.ArgumentParser()
-    cli.add_arguments(parser)
-    assert parser.parse_args([]).poll_us == 0.0
 
 
 def test_bad_listen_address_is_refused_with_the_expected_form():
