@@ -78,6 +78,7 @@ def measure(cfg: Config, progress=lambda msg: None) -> BenchResult:
         rpcbench._pin(rpcbench.CLIENT_CPU)
         try:
             with Client(psrv.address, max_record_size=64 << 20) as rpc:
+                rpc.set_polling(0)      # blocking in the read, as libtirpc's client does
                 for r in range(cfg.repeat):
                     for s in sizes:
                         progress(f"run {r + 1}/{cfg.repeat}, {size_label(s)}")
