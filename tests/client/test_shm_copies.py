@@ -71,6 +71,17 @@ def test_python_api_copies_every_size_class(emu_server, monkeypatch, shared):
         buf.free()
 
 
+def _copy_blocks_async(gpu, size: int, count: int):
+    """``count`` distinct blocks of ``size`` bytes copied one after the other into a new buffer
+    with asynchronous copies, then synchronised: (the buffer, the blocks)."""
+    blocks = [_pattern(size, i) for i in range(count)]
+    buf = gpu.alloc(size * count)
+    for i, block in enumerate(blocks):
+        gpu.memcpy_htod(buf + size * i, block, sync=False)
+    gpu.synchronize()
+    return buf, blocks
+
+
 def test_asynchronous_copies_go_round_the_slots_and_synchronous_ones_reuse_the_last(emu_server,
                                                                                       monkeypatch):
     # Asynchronous copies take the slot freed first (the server is most likely done with it), so a
@@ -78,11 +89,7 @@ def test_asynchronous_copies_go_round_the_slots_and_synchronous_ones_reuse_the_l
     # a synchronous copy takes the slot freed last.
     monkeypatch.setenv("CRICKET_SHM_SIZE", str(shm.HEADER + 4 * shm.SLOT))    # four slots
     with connect(emu_server.address) as gpu:
-        blocks = [_pattern(65536, i) for i in range(12)]
-        buf = gpu.alloc(65536 * len(blocks))
-        for i, block in enumerate(blocks):
-            gpu.memcpy_htod(buf + 65536 * i, block, sync=False)
-        gpu.synchronize()
+        buf, blocks = _copy_blocks_async(gpu, 65536, 12)
         region = gpu._shm_region
         assert len(region._needed) == 4
         assert all(region._needed), f"asynchronous copies used only some slots: {region._needed}"
@@ -99,11 +106,7 @@ def test_asynchronous_copies_reuse_slots_only_after_the_server_took_them(emu_ser
     monkeypatch.setenv("CRICKET_SHM_SIZE", str(shm.HEADER + 2 * 4096))
     monkeypatch.setattr(shm, "MIN_COPY", 4096)
     with connect(emu_server.address) as gpu:
-        blocks = [_pattern(4096, i) for i in range(64)]
-        buf = gpu.alloc(4096 * len(blocks))
-        for i, block in enumerate(blocks):
-            gpu.memcpy_htod(buf + 4096 * i, block, sync=False)
-        gpu.synchronize()
+        buf, blocks = _copy_blocks_async(gpu, 4096, 64)
         assert gpu.memcpy_dtoh(buf, 4096 * len(blocks)) == b"".join(blocks)
         region = gpu._shm_region
         assert region.slot == 4096 and len(region._needed) == 2

@@ -2,9 +2,12 @@
 programs and their server, our interop server process; all on 127.0.0.1."""
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from cricket.rpc import Server, ServerThread
+from cricket.rpc.transport import new_event_loop
 from rpc_calc import CalcV1, CalcV2
 from record_impls import record_impls
 from rpc_peers import CInterop, CServer, ServerProcess
@@ -20,6 +23,15 @@ class Hooks:
 
     def on_disconnect(self, cid):
         self.disconnected.append(cid)
+
+
+@pytest.fixture(params=["uvloop", "asyncio"])
+def loop_factory(request):
+    """The event loop a ServerThread runs on: uvloop (skipped where it is not installed) and asyncio's."""
+    if request.param == "uvloop":
+        pytest.importorskip("uvloop")
+        return new_event_loop
+    return asyncio.new_event_loop
 
 
 @pytest.fixture

@@ -3,14 +3,12 @@ sends such a reply uncopied and runs none of the connection's next calls until t
 sent it, on uvloop (which keeps a reference to what it is given) and on asyncio alike."""
 from __future__ import annotations
 
-import asyncio
 import socket
 import struct
 import time
 import pytest
 
 from cricket.rpc import Server, ServerThread
-from cricket.rpc.transport import new_event_loop
 from rpc_calc import Procedure
 from rpc_raw import call_record, read_reply
 
@@ -51,13 +49,10 @@ def _read_reply(sock: socket.socket) -> tuple[int, bytes]:
     return xid, results
 
 
-@pytest.fixture(params=["uvloop", "asyncio"])
-def served(request, tmp_path):
-    factory = new_event_loop if request.param == "uvloop" else asyncio.new_event_loop
-    if request.param == "uvloop":
-        pytest.importorskip("uvloop")
+@pytest.fixture
+def served(loop_factory, tmp_path):
     memory = Memory()
-    with ServerThread(Server([memory]), str(tmp_path / "mem.sock"), loop_factory=factory) as st:
+    with ServerThread(Server([memory]), str(tmp_path / "mem.sock"), loop_factory=loop_factory) as st:
         sock = socket.socket(socket.AF_UNIX)
         sock.settimeout(30)
         sock.connect(st.address)

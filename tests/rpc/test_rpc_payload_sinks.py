@@ -3,7 +3,6 @@
 the hook refuses, or a record of another shape, takes the ordinary path (decode, check, handle)."""
 from __future__ import annotations
 
-import asyncio
 import os
 import socket
 import struct
@@ -12,7 +11,6 @@ import pytest
 
 from cricket.rpc import PayloadSink, Server, ServerThread, current_call
 from cricket.rpc.sink import SINK_MIN
-from cricket.rpc.transport import new_event_loop
 from rpc_calc import Procedure
 from rpc_raw import call_record, read_reply
 
@@ -77,15 +75,12 @@ def _put(xid: int, offset: int, data: bytes) -> bytes:
 _read_reply = read_reply
 
 
-@pytest.fixture(params=["uvloop", "asyncio"])
-def served(request, tmp_path):
-    factory = new_event_loop if request.param == "uvloop" else asyncio.new_event_loop
-    if request.param == "uvloop":
-        pytest.importorskip("uvloop")
+@pytest.fixture
+def served(loop_factory, tmp_path):
     store = Store()
     server = Server([store])
     server.add_payload_sink(PROG, VERS, 1, 4, store.sink)
-    with ServerThread(server, str(tmp_path / "store.sock"), loop_factory=factory) as st:
+    with ServerThread(server, str(tmp_path / "store.sock"), loop_factory=loop_factory) as st:
         socks = []
 
         def connect() -> socket.socket:

@@ -3,7 +3,6 @@ sleeping, yielding its thread's CPU between polls, and stops once the window has
 answered as without it (on uvloop and on asyncio)."""
 from __future__ import annotations
 
-import asyncio
 import os
 import threading
 import time
@@ -11,11 +10,7 @@ import time
 import pytest
 
 from cricket.rpc import Client, Server, ServerThread
-from cricket.rpc.transport import new_event_loop
 from rpc_calc import CalcClient, CalcV1
-
-LOOPS = [pytest.param(new_event_loop, id="default-loop"), pytest.param(asyncio.new_event_loop, id="asyncio")]
-
 
 @pytest.fixture
 def yields(monkeypatch):
@@ -31,7 +26,6 @@ def yields(monkeypatch):
     return calls
 
 
-@pytest.mark.parametrize("loop_factory", LOOPS)
 def test_the_loop_polls_for_the_window_after_a_call_then_sleeps(tmp_path, yields, loop_factory):
     server = Server([CalcV1()], poll=0.02)
     with ServerThread(server, str(tmp_path / "calc.sock"), loop_factory=loop_factory) as st, \
