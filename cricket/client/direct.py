@@ -39,7 +39,7 @@ _DATA_HEAD = 4 + 24 + 8         # mark + reply head + cr_data_res status + opaqu
 
 _REQUIRED = ("_lock", "_cond", "_reading", "_sleepers", "_replies", "_waiting", "_reader", "_sock",
              "_hand_over", "_result", "_lost", "_fail", "_timeout", "_error", "_check_verifier", "_rcvtimeo",
-             "_set_rcvtimeo", "timeout")
+             "_set_rcvtimeo", "timeout", "_spin", "spin_until_readable")
 _support: dict[int, bool] = {}
 
 
@@ -135,7 +135,7 @@ def receive_data_into(call: Any, dst: memoryview) -> memoryview | None:
         return call.result()
     reader = _Reader(rpc)
     pad = -n % 4
-    if getattr(rpc, "_spin", 0):
+    if rpc._spin:
         rpc.spin_until_readable()
     try:
         if rpc._rcvtimeo != rpc.timeout:

@@ -61,8 +61,8 @@ __all__ = [
     "AsyncClient", "Authenticator", "AuthNone", "AuthSys", "AuthSysParms", "ClientAuth",
     "NoneAuthenticator", "SysAuthenticator", "Client", "PendingCall", "DEFAULT_MAX_RECORD",
     "AcceptStat", "AuthFlavor", "AuthStat", "MsgType", "RejectStat", "ReplyStat", "NO_REPLY",
-    "CallContext", "current_call", "current_connection_id", "AuthError", "GarbageArgs", "ProcUnavail", "ProgMismatch",
-    "ProgUnavail", "ProtocolError", "RecordTooLarge", "ReplyError", "RpcConnectionError",
+    "CallContext", "current_call", "current_connection_id", "AuthError", "GarbageArgs", "ProcUnavail",
+    "ProgMismatch", "ProgUnavail", "ProtocolError", "RecordTooLarge", "ReplyError", "RpcConnectionError",
     "RpcError", "RpcMismatch", "RpcTimeout", "SystemErr", "Server", "ServerThread",
     "PayloadSink", "new_event_loop", "parse_address", "run",
 ]
