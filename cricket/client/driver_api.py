@@ -294,6 +294,7 @@ def mem_host_alloc(pp: int, size: int, flags: int) -> int:
 
 @implements("cuMemFreeHost")
 def mem_free_host(ptr: int) -> int:
+    rt.drain()                      # as the driver's: no copy still lands in the memory once it is freed
     rt.host_free(ptr)
     return SUCCESS
 
@@ -372,6 +373,9 @@ def _copy(kind: int, dst: int, src: int, count: int, stream_handle: int, is_asyn
     if sync:
         rt.drain()
     if kind == H2H:
+        if not sync:
+            rt.settle_host_range(src, count)
+            rt.settle_host_range(dst, count)
         hostmem.write(dst, hostmem.view(src, count))
     elif kind == H2D:
         # The bytes are taken now. A synchronous copy from pageable memory returns once the source
@@ -389,7 +393,7 @@ def _copy(kind: int, dst: int, src: int, count: int, stream_handle: int, is_asyn
                 rt.drain()
                 rt.dtoh_finish(started)
         else:
-            rt.defer_dtoh(rt.dtoh_start(dst, src, count, stream))
+            rt.defer_dtoh(rt.dtoh_start(dst, src, count, stream), dst, count)
     else:
         rt.conn.memcpy_dtod(dst, src, count, stream=_Stream(stream), sync=sync)
     return SUCCESS
@@ -840,6 +844,9 @@ def mem_host_register(ptr: int, size: int, flags: int) -> int:
 
 @implements("cuMemHostUnregister")
 def mem_host_unregister(ptr: int) -> int:
-    if rt.host_registered.pop(ptr, None) is None:
+    size = rt.host_registered.get(ptr)
+    if size is None:
         return HOST_MEMORY_NOT_REGISTERED
+    rt.settle_host_range(ptr, size)     # copies deferred into it land before it is the program's again
+    rt.host_registered.pop(ptr, None)
     return SUCCESS

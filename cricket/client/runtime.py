@@ -213,7 +213,7 @@ class Runtime:
         self.device_flags: dict[int, int] = {}     # device -> its cudaSetDeviceFlags flags
         self.schedule = SCHEDULE_AUTO              # how a thread waits for a reply (set_schedule)
         self._next_handle = 0x5C0000
-        self._pending_dtoh: list[tuple[list, int, int]] = []
+        self._pending_dtoh: list[tuple[Any, int, int]] = []   # (started copy, host address, bytes)
         self._drain_lock = threading.Lock()
         self._draining = False
         self.stats = Stats()
@@ -762,6 +762,8 @@ class Runtime:
             conn = self.conn
         rpc = conn._rpc
         self.stats.bytes_htod += count
+        if self._pending_dtoh:         # the source may be the target of a copy deferred before
+            self.settle_host_range(src, count)
         if count >= shm.MIN_COPY:      # through shared memory with a server on this host
             done = shm.htod(conn, dst, hostmem.view(src, count), stream, sync)
             dst, src, count = dst + done, src + done, count - done
@@ -817,11 +819,26 @@ class Runtime:
             if reply is not None:
                 conn._data_reply(reply, hostmem.view(dst + i * COPY_CHUNK, n), n)
 
-    def defer_dtoh(self, started: tuple[list, int, int]) -> None:
+    def defer_dtoh(self, started: tuple[list, int, int], dst: int, count: int) -> None:
+        """Let the device-to-host copy ``started`` into ``dst`` complete at the next
+        synchronising call. A copy through shared memory whose parts do not all fit the free
+        slots completes now instead, after the copies deferred before it: they may land on the
+        same host bytes, and stream order says the later copy's bytes stay."""
         if isinstance(started, shm.DtohCopy) and not started.issue_all():
-            return started.finish()     # larger than the free region: done now, not reordered
+            self.finish_deferred()
+            if not started.issue_all():
+                return started.finish()
         with self._lock:
-            self._pending_dtoh.append(started)
+            self._pending_dtoh.append((started, dst, count))
+
+    def settle_host_range(self, address: int, count: int) -> None:
+        """Complete the deferred device-to-host copies first when one of them writes into
+        ``[address, address + count)``, which the caller is about to read or change (an
+        asynchronous copy from pinned memory, a host-to-host copy, freeing pinned memory): in
+        stream order the earlier copy's bytes are there by then."""
+        pending = self._pending_dtoh
+        if pending and any(dst < address + count and address < dst + n for _, dst, n in pending):
+            self.finish_deferred()
 
     def drain_is_idle(self) -> bool:
         """True when :meth:`drain` has nothing to do now: no deferred device-to-host copy, no
@@ -838,6 +855,14 @@ class Runtime:
         printed = device_output.runtime_start(self)
         if not self._pending_dtoh and not self._draining:
             return device_output.runtime_finish(self, printed)
+        try:
+            self.finish_deferred()
+        finally:
+            device_output.runtime_finish(self, printed)
+
+    def finish_deferred(self) -> None:
+        """Complete the deferred device-to-host copies, in the order they were issued (a later
+        copy into the same bytes must land last); raises the first failure after finishing all."""
         # One drain at a time: a thread that finds the list empty while another thread is still
         # writing the copies it took must wait for them (its stream may be among them).
         with self._drain_lock:
@@ -846,14 +871,13 @@ class Runtime:
                 with self._lock:
                     pending, self._pending_dtoh = self._pending_dtoh, []
                 error = None
-                for started in pending:
+                for started, _, _ in pending:
                     try:
                         self.dtoh_finish(started)
                     except Exception as exc:      # finish the others; report the first failure
                         error = error or exc
             finally:
                 self._draining = False
-        device_output.runtime_finish(self, printed)
         if error is not None:
             raise error
 

@@ -295,6 +295,7 @@ def host_alloc(ptr: int, size: int, flags: int) -> int:
 @implements("cudaFreeHost")
 def free_host(ptr: int) -> int:
     if ptr:
+        _synchronizing()            # as CUDA's: no copy still lands in the memory once it is freed
         rt.host_free(ptr)
     return SUCCESS
 
@@ -311,8 +312,11 @@ def host_register(ptr: int, size: int, flags: int) -> int:
 
 @implements("cudaHostUnregister")
 def host_unregister(ptr: int) -> int:
-    if rt.host_registered.pop(ptr, None) is None:
+    size = rt.host_registered.get(ptr)
+    if size is None:
         return ERR_HOST_NOT_REGISTERED
+    rt.settle_host_range(ptr, size)     # copies deferred into it land before it is the program's again
+    rt.host_registered.pop(ptr, None)
     return SUCCESS
 
 
@@ -350,6 +354,9 @@ def _copy(dst: int, src: int, count: int, kind: int, stream_handle: int, sync: b
     if kind == H2H:
         if sync:
             _synchronizing()
+        else:
+            rt.settle_host_range(src, count)
+            rt.settle_host_range(dst, count)
         hostmem.write(dst, hostmem.view(src, count))
     elif kind == H2D:
         # The bytes are taken now, so an asynchronous copy never waits. A synchronous one from
@@ -370,7 +377,7 @@ def _copy(dst: int, src: int, count: int, kind: int, stream_handle: int, sync: b
                 _synchronizing()
                 rt.dtoh_finish(started)
         else:
-            rt.defer_dtoh(rt.dtoh_start(dst, src, count, stream))
+            rt.defer_dtoh(rt.dtoh_start(dst, src, count, stream), dst, count)
     else:
         if sync:
             _synchronizing()
