@@ -213,7 +213,10 @@ class Runtime:
         self.device_flags: dict[int, int] = {}     # device -> its cudaSetDeviceFlags flags
         self.schedule = SCHEDULE_AUTO              # how a thread waits for a reply (set_schedule)
         self._next_handle = 0x5C0000
-        self._pending_dtoh: list[tuple[Any, int, int]] = []   # (started copy, host address, bytes)
+        # deferred device-to-host copies: (number, started copy, host address, bytes), in issue order
+        self._pending_dtoh: list[tuple[int, Any, int, int]] = []
+        self._deferred_total = 0                   # copies ever deferred (numbers them)
+        self._event_marks: dict[int, int] = {}     # event -> copies deferred before its last record
         self._drain_lock = threading.Lock()
         self._draining = False
         self.stats = Stats()
@@ -323,6 +326,7 @@ class Runtime:
         self.events.clear()
         self.forget_per_thread_streams()
         self._pending_dtoh.clear()
+        self._event_marks.clear()
         self._server_device = 0                    # a new session starts on device 0
         for k in self.kernels.values():
             k.function = 0
@@ -495,6 +499,7 @@ class Runtime:
         from cricket.protocol import gen as P
         self.conn._stub.CR_EVENT_RECORD_ASYNC_batched(
             P.cr_event_record_args(event=self.event(event), stream=self.stream(stream)))
+        self._event_marks[event] = self._deferred_total   # the copies deferred before it
 
     def synchronize_event(self, event: int, before: Callable[[], Any] | None = None) -> None:
         server = self.event(event)
@@ -502,8 +507,13 @@ class Runtime:
         self.conn._check(self.conn._stub.CR_EVENT_SYNCHRONIZE(server), "cuEventSynchronize")
 
     def query_event(self, event: int) -> int:
-        """The server's status of the event (0 done, else the error)."""
-        return self.conn._stub.CR_EVENT_QUERY(self.event(event)).status
+        """The server's status of the event (0 done, else the error). Once it is done, the
+        device-to-host copies deferred before its record have landed too (later ones may still
+        wait for their stream: a query does not wait for them)."""
+        status = self.conn._stub.CR_EVENT_QUERY(self.event(event)).status
+        if status == 0 and self._pending_dtoh:
+            self.finish_deferred(self._event_marks.get(event, 0))
+        return status
 
     def event_elapsed_ms(self, start: int, end: int) -> float:
         from cricket.protocol import gen as P
@@ -516,6 +526,7 @@ class Runtime:
         server = self.event(event)
         self.conn._check(self.conn._stub.CR_EVENT_DESTROY(server), "cuEventDestroy")
         del self.events[event]
+        self._event_marks.pop(event, None)
 
     def store_mem_info(self, free: int, total: int) -> None:
         """Write the device's free and total memory to the (optional, may be NULL) out-pointers."""
@@ -829,7 +840,8 @@ class Runtime:
             if not started.issue_all():
                 return started.finish()
         with self._lock:
-            self._pending_dtoh.append((started, dst, count))
+            self._pending_dtoh.append((self._deferred_total, started, dst, count))
+            self._deferred_total += 1
 
     def settle_host_range(self, address: int, count: int) -> None:
         """Complete the deferred device-to-host copies first when one of them writes into
@@ -837,7 +849,7 @@ class Runtime:
         asynchronous copy from pinned memory, a host-to-host copy, freeing pinned memory): in
         stream order the earlier copy's bytes are there by then."""
         pending = self._pending_dtoh
-        if pending and any(dst < address + count and address < dst + n for _, dst, n in pending):
+        if pending and any(dst < address + count and address < dst + n for _, _, dst, n in pending):
             self.finish_deferred()
 
     def drain_is_idle(self) -> bool:
@@ -860,18 +872,22 @@ class Runtime:
         finally:
             device_output.runtime_finish(self, printed)
 
-    def finish_deferred(self) -> None:
-        """Complete the deferred device-to-host copies, in the order they were issued (a later
-        copy into the same bytes must land last); raises the first failure after finishing all."""
+    def finish_deferred(self, before: int | None = None) -> None:
+        """Complete the deferred device-to-host copies (with ``before``, those deferred before
+        that count), in the order they were issued (a later copy into the same bytes must land
+        last); raises the first failure after finishing all."""
         # One drain at a time: a thread that finds the list empty while another thread is still
         # writing the copies it took must wait for them (its stream may be among them).
         with self._drain_lock:
             self._draining = True
             try:
                 with self._lock:
-                    pending, self._pending_dtoh = self._pending_dtoh, []
+                    pending = self._pending_dtoh
+                    cut = len(pending) if before is None else \
+                        next((i for i, entry in enumerate(pending) if entry[0] >= before), len(pending))
+                    pending, self._pending_dtoh = pending[:cut], pending[cut:]
                 error = None
-                for started, _, _ in pending:
+                for _, started, _, _ in pending:
                     try:
                         self.dtoh_finish(started)
                     except Exception as exc:      # finish the others; report the first failure
