@@ -13,7 +13,7 @@ same pair for the profiler API, and the OpenGL/EGL/VDPAU interop headers, and wr
   k-th version of a name (ascending) is its k-th symbol (``name``, ``name_v2``, ``name_v3``, ...),
   and the file assigns every symbol to a variable of its ``PFN_..._v<version>`` type, so the
   compiler checks that each (name, version, flags) resolves to a function of that version's ABI;
-- ``error_strings.c``: the ``CUresult`` names and their one-line descriptions from ``cuda.h``.
+- ``error_strings.c``: the ``CUresult`` names and messages of ``cricket/cudafacts/curesult.py``.
 
 The interop headers need GL/EGL/VDPAU types that are not installed everywhere: their functions are
 learnt by preprocessing (with empty stand-ins from ``standin/`` where the system lacks a header)
@@ -163,22 +163,16 @@ def hand_written(sources: list[Path]) -> set[str]:
     return names
 
 
-def error_strings(cuda_h: str) -> list[tuple[str, int, str]]:
-    """(name, value, description) of every CUresult, from the documented enum in cuda.h."""
-    body = re.search(r"typedef enum cudaError_enum \{(.*?)\}\s*CUresult;", cuda_h, re.S)
-    if not body:
-        raise GenerationError("cuda.h has no `typedef enum cudaError_enum {...} CUresult`")
-    entries = []
-    for comment, name, value in re.findall(r"/\*\*(.*?)\*/\s*(CUDA_\w+)\s*=\s*(\d+)", body.group(1), re.S):
-        text = " ".join(line.strip().lstrip("*").strip() for line in comment.splitlines())
-        text = re.sub(r"\\deprecated\s*", "Deprecated: ", text)
-        text = re.sub(r"\\(?:ref|p|c)\s+", "", text)
-        text = re.sub(r"::(\w+)", r"\1", " ".join(text.split()))
-        sentence = re.match(r"(.+?\.)(\s|$)", text)
-        entries.append((name, int(value), sentence.group(1) if sentence else text))
-    if not any(name == "CUDA_SUCCESS" for name, _, _ in entries):
-        raise GenerationError("cuda.h's CUresult enum has no CUDA_SUCCESS")
-    return entries
+def error_strings() -> list[tuple[str, int, str]]:
+    """(name, value, message) of every CUresult, from ``cricket/cudafacts/curesult.py`` (the one
+    table of them, generated from cuda.h by ``python -m cricket.cudafacts.generate``). The module
+    imports nothing, so it is loaded by path: the build needs no importable cricket."""
+    import importlib.util
+    path = HERE.parents[1] / "cricket" / "cudafacts" / "curesult.py"
+    spec = importlib.util.spec_from_file_location("cricket_curesult_table", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return [(name, value, message) for value, (name, message) in module.ERRORS.items()]
 
 
 def _c_string(text: str) -> str:
@@ -252,7 +246,7 @@ def generate(out: Path, cuda_include: Path, cc: str = "cc", sources: list[Path] 
         raise GenerationError(f"hand-written functions not declared by the CUDA headers: {sorted(unknown)}")
     stubs = write_stubs(out, declared, implemented)
     write_proc_table(out, versions, declared)
-    errors = error_strings((cuda_include / "cuda.h").read_text())
+    errors = error_strings()
     write_error_strings(out, errors)
     return {"symbols": len(declared), "implemented": len(implemented), "stubs": stubs,
             "names": len({v.name for v in versions}), "versions": len(versions), "errors": len(errors)}

@@ -13,7 +13,7 @@ import dataclasses
 import enum
 from typing import Any, ClassVar
 
-from . import curesult
+from ..cudafacts import curesult
 
 
 class BackendError(Exception):

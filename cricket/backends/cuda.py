@@ -15,7 +15,7 @@ import logging
 import threading
 from typing import Any
 
-from . import curesult
+from ..cudafacts import curesult
 from .base import Backend, BackendError, Device, DeviceProperties, FunctionInfo, ImageKind, ParamInfo
 
 log = logging.getLogger(__name__)

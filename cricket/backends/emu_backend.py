@@ -16,7 +16,7 @@ import time
 from typing import Any, Callable
 
 from .. import _env
-from . import curesult
+from ..cudafacts import curesult
 from .base import Backend, BackendError, Device, DeviceProperties, FunctionInfo, ImageKind, ParamInfo
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
-from ..backends import curesult
+from ..cudafacts import curesult
 from ..protocol import MAX_INLINE, NEED_IMAGE, AsyncClient as _AsyncStub
 from ..protocol import gen as P
 from ..rpc import AsyncClient

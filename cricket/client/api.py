@@ -27,7 +27,7 @@ from typing import Any, Iterator
 
 
 from .. import __version__
-from ..backends import curesult
+from ..cudafacts import curesult
 from ..protocol import NEED_IMAGE, PROCEDURES, PROGRAM, VERSION, SyncClient
 from ..protocol import gen as P
 from ..rpc import Client

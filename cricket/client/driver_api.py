@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cricket import _select
+from cricket.cudafacts import occupancy
 from cricket.client.runtime import RUNTIME as rt
 from cricket.client.runtime import (StreamRef, _read_container, error_source, join_containers,
                                     read_linked_containers)
@@ -568,7 +569,7 @@ def func_get_attribute(pi: int, attribute: int, func: int) -> int:
     elif attribute in (5, 6):                  # PTX_VERSION, BINARY_VERSION
         value = cc
     elif attribute == _DYNAMIC_SHARED:
-        value = max(0, 49152 - f.attributes.get(1, 0))
+        value = occupancy.default_max_dynamic_shared(_device_limits(), f.attributes.get(1, 0))
     elif 7 <= attribute <= 15:                 # cache mode, carve-out, cluster attributes
         value = 0
     else:
@@ -585,8 +586,7 @@ def func_set_attribute(func: int, attribute: int, value: int) -> int:
     if attribute == _SET_CACHE_CONFIG:
         return SUCCESS
     if attribute == _DYNAMIC_SHARED:
-        _, _, _, max_shared = rt.limits(rt.thread.device)
-        if value > max_shared - f.attributes.get(1, 0):
+        if not 0 <= value <= occupancy.max_dynamic_shared(_device_limits(), f.attributes.get(1, 0)):
             return INVALID_VALUE
     if attribute in (_DYNAMIC_SHARED, 9):
         f.attributes[attribute] = value
@@ -684,21 +684,31 @@ def launch_kernel_ex(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz:
 
 @implements("cuOccupancyMaxActiveBlocksPerMultiprocessor")
 def occupancy_max_active_blocks(num_blocks: int, func: int, block_size: int, dynamic_shared: int) -> int:
+    """The calculator of cricket.cudafacts.occupancy, as the runtime face's."""
     _out(num_blocks)
     f = _function(func)
-    dev = rt.thread.device
-    a = rt.device_attribute
     if block_size <= 0:
         return INVALID_VALUE
-    limits = [a(dev, 106) or 16, (a(dev, 39) or 1024) // block_size]
-    regs = f.attributes.get(4, 0)
-    if regs:
-        limits.append((a(dev, 82) or 65536) // (regs * block_size))
-    shared = f.attributes.get(1, 0) + dynamic_shared
-    if shared:
-        limits.append((a(dev, 81) or 65536) // shared)
-    hostmem.store_i32(num_blocks, max(0, min(limits)))
+    dev = _device_limits()
+    hostmem.store_i32(num_blocks, occupancy.max_active_blocks(dev, _kernel_usage(f, dev), block_size,
+                                                              dynamic_shared))
     return SUCCESS
+
+
+def _device_limits() -> occupancy.DeviceLimits:
+    device = rt.thread.device
+    return occupancy.DeviceLimits.from_attributes(lambda attribute: rt.device_attribute(device, attribute))
+
+
+def _kernel_usage(f: FunctionRecord, dev: occupancy.DeviceLimits) -> occupancy.KernelUsage:
+    a = f.attributes
+    static = a.get(1, 0)
+    dynamic = a.get(_DYNAMIC_SHARED)
+    if dynamic is None:
+        dynamic = occupancy.default_max_dynamic_shared(dev, static)
+    return occupancy.KernelUsage(num_regs=a.get(4, 0), shared_size_bytes=static,
+                                 max_threads_per_block=a.get(0) or dev.max_threads_per_block,
+                                 max_dynamic_shared=dynamic)
 
 
 # ------------------------------------------------------------------ streams, events, synchronisation

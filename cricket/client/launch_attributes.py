@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 
-from cricket.client.cuda_errors import CODES
+from cricket.cudafacts.cudart_errors import CODES
 from cricket.client.runtime import CudaRuntimeError, hostmem
 
 log = logging.getLogger(__name__)

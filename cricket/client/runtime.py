@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from cricket import _select
-from cricket.client.cuda_errors import CODES, ERRORS
+from cricket.cudafacts import device_attributes
+from cricket.cudafacts.cudart_errors import CODES, ERRORS
 from cricket.client import device_output, shm
 from cricket.client.direct import (
     COPY_CHUNK, PROC_DTOH, PROC_HTOD_ASYNC, dtoh_args, htod_buffers, receive_data_into,
@@ -70,10 +71,11 @@ CHUNK_SHIFT = 21                       # ... or 2 MiB at a time where host mappi
 PAGE = 4096
 MAX_INLINE = 4194304                   # CRICKET_MAX_INLINE
 
-# The cudaDeviceAttr values the occupancy calculator uses (same numbers as CUdevice_attribute).
-A_MAX_THREADS_PER_BLOCK, A_MAX_BLOCK_X, A_MAX_GRID_X = 1, 2, 5
-A_SHARED_PER_BLOCK, A_WARP, A_THREADS_PER_SM = 8, 10, 39
-A_SHARED_PER_SM, A_REGS_PER_SM, A_BLOCKS_PER_SM, A_SHARED_OPTIN = 81, 82, 106, 97
+# The device attributes every launch is checked against (cricket.cudafacts.device_attributes).
+A_MAX_THREADS_PER_BLOCK, A_MAX_BLOCK_X, A_MAX_GRID_X = (
+    device_attributes.MAX_THREADS_PER_BLOCK, device_attributes.MAX_BLOCK_DIM_X, device_attributes.MAX_GRID_DIM_X)
+A_SHARED_PER_BLOCK, A_SHARED_OPTIN = (device_attributes.MAX_SHARED_MEMORY_PER_BLOCK,
+                                      device_attributes.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
 
 
 class CudaRuntimeError(Exception):

@@ -53,7 +53,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from cricket.client.cuda_errors import CODES, CUDART_VERSION, ERRORS, UNRECOGNIZED
+from cricket.cudafacts.cudart_errors import CODES, CUDART_VERSION, ERRORS, UNRECOGNIZED
 
 log = logging.getLogger(__name__)
 

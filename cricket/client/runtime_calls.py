@@ -10,10 +10,10 @@ from __future__ import annotations
 import logging
 
 from cricket.client import device_output, launch_attributes, runtime_api
-from cricket.client.cuda_errors import CUDART_VERSION
+from cricket.cudafacts import occupancy
+from cricket.cudafacts.cudart_errors import CUDART_VERSION
 from cricket.client.runtime import (
-    A_BLOCKS_PER_SM, A_REGS_PER_SM,
-    A_SHARED_OPTIN, A_SHARED_PER_SM, A_THREADS_PER_SM, A_WARP, D2D, D2H,
+    D2D, D2H,
     ERR_HOST_NOT_REGISTERED, ERR_HOST_REGISTERED, ERR_INVALID_CONFIG, ERR_INVALID_DEVICE,
     ERR_INVALID_HANDLE, ERR_INVALID_VALUE, ERR_MEMORY, ERR_NOT_READY, H2D, H2H,
     RUNTIME, SCHEDULE_AUTO, SCHEDULE_BLOCKING_SYNC, SCHEDULE_MASK, SCHEDULE_SPIN, SCHEDULE_YIELD,
@@ -644,42 +644,59 @@ def func_get_attributes(values: int, func: int) -> int:
     k = rt.kernel(func)
     a = k.attributes
     cc = rt.device_attribute(rt.thread.device, 75) * 10 + rt.device_attribute(rt.thread.device, 76)
-    optin = rt.device_attribute(rt.thread.device, A_SHARED_OPTIN)
     hostmem.store_i64s(values, (a["shared_size_bytes"], a["const_size_bytes"], a["local_size_bytes"],
                                 a["max_threads_per_block"], a["num_regs"], a.get("ptx_version") or cc,
-                                a.get("binary_version") or cc,
-                                max(optin - a["shared_size_bytes"], 0)))
+                                a.get("binary_version") or cc, _kernel_usage(k).max_dynamic_shared))
     return SUCCESS
+
+
+_MAX_DYNAMIC_SHARED, _CARVEOUT = 8, 9       # cudaFuncAttribute
 
 
 @implements("cudaFuncSetAttribute")
 def func_set_attribute(func: int, attribute: int, value: int) -> int:
-    rt.kernel(func)
-    return SUCCESS                      # a hint (carveout, max dynamic shared): no effect on results
+    """The dynamic shared memory limit (checked against the opt-in limit) and the carve-out are
+    remembered: occupancy and cudaFuncGetAttributes report them; the rest are hints."""
+    k = rt.kernel(func)
+    value = _i32(value)
+    if attribute == _MAX_DYNAMIC_SHARED:
+        limit = occupancy.max_dynamic_shared(_device_limits(), k.attributes["shared_size_bytes"])
+        if not 0 <= value <= limit:
+            return ERR_INVALID_VALUE
+        k.attributes["max_dynamic_shared_size_bytes"] = value
+    elif attribute == _CARVEOUT and not -1 <= value <= 100:
+        return ERR_INVALID_VALUE
+    return SUCCESS
+
+
+def _device_limits() -> occupancy.DeviceLimits:
+    device = rt.thread.device
+    return occupancy.DeviceLimits.from_attributes(lambda attribute: rt.device_attribute(device, attribute))
+
+
+def _kernel_usage(k: KernelRecord, dev: occupancy.DeviceLimits | None = None) -> occupancy.KernelUsage:
+    a = k.attributes
+    dynamic = a.get("max_dynamic_shared_size_bytes")
+    if dynamic is None:
+        dynamic = occupancy.default_max_dynamic_shared(dev or _device_limits(), a["shared_size_bytes"])
+    return occupancy.KernelUsage(num_regs=a["num_regs"], shared_size_bytes=a["shared_size_bytes"],
+                                 max_threads_per_block=a["max_threads_per_block"], max_dynamic_shared=dynamic)
 
 
 @implements("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags")
-def occupancy(num_blocks: int, func: int, block_size: int, dynamic_shared: int, flags: int) -> int:
-    """Answered from the cached device properties and the kernel's attributes (no round trip)."""
+def occupancy_max_active_blocks(num_blocks: int, func: int, block_size: int, dynamic_shared: int,
+                                flags: int) -> int:
+    """Answered from the cached device attributes and the kernel's (no round trip)."""
     if not num_blocks:
         return ERR_INVALID_VALUE
     block_size = _i32(block_size)
     k = rt.kernel(func)
-    dev = rt.thread.device
-    attr = rt.device_attribute
-    if block_size <= 0 or block_size > k.attributes["max_threads_per_block"]:
+    if block_size <= 0:
         hostmem.store_i32(num_blocks, 0)
         return SUCCESS
-    warp = attr(dev, A_WARP) or 32
-    warps = -(-block_size // warp) * warp
-    limits = [attr(dev, A_BLOCKS_PER_SM) or 32, (attr(dev, A_THREADS_PER_SM) or 2048) // warps]
-    shared = k.attributes["shared_size_bytes"] + dynamic_shared
-    if shared:
-        limits.append((attr(dev, A_SHARED_PER_SM) or 65536) // shared)
-    regs = k.attributes["num_regs"] * warps
-    if regs:
-        limits.append((attr(dev, A_REGS_PER_SM) or 65536) // regs)
-    hostmem.store_i32(num_blocks, max(min(limits), 0))
+    dev = _device_limits()
+    hostmem.store_i32(num_blocks, occupancy.max_active_blocks(dev, _kernel_usage(k, dev), block_size,
+                                                              dynamic_shared))
     return SUCCESS
 
 

@@ -14,7 +14,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING
 
-from ..backends import curesult
+from ..cudafacts import curesult
 from ..backends.base import BackendError
 from ..protocol import gen as P
 

@@ -8,7 +8,7 @@ import hashlib
 import logging
 import threading
 
-from ..backends import curesult
+from ..cudafacts import curesult
 from ..backends.base import BackendError, ImageKind
 
 log = logging.getLogger(__name__)

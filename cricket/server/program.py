@@ -11,7 +11,7 @@ import logging
 import struct
 from typing import Any, Callable
 
-from ..backends import curesult
+from ..cudafacts import curesult
 from ..backends.base import BackendError
 from ..protocol import Skeleton
 from ..protocol import gen as P

@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any
 
 from .. import __version__
-from ..backends import curesult
+from ..cudafacts import curesult
 from ..backends.base import BackendError, DeviceProperties, FunctionInfo, ImageKind
 from ..backends.registry import BackendAlreadyLoaded, BackendLoadError, BackendRegistry, BackendStatus
 from .images import ImageCache

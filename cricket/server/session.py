@@ -15,7 +15,7 @@ import threading
 from collections import Counter
 from typing import Any, Callable, Generic, TypeVar
 
-from ..backends import curesult
+from ..cudafacts import curesult
 from ..backends.base import Backend, BackendError, Device, FunctionInfo
 from .device_output import OutputBuffer
 

@@ -23,7 +23,7 @@ import struct
 from typing import Any
 
 from .. import _env
-from ..backends import curesult
+from ..cudafacts import curesult
 from ..rpc.transport import is_loopback
 from ..backends.base import BackendError
 from .session import Session

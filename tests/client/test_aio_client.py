@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cricket.backends import curesult
+from cricket.cudafacts import curesult
 from cricket.client import aio
 from cricket.client.api import CudaError
 from cricket.client.local_server import LocalServer

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from plugin_backend import HostMemoryBackend, HostMemoryDevice
 
-from cricket.backends import curesult
+from cricket.cudafacts import curesult
 from cricket.backends.base import BackendError, DeviceProperties
 
 SIZES = (64 << 20, 32 << 20)

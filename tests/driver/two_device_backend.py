@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from cricket.backends import curesult
+from cricket.cudafacts import curesult
 from cricket.backends.base import BackendError, Device
 from cricket.backends.emu_backend import EmuBackend, EmuDevice, _engine
 

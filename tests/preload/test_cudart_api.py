@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cricket.client.cuda_errors import ERRORS
+from cricket.cudafacts.cudart_errors import ERRORS
 
 TWINS = ["cricket._cext.cudart_api", "cricket.client.cudart_api"]
 

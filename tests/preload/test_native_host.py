@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from cricket.client.cuda_errors import ERRORS
+from cricket.cudafacts.cudart_errors import ERRORS
 
 pytestmark = [pytest.mark.nvcc, pytest.mark.usefixtures("needs_libpython")]
 

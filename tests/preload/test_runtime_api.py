@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cricket.client import runtime_api
-from cricket.client.cuda_errors import CODES, CUDART_VERSION, ERRORS
+from cricket.cudafacts.cudart_errors import CODES, CUDART_VERSION, ERRORS
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import time
 
-from cricket.backends import curesult
+from cricket.cudafacts import curesult
 from cricket.backends.base import Backend, BackendError, Device, DeviceProperties, FunctionInfo
 
 

@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from cricket.backends import curesult
+from cricket.cudafacts import curesult
 from cricket.client.api import CudaError, connect
 
 PLUGIN = "plugin_backend:HostMemoryBackend"

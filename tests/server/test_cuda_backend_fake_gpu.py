@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from cricket.backends import cuda as cuda_backend
-from cricket.backends import curesult
+from cricket.cudafacts import curesult
 from cricket.backends.base import BackendError, ImageKind
 
 import fake_cuda_driver

@@ -52,7 +52,7 @@ def test_streams_events_globals_and_ptx_on_the_gpu(cuda_server, fatbins):
 
 
 def test_isolated_sessions_keep_a_kernel_fault_to_themselves(start_server, fatbins):
-    from cricket.backends import curesult
+    from cricket.cudafacts import curesult
     from cricket.client.api import CudaError
     server = start_server("--backend", "cuda=isolate")
     with connect(server.address) as faulty, connect(server.address) as other:

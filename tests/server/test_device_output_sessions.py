@@ -130,7 +130,7 @@ def test_a_connection_without_printf_modules_never_fetches(emu_server, capsys):
 
 
 def test_session_buffer_size_can_be_set_and_is_checked(emu_server, capsys):
-    from cricket.backends import curesult
+    from cricket.cudafacts import curesult
     from cricket.client.api import CudaError
     with connect(emu_server.address) as conn:
         for bad in (0, P.CRICKET_MAX_OUTPUT + 1):

@@ -3,7 +3,7 @@ import struct
 
 import pytest
 
-from cricket.backends import curesult
+from cricket.cudafacts import curesult
 from cricket.backends.base import BackendError, ImageKind
 
 emu_backend = pytest.importorskip("cricket.backends.emu_backend")

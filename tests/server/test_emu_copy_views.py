@@ -2,7 +2,7 @@
 arena, host-to-device from any buffer (a view into a received record included)."""
 import pytest
 
-from cricket.backends import curesult
+from cricket.cudafacts import curesult
 from cricket.backends.base import BackendError
 
 emu_backend = pytest.importorskip("cricket.backends.emu_backend")

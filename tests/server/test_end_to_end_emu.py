@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from cricket.backends import curesult
+from cricket.cudafacts import curesult
 from cricket.client.api import CudaError, connect
 
 pytestmark = pytest.mark.nvcc

@@ -3,7 +3,7 @@ import hashlib
 
 import pytest
 
-from cricket.backends import curesult
+from cricket.cudafacts import curesult
 from cricket.backends.base import BackendError, ImageKind
 from cricket.backends.registry import BackendRegistry
 from cricket.server.service import NEED_IMAGE, PROTOCOL_VERSION, CricketService

@@ -12,7 +12,7 @@ import struct
 
 import pytest
 
-from cricket.backends import curesult
+from cricket.cudafacts import curesult
 from cricket.client.api import connect
 from cricket.protocol import gen as P
 from cricket.server.shm import MAX_SHM, SHM_HEADER, same_host

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from cricket.backends import curesult
+from cricket.cudafacts import curesult
 from cricket.client.api import CudaError, connect
 
 PLUGIN = "plugin_backend:HostMemoryBackend"

@@ -85,7 +85,8 @@ class EmuFunction:
         if self.ir is None:
             raise EmuError(CUDA_ERROR_NO_BINARY_FOR_GPU, self.module.no_binary_message())
         ptx_version = self.module.program.target_arch(self.name) or 75
-        return {"max_threads_per_block": MAX_THREADS_PER_BLOCK, "shared_size_bytes": self.ir.shared_static,
+        threads = min(self.module.program.thread_limit(self.name) or MAX_THREADS_PER_BLOCK, MAX_THREADS_PER_BLOCK)
+        return {"max_threads_per_block": threads, "shared_size_bytes": self.ir.shared_static,
                 "const_size_bytes": 0, "local_size_bytes": self.ir.local_size,
                 "num_regs": min(REGS_REPORTED, len(self.ir.regs)), "ptx_version": ptx_version, "binary_version": 75,
                 "max_dynamic_shared_size_bytes": SHARED_PER_BLOCK_OPTIN - self.ir.shared_static}

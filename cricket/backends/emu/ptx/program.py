@@ -8,6 +8,7 @@ call inlined and every symbol resolved to a space and an offset.
 from __future__ import annotations
 
 import logging
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -173,6 +174,16 @@ class Program:
             if m:
                 return int(m.group(1))
         return 0
+
+    def thread_limit(self, name: str) -> int | None:
+        """The most threads a block of kernel ``name`` may have by its ``.maxntid``/``.reqntid``
+        (``__launch_bounds__``), None when it sets none."""
+        entry = self.functions.get(name)
+        for directive in ("reqntid", "maxntid"):
+            dims = entry[0].directives.get(directive) if entry is not None else None
+            if dims:
+                return math.prod(dims)
+        return None
 
     def global_name(self, mi: int, name: str) -> str:
         return self._local_names[mi].get(name, name)

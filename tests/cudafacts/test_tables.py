@@ -1,0 +1,51 @@
+"""The CUDA facts are stated once: the checked-in tables are what the generator makes from the CUDA
+headers installed here, the leaf package imports nothing of cricket, and no other module keeps a
+table of error names of its own."""
+from __future__ import annotations
+
+import ast
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from cricket.cudafacts import cudart_errors, curesult, device_attributes, generate
+
+PACKAGE = Path(generate.__file__).resolve().parent
+ROOT = PACKAGE.parents[1]
+CUDA_HOME = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda"))
+
+
+def test_checked_in_tables_are_what_the_headers_give(tmp_path):
+    if not (CUDA_HOME / "include" / "cuda.h").exists() or not (CUDA_HOME / "lib64" / "libcudart.so.13").exists():
+        pytest.skip(f"needs the CUDA 13 headers and libcudart.so.13 under {CUDA_HOME}")
+    generate.main(["--cuda-home", str(CUDA_HOME), "--out", str(tmp_path)])
+    for name in ("cudart_errors.py", "curesult.py", "device_attributes.py"):
+        assert (tmp_path / name).read_text() == (PACKAGE / name).read_text(), \
+            f"{name} is stale: run python -m cricket.cudafacts.generate"
+
+
+def test_the_leaf_package_imports_nothing_of_cricket():
+    for path in PACKAGE.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                assert node.level > 0 or not (node.module or "").startswith("cricket"), f"{path.name}: {node.module}"
+            elif isinstance(node, ast.Import):
+                assert not any(a.name.startswith("cricket") for a in node.names), path.name
+
+
+def test_no_other_module_spells_out_error_names():
+    # A dict literal mapping numbers to "CUDA_ERROR_..." or "cudaError..." strings outside cudafacts
+    # would be a second table that can drift.
+    pattern = re.compile(r"""\d+\s*:\s*\(?["'](CUDA_ERROR_|cudaError)\w+["']""")
+    offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "cricket").rglob("*.py")
+                 if PACKAGE not in p.parents and pattern.search(p.read_text())]
+    assert not offenders
+
+
+def test_driver_and_runtime_messages_agree_where_both_define_a_code():
+    assert curesult.error_string(curesult.INVALID_VALUE) == cudart_errors.ERRORS[1][1] == "invalid argument"
+    assert curesult.error_string(curesult.ILLEGAL_ADDRESS) == "an illegal memory access was encountered"
+    assert curesult.error_name(700) == "CUDA_ERROR_ILLEGAL_ADDRESS" and curesult.error_name(12345) == "CUresult(12345)"
+    assert device_attributes.MAX_BLOCKS_PER_MULTIPROCESSOR == 106
