@@ -90,8 +90,10 @@ static int injected_failure(const char *name, CUresult *rc)
 
 /* The device the client has as this thread's (cricket.client.runtime's per-thread device, which
  * the server session follows): told when the current context's device differs, so a program that
- * uses device 0 only never pays for it. */
+ * uses device 0 only never pays for it. Likewise the current context's id (0 for a primary
+ * context), under which the client files what this thread makes (freed by cuCtxDestroy). */
 static __thread CUdevice told_device;
+static __thread uint64_t told_context;
 
 /* A forwarded call: cuInit must have succeeded, as with NVIDIA's driver. */
 static CUresult forward(const char *name, const uint64_t *args, int nargs)
@@ -102,12 +104,23 @@ static CUresult forward(const char *name, const uint64_t *args, int nargs)
     if (CRICKET_UNLIKELY(fail_spec() != NULL) && injected_failure(name, &rc))
         return rc;
     CUcontext ctx = cricket_drv_current_context();
+    if (CRICKET_UNLIKELY(ctx != NULL && atomic_load_explicit(&ctx->destroyed, memory_order_relaxed)))
+        return CUDA_ERROR_CONTEXT_IS_DESTROYED;     /* destroyed by another thread, still current here */
     if (CRICKET_UNLIKELY(ctx != NULL && ctx->device != told_device)) {
         uint64_t device = (uint64_t)ctx->device;
         rc = cricket_drv_client_call("cricketSetDevice", &device, 1);
         if (rc != CUDA_SUCCESS)
             return rc;
         told_device = ctx->device;
+    }
+    uint64_t context = ctx ? ctx->id : 0;
+    if (CRICKET_UNLIKELY(context != told_context)) {
+        if (ctx)
+            atomic_store(&ctx->told, 1);
+        rc = cricket_drv_client_call("cricketSetContext", &context, 1);
+        if (rc != CUDA_SUCCESS)
+            return rc;
+        told_context = context;
     }
     return cricket_drv_client_call(name, args, nargs);
 }

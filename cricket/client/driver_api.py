@@ -21,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+import threading
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -136,6 +137,7 @@ class ModuleRecord:
 
 modules: dict[int, ModuleRecord] = {}
 functions: dict[int, FunctionRecord] = {}
+jit_links: dict[int, Any] = {}         # CUlinkState -> jit_link.LinkState
 # Incremented in a forked child: server handles obtained before belong to the parent's session.
 # Module and function handles stay valid (cudart keeps its CUlibrary/CUkernel across fork); their
 # server objects are re-created at the first use.
@@ -244,6 +246,70 @@ def set_current_device(device: int) -> int:
     return SUCCESS
 
 
+# ------------------------------------------------------------------ created contexts
+
+class _CurrentContext(threading.local):
+    """The id of the calling thread's current context (0: a primary one), as forward.c tells it."""
+    id = 0
+
+
+_current_context = _CurrentContext()
+
+
+@dataclass
+class ContextResources:
+    """What was made while a created context was current: freed when it is destroyed."""
+    allocations: set[int] = field(default_factory=set)
+    modules: set[int] = field(default_factory=set)
+    streams: set[int] = field(default_factory=set)
+    events: set[int] = field(default_factory=set)
+    links: set[int] = field(default_factory=set)
+
+
+# context id -> its resources (primary contexts' are not filed: they live as long as the process)
+context_resources: dict[int, ContextResources] = {}
+
+
+def _file(kind: str, handle: int) -> None:
+    """Files ``handle`` under the calling thread's current created context, if any."""
+    if _current_context.id:
+        getattr(context_resources.setdefault(_current_context.id, ContextResources()), kind).add(handle)
+
+
+def _unfile(kind: str, handle: int) -> None:
+    for res in context_resources.values():
+        getattr(res, kind).discard(handle)
+
+
+@implements("cricketSetContext")
+def set_current_context(context: int) -> int:
+    """The calling thread's current context is ``context`` (forward.c tells when it changes)."""
+    _current_context.id = context
+    return SUCCESS
+
+
+@implements("cricketContextDestroy")
+def context_destroy(context: int) -> int:
+    """cuCtxDestroy: the context's memory, modules, streams, events and link states are freed, as
+    NVIDIA's driver frees them with the context (contexts.c has popped it already)."""
+    res = context_resources.pop(context, None)
+    if res is None:
+        return SUCCESS
+    rt.drain()
+    for link in res.links:
+        jit_links.pop(link, None)
+    for kind, release in (("streams", stream_destroy), ("events", event_destroy),
+                          ("modules", module_unload), ("allocations", mem_free)):
+        for handle in getattr(res, kind):
+            try:
+                release(handle)
+            except Exception as exc:       # the rest is freed all the same
+                log.warning("cuCtxDestroy: freeing %s %#x failed: %s", kind[:-1], handle, exc)
+    log.debug("context %d destroyed: %d allocation(s), %d module(s) freed", context,
+              len(res.allocations), len(res.modules))
+    return SUCCESS
+
+
 @implements("cricketSetSchedule")
 def set_schedule(schedule: int) -> int:
     """A primary context's CU_CTX_SCHED_* flag (contexts.c checked it): how the process waits."""
@@ -261,6 +327,7 @@ def mem_alloc(dptr: int, size: int) -> int:
     conn = rt.conn
     res = conn._check(conn._stub.CR_MEM_ALLOC(size), "cuMemAlloc")
     rt.add_allocation(res.ptr, size)
+    _file("allocations", res.ptr)
     hostmem.store_u64(dptr, res.ptr)
     return SUCCESS
 
@@ -276,6 +343,7 @@ def mem_free(ptr: int, stream: int = 0) -> int:
     rt.drain()
     if not rt.free_allocation(ptr):
         return INVALID_VALUE            # another thread freed it meanwhile
+    _unfile("allocations", ptr)
     return SUCCESS
 
 
@@ -480,6 +548,7 @@ def module_load_data(pmodule: int, image: int) -> int:
     rt.stats.images_sent += bool(m.sent_image)
     handle = rt.new_handle()
     modules[handle] = ModuleRecord(m.handle, data, kind, session=_session)
+    _file("modules", handle)
     hostmem.store_u64(pmodule, handle)
     log.debug("module %#x loaded (%d bytes, kind %d, %s)", handle, len(data), kind,
               "sent" if m.sent_image else "server already held it")
@@ -495,6 +564,7 @@ def module_unload(handle: int) -> int:
     if m.session == _session:           # else it was loaded by the parent's session only
         rt.conn._check(rt.conn._stub.CR_MODULE_UNLOAD(m.server), "cuModuleUnload")
     del modules[handle]
+    _unfile("modules", handle)
     for fh in m.functions.values():
         functions.pop(fh, None)
     return SUCCESS
@@ -716,7 +786,9 @@ def _kernel_usage(f: FunctionRecord, dev: occupancy.DeviceLimits) -> occupancy.K
 @implements("cuStreamCreate")
 def stream_create(pstream: int, flags: int) -> int:
     _out(pstream)
-    hostmem.store_u64(pstream, rt.create_stream(flags))
+    stream = rt.create_stream(flags)
+    _file("streams", stream)
+    hostmem.store_u64(pstream, stream)
     return SUCCESS
 
 
@@ -726,6 +798,7 @@ def stream_destroy(stream: int) -> int:
     if not server:
         return INVALID_HANDLE
     rt.destroy_stream(stream, server)
+    _unfile("streams", stream)
     return SUCCESS
 
 
@@ -749,7 +822,9 @@ def stream_wait_event(stream: int, event: int) -> int:
 @implements("cuEventCreate")
 def event_create(pevent: int, flags: int) -> int:
     _out(pevent)
-    hostmem.store_u64(pevent, rt.create_event(flags))
+    event = rt.create_event(flags)
+    _file("events", event)
+    hostmem.store_u64(pevent, event)
     return SUCCESS
 
 
@@ -780,6 +855,7 @@ def event_elapsed_time(ms: int, start: int, end: int) -> int:
 @implements("cuEventDestroy")
 def event_destroy(event: int) -> int:
     rt.destroy_event(event)
+    _unfile("events", event)
     return SUCCESS
 
 
