@@ -338,6 +338,44 @@ CRICKET_DRV_EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kern
 CRICKET_DRV_EXPORT CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)
 { return FWD("cuModuleGetGlobal", U(dptr), U(bytes), U(library), U(name)); }
 
+/* ------------------------------------------------------------------ JIT linking (cricket.client.jit_link) */
+
+/* A link needs a current context (its target comes from it), as with NVIDIA's driver. */
+static CUresult link_create(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)
+{
+    CUresult rc = cricket_drv_check_init();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!cricket_drv_current_context())
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return FWD("cuLinkCreate", numOptions, U(options), U(optionValues), U(stateOut));
+}
+
+CRICKET_DRV_EXPORT CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues,
+                                            CUlinkState *stateOut)
+{ return link_create(numOptions, options, optionValues, stateOut); }
+CRICKET_DRV_EXPORT CUresult cuLinkCreate(unsigned int numOptions, CUjit_option *options, void **optionValues,
+                                         CUlinkState *stateOut)
+{ return link_create(numOptions, options, optionValues, stateOut); }
+CRICKET_DRV_EXPORT CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size,
+                                             const char *name, unsigned int numOptions, CUjit_option *options,
+                                             void **optionValues)
+{ return FWD("cuLinkAddData", U(state), (uint64_t)type, U(data), size, U(name), numOptions, U(options), U(optionValues)); }
+CRICKET_DRV_EXPORT CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void *data, size_t size,
+                                          const char *name, unsigned int numOptions, CUjit_option *options,
+                                          void **optionValues)
+{ return FWD("cuLinkAddData", U(state), (uint64_t)type, U(data), size, U(name), numOptions, U(options), U(optionValues)); }
+CRICKET_DRV_EXPORT CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path,
+                                             unsigned int numOptions, CUjit_option *options, void **optionValues)
+{ return FWD("cuLinkAddFile", U(state), (uint64_t)type, U(path), numOptions, U(options), U(optionValues)); }
+CRICKET_DRV_EXPORT CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char *path,
+                                          unsigned int numOptions, CUjit_option *options, void **optionValues)
+{ return FWD("cuLinkAddFile", U(state), (uint64_t)type, U(path), numOptions, U(options), U(optionValues)); }
+CRICKET_DRV_EXPORT CUresult cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut)
+{ return FWD("cuLinkComplete", U(state), U(cubinOut), U(sizeOut)); }
+CRICKET_DRV_EXPORT CUresult cuLinkDestroy(CUlinkState state)
+{ return RELEASE("cuLinkDestroy", U(state)); }
+
 /* ------------------------------------------------------------------ functions and launches */
 
 CRICKET_DRV_EXPORT CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)

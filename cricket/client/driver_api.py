@@ -28,10 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cricket import _select
-from cricket.cudafacts import occupancy
+from cricket.client import jit_link
 from cricket.client.runtime import RUNTIME as rt
 from cricket.client.runtime import (StreamRef, _read_container, error_source, join_containers,
                                     read_linked_containers)
+from cricket.cudafacts import occupancy
 
 hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
 
@@ -78,7 +79,7 @@ class DriverApiError(Exception):
 
 def result_of(exc: BaseException) -> int:
     """The CUresult for an exception raised below the driver API."""
-    if isinstance(exc, DriverApiError):
+    if isinstance(exc, (DriverApiError, jit_link.LinkError)):
         return exc.code
     source, code = error_source(exc)
     if source == "driver":
@@ -137,7 +138,7 @@ class ModuleRecord:
 
 modules: dict[int, ModuleRecord] = {}
 functions: dict[int, FunctionRecord] = {}
-jit_links: dict[int, Any] = {}         # CUlinkState -> jit_link.LinkState
+jit_links: dict[int, jit_link.LinkState] = {}     # CUlinkState handle -> its state
 # Incremented in a forked child: server handles obtained before belong to the parent's session.
 # Module and function handles stay valid (cudart keeps its CUlibrary/CUkernel across fork); their
 # server objects are re-created at the first use.
@@ -620,6 +621,70 @@ def module_get_global(dptr: int, size_ptr: int, module: int, name_ptr: int) -> i
         hostmem.store_u64(dptr, g.ptr)
     if size_ptr:
         hostmem.store_u64(size_ptr, g.size)
+    return SUCCESS
+
+
+# ------------------------------------------------------------------ JIT linking
+
+def _link(handle: int) -> jit_link.LinkState:
+    state = jit_links.get(handle)
+    if state is None:
+        raise DriverApiError(INVALID_HANDLE, f"link state {handle:#x} does not exist")
+    return state
+
+
+def _device_arch() -> int:
+    device = rt.thread.device
+    return rt.device_attribute(device, 75) * 10 + rt.device_attribute(device, 76)
+
+
+@implements("cuLinkCreate")
+def link_create(count: int, options: int, values: int, pstate: int) -> int:
+    _out(pstate)
+    state = jit_link.LinkState.create(jit_link.read_options(count, options, values, "cuLinkCreate"),
+                                      _device_arch())
+    handle = rt.new_handle()
+    jit_links[handle] = state
+    _file("links", handle)
+    hostmem.store_u64(pstate, handle)
+    return SUCCESS
+
+
+@implements("cuLinkAddData")
+def link_add_data(handle: int, input_type: int, data: int, size: int, name: int, count: int, options: int,
+                  values: int) -> int:
+    state = _link(handle)
+    if not data or not size or size > jit_link.MAX_INPUT:
+        return INVALID_VALUE
+    state.add(input_type, hostmem.read(data, size), None, ctypes.string_at(name).decode(errors="replace") if name else "",
+              jit_link.read_options(count, options, values, "cuLinkAddData"), "cuLinkAddData")
+    return SUCCESS
+
+
+@implements("cuLinkAddFile")
+def link_add_file(handle: int, input_type: int, path: int, count: int, options: int, values: int) -> int:
+    state = _link(handle)
+    name = _c_string(path)
+    state.add(input_type, None, name, name, jit_link.read_options(count, options, values, "cuLinkAddFile"),
+              "cuLinkAddFile")
+    return SUCCESS
+
+
+@implements("cuLinkComplete")
+def link_complete(handle: int, pimage: int, psize: int) -> int:
+    _out(pimage)
+    address, size = _link(handle).complete()
+    hostmem.store_u64(pimage, address)
+    if psize:
+        hostmem.store_u64(psize, size)
+    return SUCCESS
+
+
+@implements("cuLinkDestroy")
+def link_destroy(handle: int) -> int:
+    if jit_links.pop(handle, None) is None:
+        return INVALID_HANDLE
+    _unfile("links", handle)
     return SUCCESS
 
 
