@@ -656,7 +656,8 @@ def link_add_data(handle: int, input_type: int, data: int, size: int, name: int,
     state = _link(handle)
     if not data or not size or size > jit_link.MAX_INPUT:
         return INVALID_VALUE
-    state.add(input_type, hostmem.read(data, size), None, ctypes.string_at(name).decode(errors="replace") if name else "",
+    label = ctypes.string_at(name).decode(errors="replace") if name else ""
+    state.add(input_type, hostmem.read(data, size), None, label,
               jit_link.read_options(count, options, values, "cuLinkAddData"), "cuLinkAddData")
     return SUCCESS
 

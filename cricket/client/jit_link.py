@@ -32,14 +32,12 @@ from cricket.fatbin import Cubin, Fatbin, FatbinError, iter_containers
 from cricket.fatbin.format import EntryKind
 from cricket.fatbin.hostelf import find_device_code
 from cricket.fatbin.ptx import LinkSymbols, PtxModule
-from cricket.fatbin.writer import NewEntry, container
+from cricket.fatbin.writer import LINK_INPUT_PREFIX, NewEntry, container
 
 hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
 
 log = logging.getLogger(__name__)
 
-#: the identifier of every entry of a linked image: the cuda backend links such a container
-LINK_ENTRY_PREFIX = "cricket-link:"
 MAX_OPTIONS = 256               # more than every CUjit_option twice: a larger count is garbage
 MAX_INPUT = 1 << 31             # bytes of one input
 
@@ -299,7 +297,7 @@ class LinkState:
             if not self.inputs:
                 raise self._fail(curesult.INVALID_VALUE, "no input to link")
             self._resolve()
-            image = container([NewEntry(i.kind, i.arch, i.payload, LINK_ENTRY_PREFIX + i.name, i.ptx_version)
+            image = container([NewEntry(i.kind, i.arch, i.payload, LINK_INPUT_PREFIX + i.name, i.ptx_version)
                                for i in self.inputs])
             buffer = ctypes.create_string_buffer(image, len(image))
             self.images.append(buffer)

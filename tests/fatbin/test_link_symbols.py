@@ -12,7 +12,7 @@ import pytest
 from cricket.fatbin import Cubin, Fatbin
 from cricket.fatbin.format import EntryKind
 from cricket.fatbin.ptx import PtxModule
-from cricket.fatbin.writer import NewEntry, container
+from cricket.fatbin.writer import LINK_INPUT_PREFIX, NewEntry, container, link_inputs
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -85,3 +85,15 @@ def test_written_container_reads_back(built):
     assert first.ptx_text == ptx.decode()
     assert (second.name, second.arch_name, second.payload) == ("device.cubin", "sm_75", cubin)
     assert second.cubin.kernel_names == Cubin(cubin).kernel_names
+
+
+@pytest.mark.nvcc
+def test_only_a_container_of_link_inputs_is_taken_for_a_link(built):
+    ptx = built["kernel.ptx"].read_bytes()
+    linked = container([NewEntry(EntryKind.PTX, 75, ptx, LINK_INPUT_PREFIX + "kernel.ptx", (9, 0)),
+                        NewEntry(EntryKind.ELF, 75, built["device.cubin"].read_bytes(),
+                                 LINK_INPUT_PREFIX + "device.cubin")])
+    assert [e.name for e in link_inputs(linked)] == ["cricket-link:kernel.ptx", "cricket-link:device.cubin"]
+    mixed = container([NewEntry(EntryKind.PTX, 75, ptx, LINK_INPUT_PREFIX + "kernel.ptx", (9, 0)),
+                       NewEntry(EntryKind.PTX, 75, ptx, "", (9, 0))])
+    assert link_inputs(mixed) == [] and link_inputs(b"not a fatbin") == []
