@@ -158,7 +158,7 @@ class PtxModule:
             return
         if "extern" in linkage and not has_body:
             declared.add(name)
-        elif linkage & {"visible", "weak", "common"} or (f is not None and f.group(1) == "entry"):
+        elif has_body and (linkage & {"visible", "weak", "common"} or (f is not None and f.group(1) == "entry")):
             defined.add(name)
             if linkage & {"weak", "common"}:
                 weak.add(name)

@@ -63,6 +63,7 @@ def test_ptx_declarations_by_linkage():
 .weak .func helper() { ret; }
 .func internal() { ret; }
 .visible .func (.param .b32 r) later(.param .b32 a);
+.weak .func (.param .b32 r) declared_only(.param .b32 a);     // a prototype defines nothing
 .visible .func (.param .b32 r) later(.param .b32 a) { { .reg .b32 %x; } ret; }
 .visible .entry kern(.param .u64 p) { { call.uni internal, (); } ret; }
 """
