@@ -154,9 +154,9 @@ class CudaDevice(Device):
 
     # modules
     def module_load(self, image: bytes, kind: ImageKind) -> Any:
+        from ..fatbin.writer import link_inputs
         drv = self._enter()
         if kind == ImageKind.FATBIN:
-            from ..fatbin.writer import link_inputs
             inputs = link_inputs(image)
             if inputs:
                 image, kind = self._link(drv, inputs), ImageKind.CUBIN
@@ -168,14 +168,16 @@ class CudaDevice(Device):
     def _link(drv: Any, inputs: list) -> bytes:
         """The cubin the driver's own linker makes of a JIT link's inputs (``cricket.client.jit_link``
         checked their symbols already). Written from the documented API; not run without a GPU."""
+        from ..fatbin.writer import LINK_INPUT_PREFIX
         state = _check(drv.cuLinkCreate(0, [], []), "cuLinkCreate")
         try:
             for entry in inputs:
                 data = entry.payload
                 input_type = (drv.CUjitInputType.CU_JIT_INPUT_PTX if entry.is_ptx
                               else drv.CUjitInputType.CU_JIT_INPUT_CUBIN)
-                _check(drv.cuLinkAddData(state, input_type, data, len(data), entry.name.encode(), 0, [], []),
-                       f"cuLinkAddData({entry.name})")
+                name = entry.name[len(LINK_INPUT_PREFIX):]
+                _check(drv.cuLinkAddData(state, input_type, data, len(data), name.encode(), 0, [], []),
+                       f"cuLinkAddData({name})")
             cubin, size = _check(drv.cuLinkComplete(state), "cuLinkComplete")
             return ctypes.string_at(int(cubin), int(size))
         finally:
