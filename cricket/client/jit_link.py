@@ -1,6 +1,6 @@
 """JIT linking for the driver API (cuLinkCreate ... cuLinkDestroy), done in the client.
 
-Each input (PTX, cubin, fatbin, host object) is read and checked when it is added, and its link
+Each input (PTX, cubin, fatbin, host object, static library) is read and checked when it is added, and its link
 symbols (``cricket.fatbin`` ``link_symbols``) are resolved across all inputs at cuLinkComplete, as
 NVIDIA's linker resolves them: an ``.extern`` function or variable defined by no input, or a
 symbol defined twice, fails the link with a line in the error log naming it. The linked image is
@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from cricket import _select
 from cricket.cudafacts import curesult
 from cricket.fatbin import Cubin, Fatbin, FatbinError, iter_containers
+from cricket.fatbin.archive import archive_members
 from cricket.fatbin.format import EntryKind
 from cricket.fatbin.hostelf import find_device_code
 from cricket.fatbin.ptx import LinkSymbols, PtxModule
@@ -243,13 +244,19 @@ class LinkState:
                 return self._fatbin_inputs(list(iter_containers(memoryview(data), name)), name)
             if kind == JitInputType.OBJECT:
                 return self._object_inputs(data, path, name)
+            if kind == JitInputType.LIBRARY:
+                inputs = [i for member, body in archive_members(data, name)
+                          for i in self._object_inputs(body, None, f"{name}({member})", required=False)]
+                if not inputs:
+                    raise LinkError(curesult.INVALID_IMAGE, f"{name}: no member of the library holds device code")
+                return inputs
         except LinkError as exc:
             raise self._fail(exc.code, str(exc)) from None
         except FatbinError as exc:
             code = curesult.INVALID_PTX if kind == JitInputType.PTX else curesult.INVALID_IMAGE
             raise self._fail(code, f"{name}: {exc}") from None
         raise self._fail(curesult.NOT_SUPPORTED, f"{name}: {kind.name} inputs are not supported "
-                         "(PTX, cubins, fatbins and host objects are)")
+                         "(PTX, cubins, fatbins, host objects and libraries are)")
 
     def _fatbin_inputs(self, fatbins: list[Fatbin], name: str) -> list[LinkInput]:
         """From each container: the PTX for the highest architecture up to the target (the emulator
@@ -274,17 +281,18 @@ class LinkState:
             raise LinkError(curesult.INVALID_IMAGE, f"{name}: no fatbin container in the input")
         return out
 
-    def _object_inputs(self, data: bytes, path: str | None, name: str) -> list[LinkInput]:
+    def _object_inputs(self, data: bytes, path: str | None, name: str, required: bool = True) -> list[LinkInput]:
+        """The device code of a host object (a library member holding none is passed over)."""
         if path is None:
             with tempfile.NamedTemporaryFile(suffix=".o") as f:
                 f.write(data)
                 f.flush()
-                return self._object_inputs(data, f.name, name)
+                return self._object_inputs(data, f.name, name, required)
         code = find_device_code(path)
         inputs = [_cubin_input(c, name) for c in code.cubins]
         if code.fatbins:
             inputs += self._fatbin_inputs(code.fatbins, name)
-        if not inputs:
+        if not inputs and required:
             raise LinkError(curesult.INVALID_IMAGE, f"{name}: the object holds no device code")
         return inputs
 

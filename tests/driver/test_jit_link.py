@@ -24,17 +24,18 @@ FILE_NOT_FOUND, INVALID_HANDLE, NOT_SUPPORTED = 301, 400, 801
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory) -> dict[str, Path]:
-    """The kernel and device halves as relocatable PTX, the device half as a fatbin and the kernel
-    half as a host object (nvcc -rdc=true -c)."""
+    """The kernel and device halves as relocatable PTX, the device half as a fatbin, as a host
+    object (nvcc -rdc=true -c) and in a static library (nvcc -lib), the kernel half as a host object."""
     if not shutil.which("nvcc"):
         pytest.skip("nvcc (CUDA 13) not found on PATH")
     out = tmp_path_factory.mktemp("jit-link")
     files = {"kernel.ptx": ("-ptx", "kernel"), "device.ptx": ("-ptx", "device"),
-             "device.fatbin": ("-fatbin", "device"), "kernel.o": ("-c", "kernel")}
+             "device.fatbin": ("-fatbin", "device"), "kernel.o": ("-c", "kernel"), "device.o": ("-c", "device")}
     for name, (flag, half) in files.items():
         subprocess.run(["nvcc", "-rdc=true", flag, "-arch=sm_75", "-o", str(out / name),
                         str(EXAMPLES / f"jit_link_{half}.cu")], check=True)
-    return {name: out / name for name in files}
+    subprocess.run(["nvcc", "-lib", "-o", str(out / "libdevice.a"), str(out / "device.o")], check=True)
+    return {name: out / name for name in (*files, "libdevice.a")}
 
 
 PROBE_SETUP = """
@@ -126,7 +127,7 @@ steps.append(error.value.decode())
 steps.append(add_file(state, {str(inputs["kernel.ptx"])!r}, pairs=[(WALL, 0)]))      # linker-only option
 steps.append(add_file(state, {str(inputs["kernel.ptx"])!r}, kind=9))
 steps.append(add_file(state, {str(inputs["kernel.ptx"])!r}, kind=NVVM))
-steps.append(add_file(state, {str(inputs["kernel.ptx"])!r}, kind=LIBRARY))
+steps.append(add_file(state, {str(inputs["kernel.ptx"])!r}, kind=LIBRARY))     # not an archive
 steps.append(add_file(state, "/nonexistent/kernel.ptx"))
 steps.append(lib.cuLinkAddData_v2(state, PTX, None, 0, None, 0, None, None))
 steps.append(complete(state)[0])                                  # nothing was added
@@ -140,7 +141,7 @@ result["steps"] = steps
 """)
     assert p["steps"][0:2] == [0, INVALID_PTX]
     assert p["steps"][2].startswith("error   : garbage: ")
-    assert p["steps"][3:] == [INVALID_VALUE, INVALID_VALUE, NOT_SUPPORTED, NOT_SUPPORTED, FILE_NOT_FOUND,
+    assert p["steps"][3:] == [INVALID_VALUE, INVALID_VALUE, NOT_SUPPORTED, INVALID_IMAGE, FILE_NOT_FOUND,
                               INVALID_VALUE, INVALID_VALUE, INVALID_VALUE, INVALID_VALUE, INVALID_VALUE,
                               INVALID_CONTEXT]
 
@@ -182,6 +183,21 @@ result.update(steps=steps, info=info.value.decode())
     assert p["steps"] == [0] * 6
     assert "Adding PTX input 'device.fatbin' (compute_75)" in p["info"]
     assert "Linked 2 input(s) for sm_75" in p["info"]
+
+
+def test_static_library_input_links(driver_lib, server, inputs):
+    p = probe(driver_lib, server, f"""
+info = ctypes.create_string_buffer(4096)
+rc, state, values = create([(INFO, ctypes.addressof(info)), (INFO_SIZE, 4096), (VERBOSE, 1)])
+steps = [rc, add_file(state, {str(inputs["kernel.ptx"])!r}), add_file(state, {str(inputs["libdevice.a"])!r}, kind=LIBRARY)]
+rc, image, size = complete(state)
+module, function = P(), P()
+steps += [rc, lib.cuModuleLoadData(ctypes.byref(module), image),
+          lib.cuModuleGetFunction(ctypes.byref(function), module, b"scale_all")]
+result.update(steps=steps, info=info.value.decode())
+""")
+    assert p["steps"] == [0] * 6
+    assert f"Adding PTX input '{inputs['libdevice.a']}(device.o)' (compute_75)" in p["info"]
 
 
 def test_link_state_goes_with_its_context(driver_lib, server, inputs):
