@@ -44,6 +44,17 @@ static int is_created(CUcontext ctx)
     return found;
 }
 
+CUcontext cricket_drv_created_context(uint64_t id)
+{
+    CUcontext found = NULL;
+    pthread_mutex_lock(&ctx_lock);
+    for (size_t i = 0; i < created_count && !found; i++)
+        if (created[i]->id == id && !atomic_load(&created[i]->destroyed))
+            found = created[i];
+    pthread_mutex_unlock(&ctx_lock);
+    return found;
+}
+
 int cricket_drv_context_valid(CUcontext ctx)
 {
     return ctx && (is_primary(ctx) || (is_created(ctx) && !atomic_load(&ctx->destroyed)));

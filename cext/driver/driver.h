@@ -79,6 +79,8 @@ CUcontext cricket_drv_resolve_context(CUcontext ctx);
 int cricket_drv_context_valid(CUcontext ctx);
 /* The primary context of `dev` (NULL for a device that does not exist). */
 CUcontext cricket_drv_primary_context(CUdevice dev);
+/* The live context cuCtxCreate made with this id (NULL when there is none). */
+CUcontext cricket_drv_created_context(uint64_t id);
 
 /* ------------------------------------------------------------------ the client (forward.c) */
 

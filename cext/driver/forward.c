@@ -175,6 +175,7 @@ struct pointer_info {
     uint64_t size;
     uint64_t device;
     uint64_t buffer_id;
+    uint64_t context;   /* the id of the created context it was allocated in; 0: the primary one */
 };
 
 static CUresult pointer_info(CUdeviceptr ptr, struct pointer_info *info)
@@ -190,7 +191,8 @@ static CUresult pointer_attribute(const struct pointer_info *info, CUpointer_att
     int device = info->kind == CU_MEMORYTYPE_DEVICE;
     switch (attribute) {
     case CU_POINTER_ATTRIBUTE_CONTEXT:
-        *(CUcontext *)data = known ? cricket_drv_primary_context((CUdevice)info->device) : NULL;
+        *(CUcontext *)data = !known ? NULL : info->context ? cricket_drv_created_context(info->context)
+                                                           : cricket_drv_primary_context((CUdevice)info->device);
         return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
         *(unsigned int *)data = (unsigned int)info->kind;

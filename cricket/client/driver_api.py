@@ -411,19 +411,21 @@ def mem_get_address_range(pbase: int, psize: int, dptr: int) -> int:
 
 @implements("cricketPointerInfo")
 def pointer_info(ptr: int, out: int) -> int:
-    """(kind, range start, range size, device, buffer id) of an address, for forward.c."""
+    """(kind, range start, range size, device, buffer id, created context id or 0) of an address,
+    for forward.c."""
     found = _allocation(ptr)
     if found is not None:
-        hostmem.store_i64s(out, (MEMORYTYPE_DEVICE, found[0], found[1], rt.thread.device, found[0]))
+        context = next((c for c, res in context_resources.items() if found[0] in res.allocations), 0)
+        hostmem.store_i64s(out, (MEMORYTYPE_DEVICE, found[0], found[1], rt.thread.device, found[0], context))
         return SUCCESS
     if rt.is_device(ptr):               # a module global, inside a reserved device window
-        hostmem.store_i64s(out, (MEMORYTYPE_DEVICE, ptr, 0, rt.thread.device, ptr))
+        hostmem.store_i64s(out, (MEMORYTYPE_DEVICE, ptr, 0, rt.thread.device, ptr, 0))
         return SUCCESS
     pinned = _pinned_range(ptr)
     if pinned is not None:
-        hostmem.store_i64s(out, (MEMORYTYPE_HOST, pinned[0], pinned[1], rt.thread.device, pinned[0]))
+        hostmem.store_i64s(out, (MEMORYTYPE_HOST, pinned[0], pinned[1], rt.thread.device, pinned[0], 0))
         return SUCCESS
-    hostmem.store_i64s(out, (0, 0, 0, 0, 0))
+    hostmem.store_i64s(out, (0, 0, 0, 0, 0, 0))
     return SUCCESS
 
 

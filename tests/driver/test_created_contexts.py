@@ -132,6 +132,9 @@ free0, _ = ok(d.cuMemGetInfo(), "info")
 ctx = ok(d.cuCtxCreate(None, 0, dev), "cuCtxCreate")
 print("current is new", int(ok(d.cuCtxGetCurrent(), "current")) == int(ctx))
 mine = [ok(d.cuMemAlloc(8 << 20), "alloc") for _ in range(3)]
+CONTEXT = d.CUpointer_attribute.CU_POINTER_ATTRIBUTE_CONTEXT
+print("pointer contexts", int(ok(d.cuPointerGetAttribute(CONTEXT, mine[0]), "attr")) == int(ctx),
+      int(ok(d.cuPointerGetAttribute(CONTEXT, kept), "attr")) == int(primary))
 module = ok(d.cuModuleLoadData(open(sys.argv[1], "rb").read() + b"\0"), "load")
 ok(d.cuModuleGetFunction(module, b"vadd"), "function")
 stream = ok(d.cuStreamCreate(0), "stream")
@@ -160,7 +163,7 @@ def test_memory_modules_and_streams_are_freed_with_their_context(driver_dir, ser
                           env=environment(driver_dir, server), timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.splitlines() == [
-        "current is new True", "allocated True", "current after destroy is primary True",
+        "current is new True", "pointer contexts True True", "allocated True", "current after destroy is primary True",
         "freed with its context True", "free again CUDA_ERROR_INVALID_VALUE",
         "module gone CUDA_ERROR_INVALID_HANDLE", "stream gone CUDA_ERROR_INVALID_HANDLE",
         "primary allocation kept CUDA_SUCCESS", "destroy again CUDA_ERROR_INVALID_CONTEXT"]
