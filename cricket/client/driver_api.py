@@ -278,7 +278,7 @@ def _file(kind: str, handle: int) -> None:
 
 
 def _unfile(kind: str, handle: int) -> None:
-    for res in context_resources.values():
+    for res in list(context_resources.values()):     # a snapshot: other threads may add contexts
         getattr(res, kind).discard(handle)
 
 
@@ -415,7 +415,7 @@ def pointer_info(ptr: int, out: int) -> int:
     for forward.c."""
     found = _allocation(ptr)
     if found is not None:
-        context = next((c for c, res in context_resources.items() if found[0] in res.allocations), 0)
+        context = next((c for c, res in list(context_resources.items()) if found[0] in res.allocations), 0)
         hostmem.store_i64s(out, (MEMORYTYPE_DEVICE, found[0], found[1], rt.thread.device, found[0], context))
         return SUCCESS
     if rt.is_device(ptr):               # a module global, inside a reserved device window
