@@ -159,9 +159,9 @@ CRICKET_DRV_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, voi
 CRICKET_DRV_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 { return FWD("cuMemGetAddressRange", U(pbase), U(psize), dptr); }
 CRICKET_DRV_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
-{ return FWD("cuMemAlloc", U(dptr), bytesize); }
+{ return FWD("cuMemAllocAsync", U(dptr), bytesize); }
 CRICKET_DRV_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
-{ return FWD("cuMemAlloc", U(dptr), bytesize); }
+{ return FWD("cuMemAllocAsync", U(dptr), bytesize); }
 CRICKET_DRV_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 { return RELEASE("cuMemFreeAsync", dptr, U(hStream)); }
 CRICKET_DRV_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
@@ -574,9 +574,9 @@ CRICKET_DRV_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesTo
 { return pool_valid(pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
 
 CRICKET_DRV_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
-{ return pool_valid(pool) ? FWD("cuMemAlloc", U(dptr), bytesize) : CUDA_ERROR_INVALID_VALUE; }
+{ return pool_valid(pool) ? FWD("cuMemAllocAsync", U(dptr), bytesize) : CUDA_ERROR_INVALID_VALUE; }
 CRICKET_DRV_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
-{ return pool_valid(pool) ? FWD("cuMemAlloc", U(dptr), bytesize) : CUDA_ERROR_INVALID_VALUE; }
+{ return pool_valid(pool) ? FWD("cuMemAllocAsync", U(dptr), bytesize) : CUDA_ERROR_INVALID_VALUE; }
 
 /* ------------------------------------------------------------------ primary context reset */
 

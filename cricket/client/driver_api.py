@@ -322,13 +322,23 @@ def set_schedule(schedule: int) -> int:
 
 @implements("cuMemAlloc")
 def mem_alloc(dptr: int, size: int) -> int:
+    """An allocation of the current context (freed by cuCtxDestroy when that is a created one)."""
+    err = mem_alloc_async(dptr, size)
+    if err == SUCCESS:
+        _file("allocations", hostmem.load_u64(dptr))
+    return err
+
+
+@implements("cuMemAllocAsync")
+def mem_alloc_async(dptr: int, size: int) -> int:
+    """cuMemAllocAsync/cuMemAllocFromPoolAsync: an ordinary allocation on the server that belongs to
+    no context ("cuCtxDestroy() will not destroy memory allocations by cuMemAllocAsync()")."""
     _out(dptr)
     if size == 0:
         return INVALID_VALUE
     conn = rt.conn
     res = conn._check(conn._stub.CR_MEM_ALLOC(size), "cuMemAlloc")
     rt.add_allocation(res.ptr, size)
-    _file("allocations", res.ptr)
     hostmem.store_u64(dptr, res.ptr)
     return SUCCESS
 

@@ -132,6 +132,7 @@ free0, _ = ok(d.cuMemGetInfo(), "info")
 ctx = ok(d.cuCtxCreate(None, 0, dev), "cuCtxCreate")
 print("current is new", int(ok(d.cuCtxGetCurrent(), "current")) == int(ctx))
 mine = [ok(d.cuMemAlloc(8 << 20), "alloc") for _ in range(3)]
+ordered = ok(d.cuMemAllocAsync(1 << 20, 0), "cuMemAllocAsync")     # belongs to no context
 CONTEXT = d.CUpointer_attribute.CU_POINTER_ATTRIBUTE_CONTEXT
 print("pointer contexts", int(ok(d.cuPointerGetAttribute(CONTEXT, mine[0]), "attr")) == int(ctx),
       int(ok(d.cuPointerGetAttribute(CONTEXT, kept), "attr")) == int(primary))
@@ -144,11 +145,12 @@ ok(d.cuCtxSynchronize(), "sync")
 ok(d.cuCtxDestroy(ctx), "cuCtxDestroy")
 print("current after destroy is primary", int(ok(d.cuCtxGetCurrent(), "current")) == int(primary))
 free2, _ = ok(d.cuMemGetInfo(), "info")
-print("freed with its context", free2 == free0)
+print("freed with its context", free2 == free0 - (1 << 20))
 print("free again", d.cuMemFree(mine[0])[0].name)
 print("module gone", d.cuModuleGetFunction(module, b"vadd")[0].name)
 print("stream gone", d.cuStreamDestroy(stream)[0].name)
 print("primary allocation kept", d.cuMemFree(kept)[0].name)
+print("stream-ordered allocation kept", d.cuMemFreeAsync(ordered, 0)[0].name)
 print("destroy again", d.cuCtxDestroy(ctx)[0].name)
 """
 
@@ -166,4 +168,5 @@ def test_memory_modules_and_streams_are_freed_with_their_context(driver_dir, ser
         "current is new True", "pointer contexts True True", "allocated True", "current after destroy is primary True",
         "freed with its context True", "free again CUDA_ERROR_INVALID_VALUE",
         "module gone CUDA_ERROR_INVALID_HANDLE", "stream gone CUDA_ERROR_INVALID_HANDLE",
-        "primary allocation kept CUDA_SUCCESS", "destroy again CUDA_ERROR_INVALID_CONTEXT"]
+        "primary allocation kept CUDA_SUCCESS", "stream-ordered allocation kept CUDA_SUCCESS",
+        "destroy again CUDA_ERROR_INVALID_CONTEXT"]
