@@ -32,7 +32,7 @@ from cricket.client import jit_link
 from cricket.client.runtime import RUNTIME as rt
 from cricket.client.runtime import (StreamRef, _read_container, error_source, join_containers,
                                     read_linked_containers)
-from cricket.cudafacts import occupancy
+from cricket.cudafacts import device_attributes, occupancy
 
 hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
 
@@ -324,7 +324,7 @@ def set_schedule(schedule: int) -> int:
 def mem_alloc(dptr: int, size: int) -> int:
     """An allocation of the current context (freed by cuCtxDestroy when that is a created one)."""
     err = mem_alloc_async(dptr, size)
-    if err == SUCCESS:
+    if err == SUCCESS and _current_context.id:
         _file("allocations", hostmem.load_u64(dptr))
     return err
 
@@ -646,8 +646,10 @@ def _link(handle: int) -> jit_link.LinkState:
 
 
 def _device_arch() -> int:
+    """The calling thread's device's compute capability as one number (7.5 -> 75)."""
     device = rt.thread.device
-    return rt.device_attribute(device, 75) * 10 + rt.device_attribute(device, 76)
+    return (rt.device_attribute(device, device_attributes.COMPUTE_CAPABILITY_MAJOR) * 10
+            + rt.device_attribute(device, device_attributes.COMPUTE_CAPABILITY_MINOR))
 
 
 @implements("cuLinkCreate")
@@ -711,7 +713,7 @@ _SET_CACHE_CONFIG = (1 << 64) - 1
 def func_get_attribute(pi: int, attribute: int, func: int) -> int:
     _out(pi)
     f = _function(func)
-    cc = rt.device_attribute(rt.thread.device, 75) * 10 + rt.device_attribute(rt.thread.device, 76)
+    cc = _device_arch()
     if attribute in f.attributes:
         value = f.attributes[attribute]
     elif attribute in (5, 6):                  # PTX_VERSION, BINARY_VERSION
