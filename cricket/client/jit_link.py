@@ -310,6 +310,8 @@ class LinkState:
             buffer = ctypes.create_string_buffer(image, len(image))
             self.images.append(buffer)
             kernels = [k for i in self.inputs for k in i.kernels]
+            log.debug("linked %d input(s) for sm_%d: %d-byte image, kernels %s", len(self.inputs), self.target,
+                      len(image), ", ".join(kernels) or "none")
             self.info.add(f"info    : Linked {len(self.inputs)} input(s) for sm_{self.target} into a "
                           f"{len(image)}-byte image: {len(kernels)} kernel(s)"
                           + (f" ({', '.join(kernels)})" if self.verbose and kernels else ""))
