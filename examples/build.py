@@ -4,7 +4,9 @@ Default OUTDIR is ``build/examples``. A program whose output is newer than its s
 ``--cudart static`` builds them with nvcc's default, NVIDIA's static cudart, which reaches cricket
 through its ``libcuda.so.1`` (default OUTDIR then ``build/examples-static``).
 Each program prints PASS or FAIL and exits with status 0 or 1; run one through cricket with
-``cricket run -- build/examples/vector_add``.
+``cricket run -- build/examples/vector_add``. Driver-API programs link with ``-lcuda``: the
+package's ``libcuda.so.1`` (``cricket/_driver``, built by ``make build``), which ``cricket run``
+puts in front at run time; the PTX they link at run time is built beside them.
 """
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+DRIVER_DIR = HERE.parent / "cricket" / "_driver"     # the libcuda.so.1 replacement (make build)
+PTX_ARCH = "sm_75"                                   # runs on the emulated device and JITs on newer GPUs
 
 
 @dataclass(frozen=True)
@@ -27,6 +31,8 @@ class Example:
     flags: tuple[str, ...] = ()
     shared: bool = False               # a shared library (lib<name>.so)
     needs: tuple[str, ...] = field(default=())   # other examples it loads at run time
+    driver: bool = False               # a driver-API program: links with -lcuda
+    ptx: tuple[str, ...] = ()          # sources built (-rdc=true) into <stem>.ptx beside the program
 
     @property
     def output(self) -> str:
@@ -54,6 +60,8 @@ EXAMPLES = (
     Example("fork_child", ("fork_child.cu",)),
     Example("long_running", ("long_running.cu",)),
     Example("empty_kernel", ("empty_kernel.cu",)),
+    Example("driver_contexts", ("driver_contexts.cu",), driver=True),
+    Example("jit_link", ("jit_link.cu",), driver=True, ptx=("jit_link_kernel.cu", "jit_link_device.cu")),
 )
 BY_NAME = {e.name: e for e in EXAMPLES}
 
@@ -71,27 +79,40 @@ def command(example: Example, outdir: Path, nvcc: str = "nvcc", cudart: str = "s
     cmd = [nvcc, "-cudart", cudart, "-O2", "-o", str(outdir / example.output)]
     if example.shared:
         cmd += ["-shared", "-Xcompiler", "-fPIC"]
+    if example.driver:
+        cmd += [f"-L{DRIVER_DIR}", "-l:libcuda.so.1"]
     return cmd + [str(HERE / s) for s in example.sources] + list(example.flags)
 
 
-HEADERS = ("check.h", "bench_timing.h")    # what examples include: a change rebuilds them all
+def ptx_command(source: str, outdir: Path, nvcc: str = "nvcc") -> list[str]:
+    """``source`` as relocatable PTX (its extern device functions left for the JIT linker)."""
+    return [nvcc, "-rdc=true", "-ptx", f"-arch={PTX_ARCH}", "-o", str(outdir / (Path(source).stem + ".ptx")),
+            str(HERE / source)]
+
+
+HEADERS = ("check.h", "driver_check.h", "bench_timing.h")    # what examples include: a change rebuilds them all
 
 
 def up_to_date(example: Example, outdir: Path) -> bool:
     out = outdir / example.output
-    if not out.exists():
+    outputs = [out, *(outdir / (Path(s).stem + ".ptx") for s in example.ptx)]
+    if not all(o.exists() for o in outputs):
         return False
-    newest = max((HERE / s).stat().st_mtime for s in (*example.sources, *HEADERS))
-    return out.stat().st_mtime >= newest
+    newest = max((HERE / s).stat().st_mtime for s in (*example.sources, *example.ptx, *HEADERS))
+    return min(o.stat().st_mtime for o in outputs) >= newest
 
 
 def build_one(example: Example, outdir: Path, nvcc: str = "nvcc", cudart: str = "shared") -> Path:
     out = outdir / example.output
     if up_to_date(example, outdir):
         return out
-    res = subprocess.run(command(example, outdir, nvcc, cudart), capture_output=True, text=True)
-    if res.returncode != 0:
-        raise BuildError(f"nvcc failed on {example.name}:\n{res.stdout}{res.stderr}")
+    if example.driver and not (DRIVER_DIR / "libcuda.so.1").exists():
+        raise BuildError(f"{example.name} links with the libcuda.so.1 replacement, which is not built in "
+                         f"{DRIVER_DIR}: run make build")
+    for cmd in (*(ptx_command(s, outdir, nvcc) for s in example.ptx), command(example, outdir, nvcc, cudart)):
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        if res.returncode != 0:
+            raise BuildError(f"nvcc failed on {example.name}:\n{res.stdout}{res.stderr}")
     return out
 
 

@@ -57,12 +57,17 @@ CUresult cricket_drv_check_init(void);
 
 /* ------------------------------------------------------------------ contexts (contexts.c) */
 
-/* A context handle points at one of these; only primary contexts exist for now. */
+/* A context handle points at one of these: a primary context (id 0, one per device, for the
+ * whole process) or one made by cuCtxCreate (id 1, 2, ...; never freed, so that a destroyed
+ * handle is recognised as such). */
 struct CUctx_st {
     uint32_t magic;
     CUdevice device;
     unsigned int flags;
     int retain_count;   /* guarded by the context lock */
+    uint64_t id;        /* 0: primary; else the tag the client files this context's resources under */
+    atomic_int destroyed;
+    atomic_int told;    /* the client has seen this context (it may hold resources in it) */
 };
 #define CRICKET_DRV_CTX_MAGIC 0x63637478u   /* "cctx" */
 
@@ -70,9 +75,12 @@ struct CUctx_st {
 CUcontext cricket_drv_current_context(void);
 /* NULL and (CUcontext)-1 mean "the current context", as the export tables use them. */
 CUcontext cricket_drv_resolve_context(CUcontext ctx);
+/* A live context: a primary one, or a created one not destroyed yet. */
 int cricket_drv_context_valid(CUcontext ctx);
 /* The primary context of `dev` (NULL for a device that does not exist). */
 CUcontext cricket_drv_primary_context(CUdevice dev);
+/* The live context cuCtxCreate made with this id (NULL when there is none). */
+CUcontext cricket_drv_created_context(uint64_t id);
 
 /* ------------------------------------------------------------------ the client (forward.c) */
 

@@ -90,8 +90,10 @@ static int injected_failure(const char *name, CUresult *rc)
 
 /* The device the client has as this thread's (cricket.client.runtime's per-thread device, which
  * the server session follows): told when the current context's device differs, so a program that
- * uses device 0 only never pays for it. */
+ * uses device 0 only never pays for it. Likewise the current context's id (0 for a primary
+ * context), under which the client files what this thread makes (freed by cuCtxDestroy). */
 static __thread CUdevice told_device;
+static __thread uint64_t told_context;
 
 /* A forwarded call: cuInit must have succeeded, as with NVIDIA's driver. */
 static CUresult forward(const char *name, const uint64_t *args, int nargs)
@@ -102,12 +104,23 @@ static CUresult forward(const char *name, const uint64_t *args, int nargs)
     if (CRICKET_UNLIKELY(fail_spec() != NULL) && injected_failure(name, &rc))
         return rc;
     CUcontext ctx = cricket_drv_current_context();
+    if (CRICKET_UNLIKELY(ctx != NULL && atomic_load_explicit(&ctx->destroyed, memory_order_relaxed)))
+        return CUDA_ERROR_CONTEXT_IS_DESTROYED;     /* destroyed by another thread, still current here */
     if (CRICKET_UNLIKELY(ctx != NULL && ctx->device != told_device)) {
         uint64_t device = (uint64_t)ctx->device;
         rc = cricket_drv_client_call("cricketSetDevice", &device, 1);
         if (rc != CUDA_SUCCESS)
             return rc;
         told_device = ctx->device;
+    }
+    uint64_t context = ctx ? ctx->id : 0;
+    if (CRICKET_UNLIKELY(context != told_context)) {
+        if (ctx)
+            atomic_store(&ctx->told, 1);
+        rc = cricket_drv_client_call("cricketSetContext", &context, 1);
+        if (rc != CUDA_SUCCESS)
+            return rc;
+        told_context = context;
     }
     return cricket_drv_client_call(name, args, nargs);
 }
@@ -146,9 +159,9 @@ CRICKET_DRV_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, voi
 CRICKET_DRV_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 { return FWD("cuMemGetAddressRange", U(pbase), U(psize), dptr); }
 CRICKET_DRV_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
-{ return FWD("cuMemAlloc", U(dptr), bytesize); }
+{ return FWD("cuMemAllocAsync", U(dptr), bytesize); }
 CRICKET_DRV_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
-{ return FWD("cuMemAlloc", U(dptr), bytesize); }
+{ return FWD("cuMemAllocAsync", U(dptr), bytesize); }
 CRICKET_DRV_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 { return RELEASE("cuMemFreeAsync", dptr, U(hStream)); }
 CRICKET_DRV_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
@@ -162,6 +175,7 @@ struct pointer_info {
     uint64_t size;
     uint64_t device;
     uint64_t buffer_id;
+    uint64_t context;   /* the id of the created context it was allocated in; 0: the primary one */
 };
 
 static CUresult pointer_info(CUdeviceptr ptr, struct pointer_info *info)
@@ -177,7 +191,8 @@ static CUresult pointer_attribute(const struct pointer_info *info, CUpointer_att
     int device = info->kind == CU_MEMORYTYPE_DEVICE;
     switch (attribute) {
     case CU_POINTER_ATTRIBUTE_CONTEXT:
-        *(CUcontext *)data = known ? cricket_drv_primary_context((CUdevice)info->device) : NULL;
+        *(CUcontext *)data = !known ? NULL : info->context ? cricket_drv_created_context(info->context)
+                                                           : cricket_drv_primary_context((CUdevice)info->device);
         return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
         *(unsigned int *)data = (unsigned int)info->kind;
@@ -324,6 +339,44 @@ CRICKET_DRV_EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kern
 { return FWD("cuKernelGetFunction", U(pFunc), U(kernel)); }
 CRICKET_DRV_EXPORT CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)
 { return FWD("cuModuleGetGlobal", U(dptr), U(bytes), U(library), U(name)); }
+
+/* ------------------------------------------------------------------ JIT linking (cricket.client.jit_link) */
+
+/* A link needs a current context (its target comes from it), as with NVIDIA's driver. */
+static CUresult link_create(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)
+{
+    CUresult rc = cricket_drv_check_init();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!cricket_drv_current_context())
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return FWD("cuLinkCreate", numOptions, U(options), U(optionValues), U(stateOut));
+}
+
+CRICKET_DRV_EXPORT CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues,
+                                            CUlinkState *stateOut)
+{ return link_create(numOptions, options, optionValues, stateOut); }
+CRICKET_DRV_EXPORT CUresult cuLinkCreate(unsigned int numOptions, CUjit_option *options, void **optionValues,
+                                         CUlinkState *stateOut)
+{ return link_create(numOptions, options, optionValues, stateOut); }
+CRICKET_DRV_EXPORT CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size,
+                                             const char *name, unsigned int numOptions, CUjit_option *options,
+                                             void **optionValues)
+{ return FWD("cuLinkAddData", U(state), (uint64_t)type, U(data), size, U(name), numOptions, U(options), U(optionValues)); }
+CRICKET_DRV_EXPORT CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void *data, size_t size,
+                                          const char *name, unsigned int numOptions, CUjit_option *options,
+                                          void **optionValues)
+{ return FWD("cuLinkAddData", U(state), (uint64_t)type, U(data), size, U(name), numOptions, U(options), U(optionValues)); }
+CRICKET_DRV_EXPORT CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path,
+                                             unsigned int numOptions, CUjit_option *options, void **optionValues)
+{ return FWD("cuLinkAddFile", U(state), (uint64_t)type, U(path), numOptions, U(options), U(optionValues)); }
+CRICKET_DRV_EXPORT CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char *path,
+                                          unsigned int numOptions, CUjit_option *options, void **optionValues)
+{ return FWD("cuLinkAddFile", U(state), (uint64_t)type, U(path), numOptions, U(options), U(optionValues)); }
+CRICKET_DRV_EXPORT CUresult cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut)
+{ return FWD("cuLinkComplete", U(state), U(cubinOut), U(sizeOut)); }
+CRICKET_DRV_EXPORT CUresult cuLinkDestroy(CUlinkState state)
+{ return RELEASE("cuLinkDestroy", U(state)); }
 
 /* ------------------------------------------------------------------ functions and launches */
 
@@ -521,9 +574,9 @@ CRICKET_DRV_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesTo
 { return pool_valid(pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
 
 CRICKET_DRV_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
-{ return pool_valid(pool) ? FWD("cuMemAlloc", U(dptr), bytesize) : CUDA_ERROR_INVALID_VALUE; }
+{ return pool_valid(pool) ? FWD("cuMemAllocAsync", U(dptr), bytesize) : CUDA_ERROR_INVALID_VALUE; }
 CRICKET_DRV_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
-{ return pool_valid(pool) ? FWD("cuMemAlloc", U(dptr), bytesize) : CUDA_ERROR_INVALID_VALUE; }
+{ return pool_valid(pool) ? FWD("cuMemAllocAsync", U(dptr), bytesize) : CUDA_ERROR_INVALID_VALUE; }
 
 /* ------------------------------------------------------------------ primary context reset */
 

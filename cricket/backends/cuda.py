@@ -154,10 +154,34 @@ class CudaDevice(Device):
 
     # modules
     def module_load(self, image: bytes, kind: ImageKind) -> Any:
+        from ..fatbin.writer import link_inputs
         drv = self._enter()
+        if kind == ImageKind.FATBIN:
+            inputs = link_inputs(image)
+            if inputs:
+                image, kind = self._link(drv, inputs), ImageKind.CUBIN
         if kind == ImageKind.PTX and not image.endswith(b"\0"):
             image = image + b"\0"
         return _check(drv.cuModuleLoadData(image), "cuModuleLoadData")
+
+    @staticmethod
+    def _link(drv: Any, inputs: list) -> bytes:
+        """The cubin the driver's own linker makes of a JIT link's inputs (``cricket.client.jit_link``
+        checked their symbols already). Written from the documented API; not run without a GPU."""
+        from ..fatbin.writer import LINK_INPUT_PREFIX
+        state = _check(drv.cuLinkCreate(0, [], []), "cuLinkCreate")
+        try:
+            for entry in inputs:
+                data = entry.payload
+                input_type = (drv.CUjitInputType.CU_JIT_INPUT_PTX if entry.is_ptx
+                              else drv.CUjitInputType.CU_JIT_INPUT_CUBIN)
+                name = entry.name[len(LINK_INPUT_PREFIX):]
+                _check(drv.cuLinkAddData(state, input_type, data, len(data), name.encode(), 0, [], []),
+                       f"cuLinkAddData({name})")
+            cubin, size = _check(drv.cuLinkComplete(state), "cuLinkComplete")
+            return ctypes.string_at(int(cubin), int(size))
+        finally:
+            drv.cuLinkDestroy(state)
 
     def module_unload(self, module: Any) -> None:
         _check(self._enter().cuModuleUnload(module), "cuModuleUnload")

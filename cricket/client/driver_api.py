@@ -21,16 +21,18 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+import threading
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from cricket import _select
-from cricket.cudafacts import occupancy
+from cricket.client import jit_link
 from cricket.client.runtime import RUNTIME as rt
 from cricket.client.runtime import (StreamRef, _read_container, error_source, join_containers,
                                     read_linked_containers)
+from cricket.cudafacts import device_attributes, occupancy
 
 hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
 
@@ -77,7 +79,7 @@ class DriverApiError(Exception):
 
 def result_of(exc: BaseException) -> int:
     """The CUresult for an exception raised below the driver API."""
-    if isinstance(exc, DriverApiError):
+    if isinstance(exc, (DriverApiError, jit_link.LinkError)):
         return exc.code
     source, code = error_source(exc)
     if source == "driver":
@@ -136,6 +138,7 @@ class ModuleRecord:
 
 modules: dict[int, ModuleRecord] = {}
 functions: dict[int, FunctionRecord] = {}
+jit_links: dict[int, jit_link.LinkState] = {}     # CUlinkState handle -> its state
 # Incremented in a forked child: server handles obtained before belong to the parent's session.
 # Module and function handles stay valid (cudart keeps its CUlibrary/CUkernel across fork); their
 # server objects are re-created at the first use.
@@ -244,6 +247,70 @@ def set_current_device(device: int) -> int:
     return SUCCESS
 
 
+# ------------------------------------------------------------------ created contexts
+
+class _CurrentContext(threading.local):
+    """The id of the calling thread's current context (0: a primary one), as forward.c tells it."""
+    id = 0
+
+
+_current_context = _CurrentContext()
+
+
+@dataclass
+class ContextResources:
+    """What was made while a created context was current: freed when it is destroyed."""
+    allocations: set[int] = field(default_factory=set)
+    modules: set[int] = field(default_factory=set)
+    streams: set[int] = field(default_factory=set)
+    events: set[int] = field(default_factory=set)
+    links: set[int] = field(default_factory=set)
+
+
+# context id -> its resources (primary contexts' are not filed: they live as long as the process)
+context_resources: dict[int, ContextResources] = {}
+
+
+def _file(kind: str, handle: int) -> None:
+    """Files ``handle`` under the calling thread's current created context, if any."""
+    if _current_context.id:
+        getattr(context_resources.setdefault(_current_context.id, ContextResources()), kind).add(handle)
+
+
+def _unfile(kind: str, handle: int) -> None:
+    for res in list(context_resources.values()):     # a snapshot: other threads may add contexts
+        getattr(res, kind).discard(handle)
+
+
+@implements("cricketSetContext")
+def set_current_context(context: int) -> int:
+    """The calling thread's current context is ``context`` (forward.c tells when it changes)."""
+    _current_context.id = context
+    return SUCCESS
+
+
+@implements("cricketContextDestroy")
+def context_destroy(context: int) -> int:
+    """cuCtxDestroy: the context's memory, modules, streams, events and link states are freed, as
+    NVIDIA's driver frees them with the context (contexts.c has popped it already)."""
+    res = context_resources.pop(context, None)
+    if res is None:
+        return SUCCESS
+    rt.drain()
+    for link in res.links:
+        jit_links.pop(link, None)
+    for kind, release in (("streams", stream_destroy), ("events", event_destroy),
+                          ("modules", module_unload), ("allocations", mem_free)):
+        for handle in getattr(res, kind):
+            try:
+                release(handle)
+            except Exception as exc:       # the rest is freed all the same
+                log.warning("cuCtxDestroy: freeing %s %#x failed: %s", kind[:-1], handle, exc)
+    log.debug("context %d destroyed: %d allocation(s), %d module(s) freed", context,
+              len(res.allocations), len(res.modules))
+    return SUCCESS
+
+
 @implements("cricketSetSchedule")
 def set_schedule(schedule: int) -> int:
     """A primary context's CU_CTX_SCHED_* flag (contexts.c checked it): how the process waits."""
@@ -255,6 +322,17 @@ def set_schedule(schedule: int) -> int:
 
 @implements("cuMemAlloc")
 def mem_alloc(dptr: int, size: int) -> int:
+    """An allocation of the current context (freed by cuCtxDestroy when that is a created one)."""
+    err = mem_alloc_async(dptr, size)
+    if err == SUCCESS and _current_context.id:
+        _file("allocations", hostmem.load_u64(dptr))
+    return err
+
+
+@implements("cuMemAllocAsync")
+def mem_alloc_async(dptr: int, size: int) -> int:
+    """cuMemAllocAsync/cuMemAllocFromPoolAsync: an ordinary allocation on the server that belongs to
+    no context ("cuCtxDestroy() will not destroy memory allocations by cuMemAllocAsync()")."""
     _out(dptr)
     if size == 0:
         return INVALID_VALUE
@@ -276,6 +354,7 @@ def mem_free(ptr: int, stream: int = 0) -> int:
     rt.drain()
     if not rt.free_allocation(ptr):
         return INVALID_VALUE            # another thread freed it meanwhile
+    _unfile("allocations", ptr)
     return SUCCESS
 
 
@@ -342,19 +421,21 @@ def mem_get_address_range(pbase: int, psize: int, dptr: int) -> int:
 
 @implements("cricketPointerInfo")
 def pointer_info(ptr: int, out: int) -> int:
-    """(kind, range start, range size, device, buffer id) of an address, for forward.c."""
+    """(kind, range start, range size, device, buffer id, created context id or 0) of an address,
+    for forward.c."""
     found = _allocation(ptr)
     if found is not None:
-        hostmem.store_i64s(out, (MEMORYTYPE_DEVICE, found[0], found[1], rt.thread.device, found[0]))
+        context = next((c for c, res in list(context_resources.items()) if found[0] in res.allocations), 0)
+        hostmem.store_i64s(out, (MEMORYTYPE_DEVICE, found[0], found[1], rt.thread.device, found[0], context))
         return SUCCESS
     if rt.is_device(ptr):               # a module global, inside a reserved device window
-        hostmem.store_i64s(out, (MEMORYTYPE_DEVICE, ptr, 0, rt.thread.device, ptr))
+        hostmem.store_i64s(out, (MEMORYTYPE_DEVICE, ptr, 0, rt.thread.device, ptr, 0))
         return SUCCESS
     pinned = _pinned_range(ptr)
     if pinned is not None:
-        hostmem.store_i64s(out, (MEMORYTYPE_HOST, pinned[0], pinned[1], rt.thread.device, pinned[0]))
+        hostmem.store_i64s(out, (MEMORYTYPE_HOST, pinned[0], pinned[1], rt.thread.device, pinned[0], 0))
         return SUCCESS
-    hostmem.store_i64s(out, (0, 0, 0, 0, 0))
+    hostmem.store_i64s(out, (0, 0, 0, 0, 0, 0))
     return SUCCESS
 
 
@@ -480,6 +561,7 @@ def module_load_data(pmodule: int, image: int) -> int:
     rt.stats.images_sent += bool(m.sent_image)
     handle = rt.new_handle()
     modules[handle] = ModuleRecord(m.handle, data, kind, session=_session)
+    _file("modules", handle)
     hostmem.store_u64(pmodule, handle)
     log.debug("module %#x loaded (%d bytes, kind %d, %s)", handle, len(data), kind,
               "sent" if m.sent_image else "server already held it")
@@ -495,6 +577,7 @@ def module_unload(handle: int) -> int:
     if m.session == _session:           # else it was loaded by the parent's session only
         rt.conn._check(rt.conn._stub.CR_MODULE_UNLOAD(m.server), "cuModuleUnload")
     del modules[handle]
+    _unfile("modules", handle)
     for fh in m.functions.values():
         functions.pop(fh, None)
     return SUCCESS
@@ -553,6 +636,73 @@ def module_get_global(dptr: int, size_ptr: int, module: int, name_ptr: int) -> i
     return SUCCESS
 
 
+# ------------------------------------------------------------------ JIT linking
+
+def _link(handle: int) -> jit_link.LinkState:
+    state = jit_links.get(handle)
+    if state is None:
+        raise DriverApiError(INVALID_HANDLE, f"link state {handle:#x} does not exist")
+    return state
+
+
+def _device_arch() -> int:
+    """The calling thread's device's compute capability as one number (7.5 -> 75)."""
+    device = rt.thread.device
+    return (rt.device_attribute(device, device_attributes.COMPUTE_CAPABILITY_MAJOR) * 10
+            + rt.device_attribute(device, device_attributes.COMPUTE_CAPABILITY_MINOR))
+
+
+@implements("cuLinkCreate")
+def link_create(count: int, options: int, values: int, pstate: int) -> int:
+    _out(pstate)
+    state = jit_link.LinkState.create(jit_link.read_options(count, options, values, "cuLinkCreate"),
+                                      _device_arch())
+    handle = rt.new_handle()
+    jit_links[handle] = state
+    _file("links", handle)
+    hostmem.store_u64(pstate, handle)
+    return SUCCESS
+
+
+@implements("cuLinkAddData")
+def link_add_data(handle: int, input_type: int, data: int, size: int, name: int, count: int, options: int,
+                  values: int) -> int:
+    state = _link(handle)
+    if not data or not size or size > jit_link.MAX_INPUT:
+        return INVALID_VALUE
+    label = ctypes.string_at(name).decode(errors="replace") if name else ""
+    state.add(input_type, hostmem.read(data, size), None, label,
+              jit_link.read_options(count, options, values, "cuLinkAddData"), "cuLinkAddData")
+    return SUCCESS
+
+
+@implements("cuLinkAddFile")
+def link_add_file(handle: int, input_type: int, path: int, count: int, options: int, values: int) -> int:
+    state = _link(handle)
+    name = _c_string(path)
+    state.add(input_type, None, name, name, jit_link.read_options(count, options, values, "cuLinkAddFile"),
+              "cuLinkAddFile")
+    return SUCCESS
+
+
+@implements("cuLinkComplete")
+def link_complete(handle: int, pimage: int, psize: int) -> int:
+    _out(pimage)
+    address, size = _link(handle).complete()
+    hostmem.store_u64(pimage, address)
+    if psize:
+        hostmem.store_u64(psize, size)
+    return SUCCESS
+
+
+@implements("cuLinkDestroy")
+def link_destroy(handle: int) -> int:
+    if jit_links.pop(handle, None) is None:
+        return INVALID_HANDLE
+    _unfile("links", handle)
+    return SUCCESS
+
+
 # ------------------------------------------------------------------ functions and launches
 
 _DYNAMIC_SHARED = 8          # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
@@ -563,7 +713,7 @@ _SET_CACHE_CONFIG = (1 << 64) - 1
 def func_get_attribute(pi: int, attribute: int, func: int) -> int:
     _out(pi)
     f = _function(func)
-    cc = rt.device_attribute(rt.thread.device, 75) * 10 + rt.device_attribute(rt.thread.device, 76)
+    cc = _device_arch()
     if attribute in f.attributes:
         value = f.attributes[attribute]
     elif attribute in (5, 6):                  # PTX_VERSION, BINARY_VERSION
@@ -716,7 +866,9 @@ def _kernel_usage(f: FunctionRecord, dev: occupancy.DeviceLimits) -> occupancy.K
 @implements("cuStreamCreate")
 def stream_create(pstream: int, flags: int) -> int:
     _out(pstream)
-    hostmem.store_u64(pstream, rt.create_stream(flags))
+    stream = rt.create_stream(flags)
+    _file("streams", stream)
+    hostmem.store_u64(pstream, stream)
     return SUCCESS
 
 
@@ -726,6 +878,7 @@ def stream_destroy(stream: int) -> int:
     if not server:
         return INVALID_HANDLE
     rt.destroy_stream(stream, server)
+    _unfile("streams", stream)
     return SUCCESS
 
 
@@ -749,7 +902,9 @@ def stream_wait_event(stream: int, event: int) -> int:
 @implements("cuEventCreate")
 def event_create(pevent: int, flags: int) -> int:
     _out(pevent)
-    hostmem.store_u64(pevent, rt.create_event(flags))
+    event = rt.create_event(flags)
+    _file("events", event)
+    hostmem.store_u64(pevent, event)
     return SUCCESS
 
 
@@ -780,6 +935,7 @@ def event_elapsed_time(ms: int, start: int, end: int) -> int:
 @implements("cuEventDestroy")
 def event_destroy(event: int) -> int:
     rt.destroy_event(event)
+    _unfile("events", event)
     return SUCCESS
 
 

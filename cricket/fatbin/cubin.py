@@ -28,6 +28,7 @@ ELFOSABI_CUDA_V2 = 0x41            # CUDA 13: every arch
 STO_CUDA_ENTRY = 0x10
 SHT_CUDA_INFO = 0x70000000
 STT_OBJECT, STT_FUNC = 1, 2
+STB_GLOBAL, STB_WEAK = 1, 2
 SHN_UNDEF = 0
 
 PARAM_SPACE_POINTER = 5             # KPARAM "space" of a pointer parameter, sm_100+ only
@@ -177,6 +178,23 @@ class Cubin:
     @functools.cached_property
     def _symbols_by_name(self) -> dict[str, Symbol]:
         return {s.name: s for s in self.symbols if s.name}
+
+    @functools.cached_property
+    def link_symbols(self) -> "LinkSymbols":
+        """Global and weak symbols this (relocatable) cubin defines, and those it leaves undefined."""
+        from .ptx import LinkSymbols
+        defined, weak, undefined = set(), set(), set()
+        for s in self.symbols:
+            binding = s.info >> 4
+            if not s.name or binding not in (STB_GLOBAL, STB_WEAK):
+                continue
+            if s.shndx == SHN_UNDEF:
+                undefined.add(s.name)
+            else:                       # functions, and variables (typed STT_CUDA_OBJECT by nvcc)
+                defined.add(s.name)
+                if binding == STB_WEAK:
+                    weak.add(s.name)
+        return LinkSymbols(frozenset(defined), frozenset(weak), frozenset(undefined - defined))
 
     @functools.cached_property
     def kernel_names(self) -> tuple[str, ...]:

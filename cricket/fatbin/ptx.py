@@ -1,4 +1,5 @@
-"""PTX text: version, target, and a parameter layout for every ``.entry``.
+"""PTX text: version, target, a parameter layout for every ``.entry``, and the symbols a linker
+resolves across modules (``link_symbols``).
 
 The layout follows the PTX rules nvcc and ptxas use for the kernel parameter
 buffer: each parameter at the next multiple of its alignment, where the
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import NamedTuple
 
 from .errors import KernelNotFoundError, PtxError
 from .layout import KernelLayout, KernelParam
@@ -31,6 +33,14 @@ _VERSION = re.compile(r"^[ \t]*\.version[ \t]+(\d+)\.(\d+)", re.MULTILINE)
 _TARGET = re.compile(r"^[ \t]*\.target[ \t]+([^\n]+)", re.MULTILINE)
 _ADDRESS_SIZE = re.compile(r"^[ \t]*\.address_size[ \t]+(\d+)", re.MULTILINE)
 _ARRAY = re.compile(r"^([\w$.]+)\[(\d+)\]$")
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+_BOUNDARY = re.compile(r"[{};]")
+_LINKAGE = re.compile(r"\.(visible|extern|weak|common)\b")
+# a function header: `.func (.param .b32 retval) name(`, `.entry name(`
+_FUNCTION = re.compile(r"\.(entry|func)\s*(?:\([^)]*\)\s*)?([\w$.]+)")
+# a module-scope variable in a space the linker resolves (.shared externs are dynamic shared memory)
+_VARIABLE = re.compile(r"\.(global|const)\b")
+_VARIABLE_NAME = re.compile(r"([\w$.]+)\s*(?:\[[^\]]*\]\s*)*$")
 
 
 def _arch_of(targets: list[str]) -> int:
@@ -39,6 +49,16 @@ def _arch_of(targets: list[str]) -> int:
         if m:
             return int(m.group(1))
     return 0
+
+
+class LinkSymbols(NamedTuple):
+    """What a relocatable module offers and needs at link time: ``defined`` the names of its
+    ``.visible``/``.weak``/``.common`` functions and ``.global``/``.const`` variables (``weak`` the
+    subset that may be defined again elsewhere), ``undefined`` those it declares ``.extern``
+    without defining them."""
+    defined: frozenset[str]
+    weak: frozenset[str]
+    undefined: frozenset[str]
 
 
 class PtxModule:
@@ -90,6 +110,58 @@ class PtxModule:
 
     def kernels(self) -> list[KernelLayout]:
         return list(self._entries.values())
+
+    @functools.cached_property
+    def link_symbols(self) -> LinkSymbols:
+        """The module-scope declarations a linker resolves (function bodies are skipped)."""
+        text = _COMMENT.sub(" ", self.text)
+        defined: set[str] = set()
+        weak: set[str] = set()
+        declared: set[str] = set()
+        depth = 0
+        start = 0
+        initializer = False          # inside `= { ... }` of a variable at module scope
+        for m in _BOUNDARY.finditer(text):
+            token = m.group()
+            if depth == 0 and not initializer:
+                statement = text[start:m.start()]
+                if token == "{" and "=" in statement:
+                    initializer = True
+                    continue
+                if token != "}":
+                    self._declaration(statement, token == "{", defined, weak, declared)
+            if token == "{" and not initializer:
+                depth += 1
+            elif token == "}" and not initializer:
+                depth = max(0, depth - 1)
+            elif token == ";" and initializer:
+                self._declaration(text[start:m.start()], True, defined, weak, declared)
+                initializer = False
+            if depth == 0 and not initializer:
+                start = m.end()
+        return LinkSymbols(frozenset(defined), frozenset(weak), frozenset(declared - defined))
+
+    @staticmethod
+    def _declaration(statement: str, has_body: bool, defined: set[str], weak: set[str],
+                     declared: set[str]) -> None:
+        linkage = set(_LINKAGE.findall(statement))
+        f = _FUNCTION.search(statement)
+        if f is not None:
+            name = f.group(2)
+        elif _VARIABLE.search(statement):
+            m = _VARIABLE_NAME.search(statement.split("=", 1)[0].strip())
+            if m is None:
+                return
+            name = m.group(1)
+            has_body = "extern" not in linkage      # a variable without .extern is a definition
+        else:
+            return
+        if "extern" in linkage and not has_body:
+            declared.add(name)
+        elif has_body and (linkage & {"visible", "weak", "common"} or (f is not None and f.group(1) == "entry")):
+            defined.add(name)
+            if linkage & {"weak", "common"}:
+                weak.add(name)
 
     def _layout(self, name: str, param_text: str, directives: str) -> KernelLayout:
         params = []

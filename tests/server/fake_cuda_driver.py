@@ -42,6 +42,11 @@ class CUfunction_attribute(enum.IntEnum):
     CU_FUNC_ATTRIBUTE_BINARY_VERSION = 6
 
 
+class CUjitInputType(enum.IntEnum):
+    CU_JIT_INPUT_CUBIN = 0
+    CU_JIT_INPUT_PTX = 1
+
+
 CU_LAUNCH_PARAM_END_AS_INT = 0
 CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT = 1
 CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT = 2
@@ -74,6 +79,9 @@ class FakeDriver:
         self.CUresult = CUresult
         self.CUdevice_attribute = CUdevice_attribute
         self.CUfunction_attribute = CUfunction_attribute
+        self.CUjitInputType = CUjitInputType
+        self.link_inputs: list[tuple[int, bytes, bytes]] = []     # (input type, data, name) of the last link
+        self._linked = ctypes.create_string_buffer(1)
         self.CU_LAUNCH_PARAM_END_AS_INT = CU_LAUNCH_PARAM_END_AS_INT
         self.CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT = CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT
         self.CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT = CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT
@@ -211,6 +219,27 @@ class FakeDriver:
     def cuModuleLoadData(self, image):
         self._log("cuModuleLoadData")
         return OK, _Handle(bytes(image))
+
+    # JIT linking: the "cubin" names the inputs it was linked from
+    def cuLinkCreate(self, num_options, options, values):
+        self._log("cuLinkCreate")
+        self.link_inputs = []
+        return OK, _Handle("link")
+
+    def cuLinkAddData(self, state, input_type, data, size, name, num_options, options, values):
+        self._log("cuLinkAddData")
+        self.link_inputs.append((int(input_type), bytes(data[:size]), name))
+        return (OK,)
+
+    def cuLinkComplete(self, state):
+        self._log("cuLinkComplete")
+        image = b"linked " + b",".join(name for _, _, name in self.link_inputs)
+        self._linked = ctypes.create_string_buffer(image, len(image))
+        return OK, ctypes.addressof(self._linked), len(image)
+
+    def cuLinkDestroy(self, state):
+        self._log("cuLinkDestroy")
+        return (OK,)
 
     def cuModuleUnload(self, module):
         self._log("cuModuleUnload")

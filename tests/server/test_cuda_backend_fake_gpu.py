@@ -128,3 +128,20 @@ def test_sessions_share_the_primary_context_unless_isolated(fake):
     a.release()
     b.release()
     assert fake.contexts == []
+
+
+def test_a_jit_link_container_is_linked_by_the_driver_before_loading(fake):
+    # the container cricket.client.jit_link makes of cuLinkAddData inputs: the backend hands each
+    # entry to the driver's linker in order and loads the cubin cuLinkComplete returns
+    from cricket.fatbin.format import EntryKind
+    from cricket.fatbin.writer import LINK_INPUT_PREFIX, NewEntry, container
+    ptx = b".version 9.0\n.target sm_75\n.address_size 64\n.visible .entry vadd()\n{\n\tret;\n}\n"
+    image = container([NewEntry(EntryKind.PTX, 75, ptx, LINK_INPUT_PREFIX + "kernel.ptx", (9, 0)),
+                       NewEntry(EntryKind.ELF, 75, b"\x7fELF relocatable", LINK_INPUT_PREFIX + "device.cubin")])
+    dev = cuda_backend.CudaBackend().device(0)
+    module = dev.module_load(image, ImageKind.FATBIN)
+    assert fake.link_inputs == [(1, ptx + b"\0", b"kernel.ptx"), (0, b"\x7fELF relocatable", b"device.cubin")]
+    assert module.name == b"linked kernel.ptx,device.cubin"
+    calls = [c for c in fake.calls if c.startswith(("cuLink", "cuModuleLoad"))]
+    assert calls == ["cuLinkCreate", "cuLinkAddData", "cuLinkAddData", "cuLinkComplete", "cuLinkDestroy",
+                     "cuModuleLoadData"]
