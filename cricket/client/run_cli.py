@@ -130,6 +130,12 @@ def run(command: list[str], server: str | None = None, backend: str = "", stats:
         raise RunError("no command given: cricket run [--server ADDR] -- CMD ARGS...")
     local = relay = None
     started = time.monotonic()
+    if server:
+        from cricket.rpc.transport import parse_address
+        try:
+            parse_address(server)
+        except ValueError as exc:
+            raise RunError(f"--server: {exc}") from None
     if not server:
         from cricket.client.local_server import LocalServer
         # unbuffered: the server's log lines reach the terminal while the program runs

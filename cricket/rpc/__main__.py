@@ -16,18 +16,39 @@ import sys
 from cricket._log import configure
 
 from .constants import DEFAULT_MAX_RECORD
+from .errors import RpcError
 from .server import Server
 from .transport import parse_address, run
 
 log = logging.getLogger("cricket.rpc")
 
 
+class UsageError(Exception):
+    """A mistake in the command line or its environment; the message says what to do (one line)."""
+
+
 def _load(spec: str):
     module, sep, name = spec.partition(":")
-    if not sep:
-        raise SystemExit(f"{spec!r}: give a skeleton implementation as module:Class")
-    obj = getattr(importlib.import_module(module), name)
-    return obj() if isinstance(obj, type) else obj
+    if not sep or not module or not name:
+        raise UsageError(f"{spec!r}: give a skeleton implementation as module:Class")
+    try:
+        obj = getattr(importlib.import_module(module), name)
+    except ImportError as exc:
+        raise UsageError(f"{spec!r}: cannot import {module} ({exc}); is it on PYTHONPATH?") from None
+    except AttributeError:
+        raise UsageError(f"{spec!r}: module {module} has no {name}") from None
+    impl = obj() if isinstance(obj, type) else obj
+    if not all(hasattr(impl, a) for a in ("PROGRAM", "VERSION")):
+        raise UsageError(f"{spec!r} is not a skeleton implementation (a subclass of an rpcgen-generated "
+                         "<VERSION>_Server class, with PROGRAM and VERSION)")
+    return impl
+
+
+def _address(text: str):
+    try:
+        return parse_address(text)
+    except ValueError as exc:
+        raise UsageError(f"--listen: {exc}") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,10 +66,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 async def _serve(args: argparse.Namespace) -> int:
+    addresses = [(text, _address(text)) for text in args.listen or ["127.0.0.1:0"]]
     server = Server([_load(s) for s in args.skeletons], max_record_size=args.max_record)
-    bound = [await server.listen(parse_address(addr)) for addr in args.listen or ["127.0.0.1:0"]]
+    bound = []
+    for text, address in addresses:
+        try:
+            bound.append(await server.listen(address))
+        except OSError as exc:
+            await server.close()
+            raise UsageError(f"cannot listen on {text}: {exc.strerror or exc}") from None
     if args.register:
-        await server.register()
+        try:
+            await server.register()
+        except (OSError, RpcError) as exc:
+            await server.close()
+            raise UsageError(f"cannot register with rpcbind ({exc}); start rpcbind or leave out --register") from None
     # One line per listener on stdout, once ready, so scripts can learn an ephemeral port.
     for b in bound:
         print(f"listening {b[0]}:{b[1]}" if isinstance(b, tuple) else f"listening {b}", flush=True)
@@ -64,7 +96,11 @@ async def _serve(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     configure("INFO")
     args = build_parser().parse_args(argv)
-    return run(_serve(args))
+    try:
+        return run(_serve(args))
+    except UsageError as exc:
+        print(f"python -m cricket.rpc serve: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -18,11 +18,15 @@ Address = Union[TcpAddress, str]
 """``(host, port)`` for TCP, ``"host:port"``, or a Unix socket path (``"/path"`` or ``"unix:/path"``)."""
 
 
+MAX_PORT = 65535
+
+
 def parse_address(address: Address) -> TcpAddress | str:
-    """Normalise an address: a ``(host, port)`` tuple for TCP, a path string for Unix sockets."""
+    """Normalise an address: a ``(host, port)`` tuple for TCP, a path string for Unix sockets.
+    A port outside 0-65535 is a ``ValueError`` (the system would silently wrap it)."""
     if isinstance(address, tuple):
         host, port = address
-        return str(host), int(port)
+        return str(host), _port(int(port), f"{host}:{port}")
     if not isinstance(address, str) or not address:
         raise ValueError(f"not an RPC address: {address!r}; use (host, port), 'host:port' or a path")
     if address.startswith("unix:"):
@@ -32,7 +36,13 @@ def parse_address(address: Address) -> TcpAddress | str:
     host, sep, port = address.rpartition(":")
     if not sep or not port.isdigit():
         raise ValueError(f"not an RPC address: {address!r}; use 'host:port' or a Unix socket path")
-    return host.strip("[]") or "127.0.0.1", int(port)
+    return host.strip("[]") or "127.0.0.1", _port(int(port), address)
+
+
+def _port(port: int, shown: str) -> int:
+    if not 0 <= port <= MAX_PORT:
+        raise ValueError(f"{shown}: port {port} is out of range; use 0-{MAX_PORT}")
+    return port
 
 
 def is_unix(address: TcpAddress | str) -> bool:

@@ -3,14 +3,17 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import errno
 import logging
 import os
 import signal
+import socket
 import sys
 from pathlib import Path
 
 from ..backends.registry import BackendLoadError, BackendRegistry, parse_backend_option
 from ..rpc import Server
+from ..rpc.errors import RpcError
 from ..rpc.constants import DEFAULT_MAX_RECORD
 from ..rpc.transport import new_event_loop
 
@@ -18,6 +21,10 @@ log = logging.getLogger(__name__)
 
 # A record must hold the largest argument cricket.x allows (one module image) plus headers.
 MAX_RECORD = max(DEFAULT_MAX_RECORD, (512 << 20) + (1 << 16))
+
+
+class ServerStartError(Exception):
+    """The server cannot start as configured; the message says why and what to do (one line)."""
 
 
 @dataclasses.dataclass
@@ -34,9 +41,10 @@ class ServerConfig:
     poll_us: float = 100.0
 
 
-def load_backends(registry: BackendRegistry, options: list[str]) -> list[str]:
+def load_backends(registry: BackendRegistry, options: list[str], strict: bool = False) -> list[str]:
     """Load each ``NAME[=SPEC]``; with none, cuda when a GPU is usable else emu. Returns the errors
-    (one line each); the server keeps running with whatever loaded."""
+    (one line each); the server keeps running with whatever loaded, unless ``strict``: then a
+    backend that was asked for and does not load is a :class:`ServerStartError`."""
     errors: list[str] = []
     if not options:
         from ..backends.cuda import CudaBackend
@@ -51,6 +59,9 @@ def load_backends(registry: BackendRegistry, options: list[str]) -> list[str]:
             name, spec = parse_backend_option(option)
             registry.load(name, spec)
         except (BackendLoadError, ValueError) as exc:
+            if strict:
+                raise ServerStartError(f"backend {option!r} does not load: {exc}; "
+                                       "`cricket server --list-backends` shows what can be loaded here") from None
             log.error("backend %s not loaded: %s", option, exc)
             errors.append(str(exc))
     if not registry.loaded():
@@ -81,19 +92,30 @@ async def serve(config: ServerConfig) -> int:
     registry = BackendRegistry()
     loop = asyncio.get_running_loop()
     # Backends may take a while to initialise (a GPU driver): keep the loop free meanwhile.
-    await loop.run_in_executor(None, load_backends, registry, config.backends)
-    service, program, server = build(config, registry)
-    if config.unix_path:
-        path = Path(config.unix_path)
-        if path.is_socket():
-            path.unlink()   # a stale socket from an earlier run
-        address = await server.listen(str(path))
-        shown = str(path)
-    else:
-        address = await server.listen((config.host, config.port))
-        shown = f"{address[0]}:{address[1]}"
-        if config.register:
-            await server.register()     # RpcError with the reason when rpcbind refuses
+    try:
+        await loop.run_in_executor(None, load_backends, registry, config.backends, bool(config.backends))
+        service, program, server = build(config, registry)
+        socket_id = None
+        if config.unix_path:
+            path = Path(config.unix_path)
+            _take_unix_path(path)
+            address = await _listen(server, str(path), str(path))
+            shown = str(path)
+            socket_id = _inode(path)
+        else:
+            shown = f"{config.host}:{config.port}"
+            address = await _listen(server, (config.host, config.port), shown)
+            shown = f"{address[0]}:{address[1]}"
+            if config.register:
+                try:
+                    await server.register()
+                except (OSError, RpcError) as exc:
+                    await server.close()
+                    raise ServerStartError(f"cannot register with rpcbind ({exc}); start rpcbind or "
+                                           "leave out --register") from None
+    except BaseException:
+        registry.close()
+        raise
     log.info("cricket server listening on %s with backends %s (default %s)", shown,
              ", ".join(registry.loaded()) or "none", registry.default)
     print(f"cricket server listening on {shown}", flush=True)
@@ -121,9 +143,63 @@ async def serve(config: ServerConfig) -> int:
             log.warning("%d session(s) still busy at shutdown; their resources go with the process",
                         len(pending))
     registry.close()
-    if config.unix_path:
-        Path(config.unix_path).unlink(missing_ok=True)
+    if config.unix_path and _inode(Path(config.unix_path)) == socket_id:
+        Path(config.unix_path).unlink(missing_ok=True)     # ours still: no other server took the path
     return 0
+
+
+def _inode(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _take_unix_path(path: Path) -> None:
+    """Make ``path`` free for the server's socket: a stale socket (nobody accepts on it) is removed;
+    a live one, anything that is not a socket, or a missing folder is a ServerStartError."""
+    if not path.parent.is_dir():
+        raise ServerStartError(f"--unix {path}: the folder {path.parent} does not exist; create it or "
+                               "choose another path")
+    if not path.exists() and not path.is_symlink():
+        return
+    if not path.is_socket():
+        raise ServerStartError(f"--unix {path}: the path exists and is not a socket; remove it or "
+                               "choose another path")
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.settimeout(2)
+        probe.connect(str(path))
+    except (ConnectionRefusedError, FileNotFoundError):
+        log.info("removing the stale socket %s (nothing listens on it)", path)
+        path.unlink(missing_ok=True)
+        return
+    except OSError as exc:
+        raise ServerStartError(f"--unix {path}: cannot tell whether a server listens there ({exc})") from None
+    finally:
+        probe.close()
+    raise ServerStartError(f"--unix {path}: another server is listening on it; stop that one or "
+                           "choose another path")
+
+
+_LISTEN_HINTS = {
+    errno.EADDRINUSE: "another process listens on it (`ss -ltnp` names it); stop it or choose another port",
+    errno.EADDRNOTAVAIL: "no interface of this host has that address; use one it has, or 0.0.0.0 for all",
+    errno.EACCES: "ports below 1024 need privileges; choose a port from 1024 up",
+    errno.ENOENT: "the folder does not exist; create it or choose another path",
+}
+
+
+async def _listen(server: Server, address, shown: str):
+    try:
+        return await server.listen(address)
+    except socket.gaierror as exc:
+        raise ServerStartError(f"cannot listen on {shown}: unknown host ({exc.strerror}); give an IP "
+                               "address or a name this host resolves") from None
+    except OSError as exc:
+        hint = _LISTEN_HINTS.get(exc.errno, "check the address")
+        raise ServerStartError(f"cannot listen on {shown}: {exc.strerror or exc}; {hint}") from None
 
 
 def run_server(config: ServerConfig) -> int:

@@ -54,9 +54,12 @@ def _poll_default() -> float:
 
 
 def parse_listen(text: str) -> tuple[str, int]:
+    from ..rpc.transport import MAX_PORT
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit():
         raise ValueError(f"--listen {text!r}: use HOST:PORT, e.g. 127.0.0.1:{DEFAULT_PORT}")
+    if int(port) > MAX_PORT:
+        raise ValueError(f"--listen {text!r}: port {int(port)} is out of range; use 0-{MAX_PORT} (0 picks a free one)")
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
@@ -89,4 +92,9 @@ def main(args: argparse.Namespace) -> int:
     if config.register and config.unix_path:
         print("cricket server: --register works with TCP only (rpcbind maps TCP ports)", file=sys.stderr)
         return 2
-    return run_server(config)
+    from .app import ServerStartError
+    try:
+        return run_server(config)
+    except ServerStartError as exc:
+        print(f"cricket server: {exc}", file=sys.stderr)
+        return 1
