@@ -54,6 +54,8 @@ EXAMPLES = (
     Example("fork_child", ("fork_child.cu",)),
     Example("long_running", ("long_running.cu",)),
     Example("empty_kernel", ("empty_kernel.cu",)),
+    Example("mapped_memory", ("mapped_memory.cu",)),
+    Example("device_query", ("device_query.cu",), ("-ldl",)),
 )
 BY_NAME = {e.name: e for e in EXAMPLES}
 

@@ -162,8 +162,10 @@ static int parse_hex_uuid(const char *text, CUuuid *out)
 
 /* Fills `s` from FILE; on any error logs file:line and what is wrong, and returns -1. */
 /* A file must describe a device; the server's snapshot may have none (CUDA_VISIBLE_DEVICES hides
- * them all: cuInit then fails with CUDA_ERROR_NO_DEVICE, as NVIDIA's driver does). */
-static int load_stream(FILE *f, const char *path, struct cricket_drv_snapshot *s, int allow_none)
+ * them all: cuInit then fails with CUDA_ERROR_NO_DEVICE, as NVIDIA's driver does). A file's device
+ * starts from the built-in values; a server's starts from nothing: HELLO lists every attribute,
+ * and the runtime shim answers from the same list, so an attribute it lacks is 0 in both. */
+static int load_stream(FILE *f, const char *path, struct cricket_drv_snapshot *s, int from_server)
 {
     char line[512];
     int lineno = 0, rc = 0;
@@ -199,7 +201,12 @@ static int load_stream(FILE *f, const char *path, struct cricket_drv_snapshot *s
             if (s->device_count == CRICKET_DRV_MAX_DEVICES) problem = "too many devices (at most 16)";
             else {
                 d = &s->devices[s->device_count];
-                builtin_device(d, s->device_count++);
+                if (from_server) {
+                    memset(d, 0, sizeof *d);
+                    s->device_count++;
+                } else {
+                    builtin_device(d, s->device_count++);
+                }
             }
         } else if (!d) {
             problem = "a `device` line must come before device properties";
@@ -228,7 +235,7 @@ static int load_stream(FILE *f, const char *path, struct cricket_drv_snapshot *s
             rc = -1;
         }
     }
-    if (rc == 0 && s->device_count == 0 && !allow_none) {
+    if (rc == 0 && s->device_count == 0 && !from_server) {
         cricket_drv_log(CRICKET_DRV_ERROR, "%s describes no device (no `device` line)", path);
         rc = -1;
     }

@@ -38,7 +38,7 @@ from .direct import (
     COPY_CHUNK, DIRECT_MIN, PROC_DTOH, PROC_HTOD, PROC_HTOD_ASYNC, STATUS_OK, dtoh_args, htod_buffers,
     receive_data_into,
 )
-from . import visible_devices
+from . import capabilities, visible_devices
 from .kernel_args import pack_kernel_args
 
 log = logging.getLogger(__name__)
@@ -367,7 +367,7 @@ class Connection:
         # every device of the server (``ordinal`` is the server's); ``devices``: those that
         # CUDA_VISIBLE_DEVICES shows, in its order; the calls below take an index into it
         self.server_devices = [Device(i, d.name, bytes(d.uuid), d.total_memory,
-                                      {a.attribute: a.value for a in d.attributes})
+                                      capabilities.apply({a.attribute: a.value for a in d.attributes}))
                                for i, d in enumerate(ok.devices)]
         self.devices = visible_devices.visible(self.server_devices)
         if self.devices and self.devices[0].ordinal != 0:
