@@ -155,8 +155,8 @@ class MappedMemory:
         """Map read-write memory at ``addr``, only over the runtime's own reservation there."""
         rt = self.rt
         from cricket.client.runtime import CHUNK_SHIFT, WINDOW_SHIFT
-        for page in range(addr, addr + length, PAGE):
-            if (page >> WINDOW_SHIFT) not in rt.windows and (page >> CHUNK_SHIFT) not in rt.chunks:
+        for chunk in range(addr >> CHUNK_SHIFT, ((addr + length - 1) >> CHUNK_SHIFT) + 1):
+            if (chunk << CHUNK_SHIFT >> WINDOW_SHIFT) not in rt.windows and chunk not in rt.chunks:
                 return False
         got = rt._libc.mmap(addr, length, _PROT_RW, _MAP_PRIVATE | _MAP_ANONYMOUS | _MAP_FIXED, -1, 0)
         return got == addr
