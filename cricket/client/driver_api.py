@@ -395,8 +395,7 @@ def _copy(kind: int, dst: int, src: int, count: int, stream_handle: int, is_asyn
     stream = rt.stream(stream_handle)
     sync = not is_async
     if rt.mapped_memory.ranges:
-        dst, src, kind, into_mapped = rt.mapped_memory.resolve_copy(dst, src, kind)
-        sync = sync or into_mapped      # a later launch sends the host bytes: they must be there
+        dst, src, kind = rt.mapped_memory.resolve_copy(dst, src, kind)
     if sync:
         rt.drain()
         rt.mapped_memory.after_sync()

@@ -63,6 +63,9 @@ class MappedMemory:
         self.rt = runtime
         self.ranges: dict[int, MappedRange] = {}       # host address -> range
         self.flags: dict[int, int] = {}                # pinned host address -> its allocation flags
+        # host memory mapped at a device address -> its length; kept past a device reset, which
+        # forgets the ranges but leaves the application its memory until cudaFreeHost
+        self.at_device_address: dict[int, int] = {}
         self.host_dirty = False                        # the host may have written since the last push
         self.device_dirty = False                      # a kernel may have written since the last pull
         self._lock = threading.RLock()
@@ -84,6 +87,7 @@ class MappedMemory:
         device = _round_up(backing, PAGE)
         if self._map_fixed(device, length):
             host, shared = device, True
+            self.at_device_address[host] = length
             with rt._lock:
                 rt.host_allocs[host] = size
         else:
@@ -101,12 +105,13 @@ class MappedMemory:
         with self._lock:
             r = self.ranges.pop(ptr, None)
             self.flags.pop(ptr, None)
-        if r is None or not r.shared_address:
+            length = self.at_device_address.pop(ptr, None)
+        if length is None:
             rt.host_free(ptr)
         else:
             with rt._lock:
                 rt.host_allocs.pop(ptr, None)
-            self._unmap(r.host, _round_up(max(r.size, 1), PAGE))
+            self._unmap(ptr, length)
         if r is not None:
             self._release(r)
 
@@ -158,6 +163,8 @@ class MappedMemory:
         for chunk in range(addr >> CHUNK_SHIFT, ((addr + length - 1) >> CHUNK_SHIFT) + 1):
             if (chunk << CHUNK_SHIFT >> WINDOW_SHIFT) not in rt.windows and chunk not in rt.chunks:
                 return False
+        if any(a < addr + length and addr < a + n for a, n in self.at_device_address.items()):
+            return False        # memory the application still holds from before a device reset
         got = rt._libc.mmap(addr, length, _PROT_RW, _MAP_PRIVATE | _MAP_ANONYMOUS | _MAP_FIXED, -1, 0)
         return got == addr
 
@@ -227,12 +234,14 @@ class MappedMemory:
             for r in self.ranges.values():
                 self.rt.dtoh(r.host, r.device, r.size, 0)
 
-    def resolve_copy(self, dst: int, src: int, kind: int) -> tuple[int, int, int, bool]:
-        """A copy naming mapped memory works on its host side: (dst, src, kind, wrote_mapped).
-        ``kind`` comes back as what the two addresses now are (never DEFAULT)."""
+    def resolve_copy(self, dst: int, src: int, kind: int) -> tuple[int, int, int]:
+        """A copy naming mapped memory works on its host side: (dst, src, kind), ``kind`` being
+        what the two addresses now are (never DEFAULT). An asynchronous copy into the host side
+        may complete later: the push before the next launch waits for it (``Runtime.htod``
+        settles deferred copies into its source first)."""
         d, s = self.find(dst), self.find(src)
         if d is None and s is None:
-            return dst, src, kind, False
+            return dst, src, kind
         self.after_sync()
         is_device = self.rt.is_device
         dst_device = is_device(dst) if kind == DEFAULT else kind in (H2D, D2D)
@@ -242,7 +251,7 @@ class MappedMemory:
             self.host_dirty = True
         if s is not None:
             src, src_device = s[0].host + s[1], False
-        return dst, src, _KIND[(src_device, dst_device)], d is not None
+        return dst, src, _KIND[(src_device, dst_device)]
 
     def host_side(self, ptr: int) -> int | None:
         """For a memset: the host address of mapped ``ptr`` after bringing it up to date."""

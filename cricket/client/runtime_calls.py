@@ -388,8 +388,7 @@ def _copy(dst: int, src: int, count: int, kind: int, stream_handle: int, sync: b
     if count == 0:
         return SUCCESS
     if rt.mapped_memory.ranges:
-        dst, src, kind, into_mapped = rt.mapped_memory.resolve_copy(dst, src, kind)
-        sync = sync or into_mapped      # a later launch sends the host bytes: they must be there
+        dst, src, kind = rt.mapped_memory.resolve_copy(dst, src, kind)
     elif kind != H2D and kind != D2H:
         kind = rt.kind_of(dst, src, kind)
     stream = 0 if stream_handle == 0 else rt.stream(stream_handle)
