@@ -3,10 +3,11 @@
 // so that runs through different faces can be compared line by line. Self-check: the runtime's and
 // the driver's answer to each attribute agree.
 #include <cstring>
+#include <cuda.h>           // CUdevice_attribute (no libcuda link: it is opened at run time)
 #include <dlfcn.h>
 #include "check.h"
 
-#define ATTRIBUTE_MAX 148   // CU_DEVICE_ATTRIBUTE_MAX of CUDA 13.0
+#define ATTRIBUTE_MAX CU_DEVICE_ATTRIBUTE_MAX
 
 typedef int (*cu_init_t)(unsigned int);
 typedef int (*cu_device_get_attribute_t)(int *, int, int);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <cuda.h>          /* CUdevice_attribute: the numbers cudaDeviceAttr shares */
 #include "shim.h"
 
 #define U(x) ((uint64_t)(uintptr_t)(x))
@@ -171,7 +172,7 @@ static const struct { size_t offset, size; int attribute; } PROP_FIELDS[] = {
     FIELD(deferredMappingCudaArraySupported, cudaDevAttrDeferredMappingCudaArraySupported),
     FIELD(ipcEventSupported, cudaDevAttrIpcEventSupport),
     FIELD(clusterLaunch, cudaDevAttrClusterLaunch),
-    FIELD(unifiedFunctionPointers, 129),        /* CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS */
+    FIELD(unifiedFunctionPointers, CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS),
     FIELD(deviceNumaConfig, cudaDevAttrNumaConfig),
     FIELD(deviceNumaId, cudaDevAttrNumaId),
     FIELD(mpsEnabled, cudaDevAttrMpsEnabled),
@@ -181,7 +182,7 @@ static const struct { size_t offset, size; int attribute; } PROP_FIELDS[] = {
     FIELD(hostNumaMultinodeIpcSupported, cudaDevAttrHostNumaMultinodeIpcSupported),
 };
 #undef FIELD
-#define ATTRIBUTE_COUNT 148     /* CU_DEVICE_ATTRIBUTE_MAX of CUDA 13.0 */
+#define ATTRIBUTE_COUNT CU_DEVICE_ATTRIBUTE_MAX
 
 CRICKET_EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 {

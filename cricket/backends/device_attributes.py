@@ -1,14 +1,13 @@
 """CUdevice_attribute (cuda.h, CUDA 13.0): the numbers both client faces and every backend use.
 
 ``cudaDeviceAttr`` has the same numbers (``driver_types.h``). Aliases keep cuda.h's older names
-(``SHARED_MEMORY_PER_BLOCK`` is ``MAX_SHARED_MEMORY_PER_BLOCK``).
+(``SHARED_MEMORY_PER_BLOCK`` is ``MAX_SHARED_MEMORY_PER_BLOCK``). Plain integers, not an enum: the
+client imports this at its start, where an enum of 150 members costs milliseconds.
 """
 from __future__ import annotations
 
-import enum
 
-
-class DeviceAttribute(enum.IntEnum):
+class DeviceAttribute:
     """CU_DEVICE_ATTRIBUTE_<name> = number."""
 
     MAX_THREADS_PER_BLOCK = 1
@@ -167,3 +166,10 @@ class DeviceAttribute(enum.IntEnum):
 
 
 MAX = 148       # CU_DEVICE_ATTRIBUTE_MAX: attributes are 1 .. MAX-1
+
+# number -> name (the first, current name where cuda.h keeps an older alias)
+NAMES: dict[int, str] = {}
+for _name, _number in vars(DeviceAttribute).items():
+    if not _name.startswith("_"):
+        NAMES.setdefault(_number, _name)
+del _name, _number

@@ -28,6 +28,8 @@ from typing import Any, Iterator
 
 from .. import __version__
 from ..backends import curesult
+from ..backends import device_attributes
+from ..backends.device_attributes import DeviceAttribute
 from ..protocol import NEED_IMAGE, PROCEDURES, PROGRAM, VERSION, SyncClient
 from ..protocol import gen as P
 from ..rpc import Client
@@ -50,15 +52,15 @@ MAX_RECORD = (512 << 20) + (1 << 16)   # the largest image cricket.x allows, plu
 Dim3 = int | Sequence[int]
 
 # CUdevice_attribute numbers with friendly names (cuda.h).
-ATTRIBUTE_NAMES = {
-    1: "max_threads_per_block", 2: "max_block_dim_x", 3: "max_block_dim_y", 4: "max_block_dim_z",
-    5: "max_grid_dim_x", 6: "max_grid_dim_y", 7: "max_grid_dim_z",
-    8: "max_shared_memory_per_block", 9: "total_constant_memory", 10: "warp_size",
-    12: "max_registers_per_block", 13: "clock_rate", 16: "multiprocessor_count",
-    36: "memory_clock_rate", 37: "global_memory_bus_width", 38: "l2_cache_size",
-    39: "max_threads_per_multiprocessor", 75: "compute_capability_major",
-    76: "compute_capability_minor",
-}
+ATTRIBUTE_NAMES = {a: device_attributes.NAMES[a].lower() for a in (
+    DeviceAttribute.MAX_THREADS_PER_BLOCK, DeviceAttribute.MAX_BLOCK_DIM_X, DeviceAttribute.MAX_BLOCK_DIM_Y,
+    DeviceAttribute.MAX_BLOCK_DIM_Z, DeviceAttribute.MAX_GRID_DIM_X, DeviceAttribute.MAX_GRID_DIM_Y,
+    DeviceAttribute.MAX_GRID_DIM_Z, DeviceAttribute.MAX_SHARED_MEMORY_PER_BLOCK,
+    DeviceAttribute.TOTAL_CONSTANT_MEMORY, DeviceAttribute.WARP_SIZE, DeviceAttribute.MAX_REGISTERS_PER_BLOCK,
+    DeviceAttribute.CLOCK_RATE, DeviceAttribute.MULTIPROCESSOR_COUNT, DeviceAttribute.MEMORY_CLOCK_RATE,
+    DeviceAttribute.GLOBAL_MEMORY_BUS_WIDTH, DeviceAttribute.L2_CACHE_SIZE,
+    DeviceAttribute.MAX_THREADS_PER_MULTIPROCESSOR, DeviceAttribute.COMPUTE_CAPABILITY_MAJOR,
+    DeviceAttribute.COMPUTE_CAPABILITY_MINOR)}
 
 
 class CudaError(Exception):

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from cricket import _select
+from cricket.backends.device_attributes import DeviceAttribute
 from cricket.client.cuda_errors import CODES, ERRORS
 from cricket.client import device_output, shm
 from cricket.client.mapped import MappedMemory
@@ -71,10 +72,15 @@ CHUNK_SHIFT = 21                       # ... or 2 MiB at a time where host mappi
 PAGE = 4096
 MAX_INLINE = 4194304                   # CRICKET_MAX_INLINE
 
-# The cudaDeviceAttr values the occupancy calculator uses (same numbers as CUdevice_attribute).
-A_MAX_THREADS_PER_BLOCK, A_MAX_BLOCK_X, A_MAX_GRID_X = 1, 2, 5
-A_SHARED_PER_BLOCK, A_WARP, A_THREADS_PER_SM = 8, 10, 39
-A_SHARED_PER_SM, A_REGS_PER_SM, A_BLOCKS_PER_SM, A_SHARED_OPTIN = 81, 82, 106, 97
+# The device attributes the launch checks and the occupancy calculator use.
+A_MAX_THREADS_PER_BLOCK = int(DeviceAttribute.MAX_THREADS_PER_BLOCK)
+A_MAX_BLOCK_X, A_MAX_GRID_X = int(DeviceAttribute.MAX_BLOCK_DIM_X), int(DeviceAttribute.MAX_GRID_DIM_X)
+A_SHARED_PER_BLOCK = int(DeviceAttribute.MAX_SHARED_MEMORY_PER_BLOCK)
+A_WARP, A_THREADS_PER_SM = int(DeviceAttribute.WARP_SIZE), int(DeviceAttribute.MAX_THREADS_PER_MULTIPROCESSOR)
+A_SHARED_PER_SM = int(DeviceAttribute.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
+A_REGS_PER_SM = int(DeviceAttribute.MAX_REGISTERS_PER_MULTIPROCESSOR)
+A_BLOCKS_PER_SM = int(DeviceAttribute.MAX_BLOCKS_PER_MULTIPROCESSOR)
+A_SHARED_OPTIN = int(DeviceAttribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
 
 
 class CudaRuntimeError(Exception):
