@@ -272,8 +272,8 @@ def mem_free(ptr: int, stream: int = 0) -> int:
         # cudaFree(0) "performs no operation" (runtime API docs) and static cudart 13 passes the 0
         # on to cuMemFree_v2 (traced): NVIDIA's driver accepts it
         return SUCCESS
-    if ptr not in rt.allocations:
-        return INVALID_VALUE
+    if ptr not in rt.allocations or (rt.mapped_memory.ranges and rt.mapped_memory.find(ptr)):
+        return INVALID_VALUE            # mapped memory's device copy goes with its host memory
     rt.drain()
     if not rt.free_allocation(ptr):
         return INVALID_VALUE            # another thread freed it meanwhile
@@ -696,6 +696,8 @@ def launch_kernel(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: in
     else:
         data = b""
     from cricket.protocol import gen as P
+    if rt.mapped_memory.ranges:              # the host's writes to mapped memory go first
+        rt.mapped_memory.before_launch(rt.stream(stream))
     rt.conn._stub.CR_LAUNCH_ASYNC_batched(P.cr_launch_args(
         function=f.server, grid=P.cr_dim3(x=gx, y=gy, z=gz), block=P.cr_dim3(x=bx, y=by, z=bz),
         shared_mem=shared, stream=rt.stream(stream), params=data))

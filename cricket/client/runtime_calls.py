@@ -290,8 +290,8 @@ def free(ptr: int) -> int:
         return SUCCESS
     # cudaErrorInvalidDevicePointer is deprecated since CUDA 10.1; the runtime API docs of cudaFree
     # name cudaErrorInvalidValue, which static cudart 13 passes on from cuMemFree (traced)
-    if ptr not in rt.allocations:
-        return ERR_INVALID_VALUE
+    if ptr not in rt.allocations or (rt.mapped_memory.ranges and rt.mapped_memory.find(ptr)):
+        return ERR_INVALID_VALUE        # mapped memory's device copy goes with its host memory
     _synchronizing()
     if not rt.free_allocation(ptr):
         return ERR_INVALID_VALUE        # another thread freed it meanwhile

@@ -21,4 +21,4 @@ def test_mapped_memory_in_stream_order_and_across_a_reset(server, program, shm):
     assert res.returncode == 0, res.stdout + res.stderr
     lines = res.stdout.splitlines()
     assert lines[-1] == "PASS", res.stdout
-    assert len(lines) == 12 and all(line.endswith(": ok") for line in lines[:-1]), res.stdout
+    assert len(lines) == 14 and all(line.endswith(": ok") for line in lines[:-1]), res.stdout

@@ -70,7 +70,12 @@ int main()
     unsigned flags = 0;
     check("cudaHostGetFlags of pageable memory is cudaErrorInvalidValue",
           cudaHostGetFlags(&flags, &pageable) == cudaErrorInvalidValue);
+    check("cudaFree of mapped memory's device pointer is cudaErrorInvalidValue",
+          cudaFree(dev) == cudaErrorInvalidValue);
     cudaGetLastError();
+    add<<<n / 256, 256>>>(dev, n, 1);
+    cudaDeviceSynchronize();
+    check("and the memory is still mapped", all(host, n, 43));
 
     cudaDeviceReset();                               // the device copies go; the host memory stays
     host[0] = 9;

@@ -30,9 +30,17 @@ def floats(address, count):
     return np.frombuffer((ctypes.c_float * count).from_address(address), dtype=np.float32)
 
 
-def vadd(kernel, a, b, c, n, stream=0):
-    args = ((int(a), int(b), int(c), n), (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int))
-    check(d.cuLaunchKernel(kernel, (n + 127) // 128, 1, 1, 128, 1, 1, 0, stream, args, 0), "cuLaunchKernel")
+def vadd(kernel, a, b, c, n, extra=False):
+    """The kernel's parameters as kernelParams, or packed in an ``extra`` buffer."""
+    grid = (n + 127) // 128
+    if not extra:
+        args = ((int(a), int(b), int(c), n), (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int))
+        check(d.cuLaunchKernel(kernel, grid, 1, 1, 128, 1, 1, 0, 0, args, 0), "cuLaunchKernel")
+        return
+    buf = (ctypes.c_uint64 * 4)(int(a), int(b), int(c), n)
+    size = ctypes.c_size_t(28)
+    params = (ctypes.c_void_p * 5)(1, ctypes.addressof(buf), 2, ctypes.addressof(size), 0)
+    check(d.cuLaunchKernel(kernel, grid, 1, 1, 128, 1, 1, 0, 0, 0, ctypes.addressof(params)), "cuLaunchKernel(extra)")
 
 
 image = open(sys.argv[1], "rb").read() + b"\0"
@@ -56,7 +64,7 @@ a, b, c = (floats(host + i * nbytes, n) for i in range(3))
 a[:] = np.arange(n)
 b[:] = 3 * np.arange(n)
 c[:] = -1
-vadd(kernel, dptr, dptr + nbytes, dptr + 2 * nbytes, n)
+vadd(kernel, dptr, dptr + nbytes, dptr + 2 * nbytes, n, extra=True)
 check(d.cuCtxSynchronize(), "cuCtxSynchronize")
 report("a kernel reads and writes cuMemHostAlloc'ed mapped memory", bool(np.array_equal(c, a + b)))
 A = d.CUpointer_attribute
@@ -74,8 +82,8 @@ report("registered memory reports CU_MEMHOSTREGISTER_DEVICEMAP",
 rptr = int(check(d.cuMemHostGetDevicePointer(registered.ctypes.data, 0), "cuMemHostGetDevicePointer"))
 registered[:n] = np.arange(n)
 registered[n:2 * n] = 5
-for _ in range(2):                      # two launches in a row: the second adds to the first's result
-    vadd(kernel, rptr, rptr + nbytes, rptr, n)
+for extra in (False, True):             # two launches in a row: the second adds to the first's result
+    vadd(kernel, rptr, rptr + nbytes, rptr, n, extra)
 stream = check(d.cuStreamCreate(0), "cuStreamCreate")
 event = check(d.cuEventCreate(0), "cuEventCreate")
 check(d.cuEventRecord(event, 0), "cuEventRecord")
