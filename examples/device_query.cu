@@ -130,6 +130,10 @@ int main()
             printf("attr %d error %s\n", a, cudaGetErrorName(e));
         }
     }
+    int ignored = 0;
+    bad |= report("attributes past the last are cudaErrorInvalidValue",
+                  cudaDeviceGetAttribute(&ignored, (cudaDeviceAttr)ATTRIBUTE_MAX, 0) != cudaErrorInvalidValue
+                  || cudaDeviceGetAttribute(&ignored, (cudaDeviceAttr)0, 0) != cudaErrorInvalidValue);
     cudaGetLastError();
 
     void *libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);

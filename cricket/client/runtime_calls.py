@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 
+from cricket.backends.device_attributes import MAX as ATTRIBUTE_MAX
 from cricket.client import device_output, launch_attributes, mapped, runtime_api
 from cricket.client.cuda_errors import CUDART_VERSION
 from cricket.client.runtime import (
@@ -150,14 +151,14 @@ def get_device_flags(flags: int) -> int:
 
 @implements("cudaDeviceGetAttribute")
 def device_get_attribute(value: int, attribute: int, device: int) -> int:
-    if not value:
+    if not value or not 0 < attribute < ATTRIBUTE_MAX:
         return ERR_INVALID_VALUE
     hostmem.store_i32(value, rt.device_attribute(_i32(device), attribute))
     return SUCCESS
 
 
 @implements("cricket_device_attributes")
-def device_attributes(device: int, values: int, count: int) -> int:
+def device_attribute_table(device: int, values: int, count: int) -> int:
     """Attributes 0 .. count-1 of ``device`` as ints (0 where HELLO has none), for
     cudaGetDeviceProperties (forward_runtime.c): one call for the whole structure."""
     device = _i32(device)
