@@ -300,7 +300,6 @@ def mem_host_alloc(pp: int, size: int, flags: int) -> int:
 @implements("cuMemFreeHost")
 def mem_free_host(ptr: int) -> int:
     rt.drain()                      # as the driver's: no copy still lands in the memory once it is freed
-    rt.mapped_memory.after_sync()
     rt.mapped_memory.host_free(ptr)
     return SUCCESS
 
@@ -398,7 +397,6 @@ def _copy(kind: int, dst: int, src: int, count: int, stream_handle: int, is_asyn
         dst, src, kind = rt.mapped_memory.resolve_copy(dst, src, kind)
     if sync:
         rt.drain()
-        rt.mapped_memory.after_sync()
     if kind == H2H:
         if not sync:
             rt.settle_host_range(src, count)
@@ -423,6 +421,8 @@ def _copy(kind: int, dst: int, src: int, count: int, stream_handle: int, is_asyn
             rt.defer_dtoh(rt.dtoh_start(dst, src, count, stream), dst, count)
     else:
         rt.conn.memcpy_dtod(dst, src, count, stream=_Stream(stream), sync=sync)
+    if not is_async:
+        rt.mapped_memory.after_sync()   # a blocking copy synchronises: kernels' mapped writes come back
     return SUCCESS
 
 

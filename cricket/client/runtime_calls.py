@@ -36,10 +36,9 @@ def _dim(xy: int, z: int) -> tuple[int, int, int]:
 
 
 def _synchronizing() -> None:
-    """What every synchronising call does first: finish the deferred device-to-host copies, and
-    bring back the mapped memory kernels may have written (``mapped``)."""
+    """What every synchronising call does first: finish the deferred device-to-host copies. (What
+    kernels wrote into mapped memory comes back after the synchronisation: ``mapped.after_sync``.)"""
     rt.drain()
-    rt.mapped_memory.after_sync()
 
 
 # ------------------------------------------------------------------ registration (indexing)
@@ -462,6 +461,7 @@ def memcpy_2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height: 
     if sync:
         _synchronizing()
         rt.conn.synchronize()
+        rt.mapped_memory.after_sync()
     return SUCCESS
 
 
