@@ -13,6 +13,7 @@ CLIENT_CAPABILITIES: dict[int, int] = {
     # mapped pinned memory is provided by the client (cricket.client.mapped) on every backend
     A.CAN_MAP_HOST_MEMORY: 1,
     A.HOST_REGISTER_SUPPORTED: 1,
+    A.READ_ONLY_HOST_REGISTER_SUPPORTED: 1,     # its device copy is never written back
     # ... but registered memory's device pointer is its device copy's, not the host address
     A.CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: 0,
     # kernels cannot reach the application's other memory, nor its host atomics

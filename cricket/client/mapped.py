@@ -5,8 +5,12 @@ allocation of its size, and the two are kept coherent as CUDA keeps them for a d
 concurrent host access:
 
 - before a launch, when the host may have written the ranges since they were last sent
-  (``host_dirty``), every range goes to its device copy, in the launch's stream;
-- at a synchronising call after a launch (``device_dirty``), every range comes back;
+  (``host_dirty``), every range goes to its device copy, in the launch's stream
+  (``Runtime.queue_launch`` and the driver's launch with an ``extra`` buffer call
+  :meth:`MappedMemory.before_launch`);
+- after a synchronising call that follows a launch (``device_dirty``) every range comes back,
+  except those registered read-only: :meth:`MappedMemory.after_sync` runs after device, stream and
+  event synchronisation, a stream or event query that says done, and a blocking copy;
 - a copy or memset that names either address of a range works on the host bytes (brought up to
   date first), so both the host and later launches see it.
 
@@ -36,9 +40,6 @@ REGISTER_FLAGS = REGISTER_PORTABLE | REGISTER_MAPPED | REGISTER_IO_MEMORY | REGI
 PAGE = 4096
 _PROT_RW = 0x1 | 0x2
 _MAP_PRIVATE, _MAP_FIXED, _MAP_ANONYMOUS, _MAP_NORESERVE = 0x02, 0x10, 0x20, 0x4000
-# cudaMemcpyKind
-H2H, H2D, D2H, D2D, DEFAULT = range(5)
-_KIND = {(False, False): H2H, (False, True): H2D, (True, False): D2H, (True, True): D2D}
 
 
 def _round_up(n: int, to: int) -> int:
@@ -54,6 +55,7 @@ class MappedRange:
     size: int
     backing: int              # the device allocation (``device`` lies in it, page aligned)
     shared_address: bool      # the host memory is mapped at the device address (host == device)
+    read_only: bool = False   # registered read-only: kernels do not write it, it is never pulled
 
 
 class MappedMemory:
@@ -119,7 +121,7 @@ class MappedMemory:
         """Pin (register) [ptr, ptr+size); with REGISTER_MAPPED, back it by device memory."""
         rt = self.rt
         if flags & REGISTER_MAPPED:
-            self._map_registered(ptr, size)
+            self._map_registered(ptr, size).read_only = bool(flags & REGISTER_READ_ONLY)
         with rt._lock:
             rt.host_registered[ptr] = size
         self.flags[ptr] = flags
@@ -232,7 +234,8 @@ class MappedMemory:
             self.device_dirty = False
             self.host_dirty = True
             for r in self.ranges.values():
-                self.rt.dtoh(r.host, r.device, r.size, 0)
+                if not r.read_only:
+                    self.rt.dtoh(r.host, r.device, r.size, 0)
 
     def resolve_copy(self, dst: int, src: int, kind: int) -> tuple[int, int, int]:
         """A copy naming mapped memory works on its host side: (dst, src, kind), ``kind`` being
@@ -242,6 +245,7 @@ class MappedMemory:
         d, s = self.find(dst), self.find(src)
         if d is None and s is None:
             return dst, src, kind
+        from cricket.client.runtime import D2D, D2H, DEFAULT, H2D, H2H    # cudaMemcpyKind
         self.after_sync()
         is_device = self.rt.is_device
         dst_device = is_device(dst) if kind == DEFAULT else kind in (H2D, D2D)
@@ -251,7 +255,7 @@ class MappedMemory:
             self.host_dirty = True
         if s is not None:
             src, src_device = s[0].host + s[1], False
-        return dst, src, _KIND[(src_device, dst_device)]
+        return dst, src, (D2D if dst_device else D2H) if src_device else (H2D if dst_device else H2H)
 
     def host_side(self, ptr: int) -> int | None:
         """For a memset: the host address of mapped ``ptr`` after bringing it up to date."""

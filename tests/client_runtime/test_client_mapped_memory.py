@@ -1,6 +1,7 @@
 """Mapped pinned memory through the libcudart shim (cricket.client.mapped) beyond
 examples/mapped_memory.cu: stream order with memsets and asynchronous copies into mapped memory,
-pinned memory mapped by cudaHostGetDevicePointer, the calls refused, and a device reset. A CUDA
+pinned memory mapped by cudaHostGetDevicePointer, read-only registration, the calls refused, and a
+device reset. A CUDA
 program compiled by nvcc at test time, run against a real server (emu)."""
 from __future__ import annotations
 
@@ -21,4 +22,4 @@ def test_mapped_memory_in_stream_order_and_across_a_reset(server, program, shm):
     assert res.returncode == 0, res.stdout + res.stderr
     lines = res.stdout.splitlines()
     assert lines[-1] == "PASS", res.stdout
-    assert len(lines) == 14 and all(line.endswith(": ok") for line in lines[:-1]), res.stdout
+    assert len(lines) == 17 and all(line.endswith(": ok") for line in lines[:-1]), res.stdout

@@ -2,6 +2,8 @@
 // with kernels, pinned memory mapped later through cudaHostGetDevicePointer, the calls it refuses,
 // and a device reset with mapped memory still allocated. One line per check, then PASS or FAIL.
 #include <cstdio>
+#include <cstdlib>
+#include <sys/mman.h>
 #include <cuda_runtime.h>
 
 __global__ void add(int *v, int n, int k)
@@ -9,6 +11,13 @@ __global__ void add(int *v, int n, int k)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n)
         v[i] += k;
+}
+
+__global__ void copy_plus_one(const int *in, int *out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        out[i] = in[i] + 1;
 }
 
 static int bad = 0;
@@ -70,6 +79,24 @@ int main()
     unsigned flags = 0;
     check("cudaHostGetFlags of pageable memory is cudaErrorInvalidValue",
           cudaHostGetFlags(&flags, &pageable) == cudaErrorInvalidValue);
+    int *frozen = nullptr, *frozen_dev = nullptr;     // read-only host memory, registered read-only
+    if (posix_memalign((void **)&frozen, 4096, bytes) != 0)
+        return 1;
+    for (int i = 0; i < n; i++)
+        frozen[i] = 7;
+    mprotect(frozen, bytes, PROT_READ);
+    int supported = 0;
+    cudaDeviceGetAttribute(&supported, cudaDevAttrHostRegisterReadOnlySupported, 0);
+    check("read-only registration is supported", supported == 1);
+    check("cudaHostRegister(cudaHostRegisterMapped | cudaHostRegisterReadOnly)",
+          cudaHostRegister(frozen, bytes, cudaHostRegisterMapped | cudaHostRegisterReadOnly) == cudaSuccess
+          && cudaHostGetDevicePointer((void **)&frozen_dev, frozen, 0) == cudaSuccess);
+    copy_plus_one<<<n / 256, 256>>>(frozen_dev, dev, n);
+    check("a kernel reads read-only registered memory (and it is never written back)",
+          cudaDeviceSynchronize() == cudaSuccess && all(host, n, 8));
+    cudaHostUnregister(frozen);
+    for (int i = 0; i < n; i++)
+        host[i] = 42;
     check("cudaFree of mapped memory's device pointer is cudaErrorInvalidValue",
           cudaFree(dev) == cudaErrorInvalidValue);
     cudaGetLastError();
