@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from .. import _env
 from . import curesult
+from . import reference_device
 from .device_attributes import DeviceAttribute
 from .base import Backend, BackendError, Device, DeviceProperties, FunctionInfo, ImageKind, ParamInfo
 
@@ -249,86 +250,35 @@ class EmuDevice(Device):
 _EMU_UUID = b"cricket-emu-sm75"
 
 def _emu_attributes(props: dict) -> dict[int, int]:
-    """Every CUdevice_attribute of the emulated device, as HELLO reports it to both client faces.
-
-    The engine's limits (``props``: what the PTX interpreter enforces) come from the engine; the
-    rest describe the sm_75-class part it stands for (Tesla T4-like texture, surface and cache
-    limits). Capabilities the client provides or lacks whatever the backend (mapped memory,
-    virtual memory management, ...) are set by ``cricket.client.capabilities``."""
+    """Every CUdevice_attribute of the emulated device, as HELLO reports it to both client faces:
+    the part it stands for (``reference_device``) with the engine's limits (``props``: what the PTX
+    interpreter enforces) in place, and what differs in the emulation."""
     A = DeviceAttribute
     block, grid = props["maxThreadsDim"], props["maxGridSize"]
-    values = {
+    engine = {
         A.MAX_THREADS_PER_BLOCK: props["maxThreadsPerBlock"],
         A.MAX_BLOCK_DIM_X: block[0], A.MAX_BLOCK_DIM_Y: block[1], A.MAX_BLOCK_DIM_Z: block[2],
         A.MAX_GRID_DIM_X: grid[0], A.MAX_GRID_DIM_Y: grid[1], A.MAX_GRID_DIM_Z: grid[2],
         A.MAX_SHARED_MEMORY_PER_BLOCK: props["sharedMemPerBlock"],
+        A.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: props["sharedMemPerBlockOptin"],
+        A.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: props["sharedMemPerMultiprocessor"],
         A.TOTAL_CONSTANT_MEMORY: props["totalConstMem"],
         A.WARP_SIZE: props["warpSize"],
         A.MAX_PITCH: props["memPitch"],
         A.MAX_REGISTERS_PER_BLOCK: props["regsPerBlock"],
+        A.MAX_REGISTERS_PER_MULTIPROCESSOR: props["regsPerMultiprocessor"],
         A.CLOCK_RATE: props["clockRate"],
         A.TEXTURE_ALIGNMENT: props["textureAlignment"],
-        A.GPU_OVERLAP: 1,
         A.MULTIPROCESSOR_COUNT: props["multiProcessorCount"],
-        A.KERNEL_EXEC_TIMEOUT: 0,
-        A.INTEGRATED: 0,
-        A.COMPUTE_MODE: 0,                              # CU_COMPUTEMODE_DEFAULT
-        A.MAXIMUM_TEXTURE1D_WIDTH: 131072,
-        A.MAXIMUM_TEXTURE2D_WIDTH: 131072, A.MAXIMUM_TEXTURE2D_HEIGHT: 65536,
-        A.MAXIMUM_TEXTURE3D_WIDTH: 16384, A.MAXIMUM_TEXTURE3D_HEIGHT: 16384,
-        A.MAXIMUM_TEXTURE3D_DEPTH: 16384,
-        A.MAXIMUM_TEXTURE2D_LAYERED_WIDTH: 32768, A.MAXIMUM_TEXTURE2D_LAYERED_HEIGHT: 32768,
-        A.MAXIMUM_TEXTURE2D_LAYERED_LAYERS: 2048,
-        A.SURFACE_ALIGNMENT: 512,
-        A.CONCURRENT_KERNELS: 1,
-        A.ECC_ENABLED: 0,
-        A.PCI_BUS_ID: 1, A.PCI_DEVICE_ID: 0, A.PCI_DOMAIN_ID: 0,
-        A.TCC_DRIVER: 0,
         A.MEMORY_CLOCK_RATE: props["memoryClockRate"],
         A.GLOBAL_MEMORY_BUS_WIDTH: props["memoryBusWidth"],
         A.L2_CACHE_SIZE: props["l2CacheSize"],
         A.MAX_THREADS_PER_MULTIPROCESSOR: props["maxThreadsPerMultiProcessor"],
-        A.ASYNC_ENGINE_COUNT: 1,        # copies are asynchronous to the host, queued with kernels
-        A.UNIFIED_ADDRESSING: 1,        # device windows never hold host memory (client runtime)
-        A.MAXIMUM_TEXTURE1D_LAYERED_WIDTH: 32768, A.MAXIMUM_TEXTURE1D_LAYERED_LAYERS: 2048,
-        A.CAN_TEX2D_GATHER: 1,
-        A.MAXIMUM_TEXTURE2D_GATHER_WIDTH: 32768, A.MAXIMUM_TEXTURE2D_GATHER_HEIGHT: 32768,
-        A.MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE: 8192, A.MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE: 8192,
-        A.MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE: 32768,
-        A.TEXTURE_PITCH_ALIGNMENT: 32,
-        A.MAXIMUM_TEXTURECUBEMAP_WIDTH: 32768,
-        A.MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH: 32768, A.MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS: 2046,
-        A.MAXIMUM_SURFACE1D_WIDTH: 32768,
-        A.MAXIMUM_SURFACE2D_WIDTH: 131072, A.MAXIMUM_SURFACE2D_HEIGHT: 65536,
-        A.MAXIMUM_SURFACE3D_WIDTH: 16384, A.MAXIMUM_SURFACE3D_HEIGHT: 16384,
-        A.MAXIMUM_SURFACE3D_DEPTH: 16384,
-        A.MAXIMUM_SURFACE1D_LAYERED_WIDTH: 32768, A.MAXIMUM_SURFACE1D_LAYERED_LAYERS: 2048,
-        A.MAXIMUM_SURFACE2D_LAYERED_WIDTH: 32768, A.MAXIMUM_SURFACE2D_LAYERED_HEIGHT: 32768,
-        A.MAXIMUM_SURFACE2D_LAYERED_LAYERS: 2048,
-        A.MAXIMUM_SURFACECUBEMAP_WIDTH: 32768,
-        A.MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH: 32768, A.MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS: 2046,
-        A.MAXIMUM_TEXTURE1D_LINEAR_WIDTH: 268435456,
-        A.MAXIMUM_TEXTURE2D_LINEAR_WIDTH: 131072, A.MAXIMUM_TEXTURE2D_LINEAR_HEIGHT: 65000,
-        A.MAXIMUM_TEXTURE2D_LINEAR_PITCH: 2097120,
-        A.MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH: 32768, A.MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT: 32768,
         A.COMPUTE_CAPABILITY_MAJOR: props["major"], A.COMPUTE_CAPABILITY_MINOR: props["minor"],
-        A.MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH: 32768,
-        A.STREAM_PRIORITIES_SUPPORTED: 1,
-        A.GLOBAL_L1_CACHE_SUPPORTED: 1, A.LOCAL_L1_CACHE_SUPPORTED: 1,
-        A.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: props["sharedMemPerMultiprocessor"],
-        A.MAX_REGISTERS_PER_MULTIPROCESSOR: props["regsPerMultiprocessor"],
-        A.MANAGED_MEMORY: 1,
-        A.SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO: 32,
-        A.COMPUTE_PREEMPTION_SUPPORTED: 1,
-        A.COOPERATIVE_LAUNCH: 1,
-        A.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: props["sharedMemPerBlockOptin"],
-        A.MAX_BLOCKS_PER_MULTIPROCESSOR: 16,
-        A.RESERVED_SHARED_MEMORY_PER_BLOCK: 0,
-        A.MEMORY_POOLS_SUPPORTED: 1,
-        A.MEM_SYNC_DOMAIN_COUNT: 1,
-        A.NUMA_ID: -1, A.HOST_NUMA_ID: -1,
+        # one ordered queue per session: copies overlap the host, not the session's kernels
+        A.ASYNC_ENGINE_COUNT: 1,
     }
-    return {int(a): int(v) for a, v in values.items()}
+    return {int(a): int(v) for a, v in {**reference_device.ATTRIBUTES, **engine}.items()}
 
 
 class EmuBackend(Backend):

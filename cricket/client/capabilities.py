@@ -22,7 +22,14 @@ CLIENT_CAPABILITIES: dict[int, int] = {
     A.HOST_NATIVE_ATOMIC_SUPPORTED: 0,
     A.CONCURRENT_MANAGED_ACCESS: 0,
     A.DIRECT_MANAGED_MEM_ACCESS_FROM_HOST: 0,
-    # not implemented by the client: cuMemCreate/cuMemMap, IPC, DMA-BUF, RDMA, multicast
+    # refused by the client's launch policy (cricket.client.launch_attributes): no grid-wide
+    # synchronisation, no thread block clusters
+    A.COOPERATIVE_LAUNCH: 0,
+    A.COOPERATIVE_MULTI_DEVICE_LAUNCH: 0,
+    A.CLUSTER_LAUNCH: 0,
+    # not implemented by the client: managed memory (cudaMallocManaged/cuMemAllocManaged),
+    # cuMemCreate/cuMemMap, IPC, DMA-BUF, RDMA, multicast
+    A.MANAGED_MEMORY: 0,
     A.VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: 0,
     A.GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: 0,
     A.HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: 0,
