@@ -93,7 +93,11 @@ class MappedMemory:
             with rt._lock:
                 rt.host_allocs[host] = size
         else:
-            host, shared = rt.host_alloc(size), False
+            try:
+                host, shared = rt.host_alloc(size), False
+            except BaseException:
+                rt.free_allocation(backing)
+                raise
         with self._lock:
             self.ranges[host] = MappedRange(host, device, size, backing, shared)
             self.flags[host] = flags
@@ -182,7 +186,7 @@ class MappedMemory:
 
     def find(self, ptr: int) -> tuple[MappedRange, int] | None:
         """The range whose host or device side holds ``ptr``, and the offset of ``ptr`` in it."""
-        for r in self.ranges.values():
+        for r in tuple(self.ranges.values()):       # another thread may map or free meanwhile
             if r.host <= ptr < r.host + max(r.size, 1):
                 return r, ptr - r.host
             if r.device <= ptr < r.device + max(r.size, 1):
@@ -208,7 +212,7 @@ class MappedMemory:
         a mapped range reports the mapped flag however it got its device copy."""
         rt = self.rt
         for table in (rt.host_allocs, rt.host_registered):
-            for base, size in table.items():
+            for base, size in tuple(table.items()):
                 if base <= ptr < base + max(size, 1):
                     return self.flags.get(base, 0) | (ALLOC_MAPPED if base in self.ranges else 0)
         return None
