@@ -367,14 +367,16 @@ def pointer_info(ptr: int, out: int) -> int:
         return SUCCESS
     found = _allocation(ptr)
     if found is not None:
-        hostmem.store_i64s(out, (MEMORYTYPE_DEVICE, found[0], found[1], rt.thread.device, found[0], ptr, 0, 1))
+        hostmem.store_i64s(out, (MEMORYTYPE_DEVICE, found[0], found[1], rt.thread.device, found[0],
+                                 ptr, 0, 1))
         return SUCCESS
     if rt.is_device(ptr):               # a module global, inside a reserved device window
         hostmem.store_i64s(out, (MEMORYTYPE_DEVICE, ptr, 0, rt.thread.device, ptr, ptr, 0, 1))
         return SUCCESS
     pinned = _pinned_range(ptr)
     if pinned is not None:
-        hostmem.store_i64s(out, (MEMORYTYPE_HOST, pinned[0], pinned[1], rt.thread.device, pinned[0], 0, ptr, 0))
+        hostmem.store_i64s(out, (MEMORYTYPE_HOST, pinned[0], pinned[1], rt.thread.device, pinned[0],
+                                 0, ptr, 0))
         return SUCCESS
     hostmem.store_i64s(out, (0, 0, 0, 0, 0, 0, 0, 0))
     return SUCCESS

@@ -45,7 +45,8 @@ def queries(server) -> dict[str, dict[str, str]]:
         pytest.skip("this Python has no shared libpython for a native program to embed")
     results = {}
     for cudart, outdir in (("shared", "examples"), ("static", "examples-static")):
-        exe = examples_build.build(["device_query"], ROOT / "build" / outdir, jobs=1, cudart=cudart)["device_query"]
+        exe = examples_build.build(["device_query"], ROOT / "build" / outdir, jobs=1,
+                                   cudart=cudart)["device_query"]
         proc = cricket_run([str(exe)], server)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "PASS: device query" in proc.stdout and "FAIL" not in proc.stdout, proc.stdout
@@ -58,7 +59,8 @@ def test_every_property_and_attribute_is_the_same_through_both_faces(queries):
     assert sum(k.startswith("prop ") for k in shim) > 100        # every field, array elements apart
     assert sum(k.startswith("attr ") for k in shim) == 147
     assert sum(k.startswith("cuattr ") for k in static) == 147
-    differ = {k: (shim.get(k), static.get(k)) for k in shim.keys() | static.keys() if shim.get(k) != static.get(k)}
+    differ = {k: (shim.get(k), static.get(k)) for k in shim.keys() | static.keys()
+              if shim.get(k) != static.get(k)}
     assert not differ
 
 

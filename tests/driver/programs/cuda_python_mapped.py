@@ -34,13 +34,15 @@ def vadd(kernel, a, b, c, n, extra=False):
     """The kernel's parameters as kernelParams, or packed in an ``extra`` buffer."""
     grid = (n + 127) // 128
     if not extra:
-        args = ((int(a), int(b), int(c), n), (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int))
+        types = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)
+        args = ((int(a), int(b), int(c), n), types)
         check(d.cuLaunchKernel(kernel, grid, 1, 1, 128, 1, 1, 0, 0, args, 0), "cuLaunchKernel")
         return
     buf = (ctypes.c_uint64 * 4)(int(a), int(b), int(c), n)
     size = ctypes.c_size_t(28)
     params = (ctypes.c_void_p * 5)(1, ctypes.addressof(buf), 2, ctypes.addressof(size), 0)
-    check(d.cuLaunchKernel(kernel, grid, 1, 1, 128, 1, 1, 0, 0, 0, ctypes.addressof(params)), "cuLaunchKernel(extra)")
+    check(d.cuLaunchKernel(kernel, grid, 1, 1, 128, 1, 1, 0, 0, 0, ctypes.addressof(params)),
+          "cuLaunchKernel(extra)")
 
 
 image = open(sys.argv[1], "rb").read() + b"\0"
