@@ -108,6 +108,8 @@ class MappedMemory:
     def host_free(self, ptr: int) -> None:
         """Free pinned memory from :meth:`host_alloc` (the runtime's own check names a bad one)."""
         rt = self.rt
+        if ptr not in rt.host_allocs:
+            return rt.host_free(ptr)        # raises: not memory from cudaMallocHost/cudaHostAlloc
         with self._lock:
             r = self.ranges.pop(ptr, None)
             self.flags.pop(ptr, None)
