@@ -62,6 +62,8 @@ EXAMPLES = (
     Example("empty_kernel", ("empty_kernel.cu",)),
     Example("driver_contexts", ("driver_contexts.cu",), driver=True),
     Example("jit_link", ("jit_link.cu",), driver=True, ptx=("jit_link_kernel.cu", "jit_link_device.cu")),
+    Example("mapped_memory", ("mapped_memory.cu",)),
+    Example("device_query", ("device_query.cu",), ("-ldl",)),
 )
 BY_NAME = {e.name: e for e in EXAMPLES}
 

@@ -29,104 +29,15 @@
 
 #include "driver.h"
 
-#define BUILTIN_NAME "cricket emulated sm_75"
 #define BUILTIN_DRIVER_VERSION 13000
 
 static struct cricket_drv_snapshot snapshot;
 static pthread_once_t snapshot_once = PTHREAD_ONCE_INIT;
 static atomic_int initialised;
 
-/* Attribute values of the built-in device (a Turing sm_75 part with 40 SMs and 15 GiB). */
-static const struct { int attribute, value; } BUILTIN_ATTRIBUTES[] = {
-    { CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1024 },
-    { CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, 1024 },
-    { CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, 1024 },
-    { CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, 64 },
-    { CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, 2147483647 },
-    { CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, 65535 },
-    { CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, 65535 },
-    { CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 49152 },
-    { CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY, 65536 },
-    { CU_DEVICE_ATTRIBUTE_WARP_SIZE, 32 },
-    { CU_DEVICE_ATTRIBUTE_MAX_PITCH, 2147483647 },
-    { CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, 65536 },
-    { CU_DEVICE_ATTRIBUTE_CLOCK_RATE, 1590000 },
-    { CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT, 512 },
-    { CU_DEVICE_ATTRIBUTE_GPU_OVERLAP, 1 },
-    { CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 40 },
-    { CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, 1 },
-    { CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, CU_COMPUTEMODE_DEFAULT },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH, 131072 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH, 131072 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT, 65536 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH, 16384 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT, 16384 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH, 16384 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH, 32768 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT, 32768 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS, 2048 },
-    { CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT, 512 },
-    { CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS, 1 },
-    { CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, 1 },
-    { CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, 5001000 },
-    { CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, 256 },
-    { CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 4194304 },
-    { CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 1024 },
-    { CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT, 3 },
-    { CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, 1 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH, 32768 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS, 2048 },
-    { CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER, 1 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH, 32768 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT, 32768 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE, 8192 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE, 8192 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE, 32768 },
-    { CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT, 32 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH, 32768 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH, 32768 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS, 2046 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH, 32768 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH, 131072 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT, 65536 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH, 16384 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT, 16384 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH, 16384 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH, 32768 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS, 2048 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH, 32768 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT, 32768 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS, 2048 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH, 32768 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH, 32768 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS, 2046 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH, 268435456 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH, 131072 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT, 65000 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH, 2097120 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH, 32768 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT, 32768 },
-    { CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 7 },
-    { CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 5 },
-    { CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH, 32768 },
-    { CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED, 1 },
-    { CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED, 1 },
-    { CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED, 1 },
-    { CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, 65536 },
-    { CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, 65536 },
-    { CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, 1 },
-    { CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO, 32 },
-    { CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED, 1 },
-    { CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, 1 },
-    { CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 65536 },
-    { CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED, 1 },
-    { CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, 16 },
-    { CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK, 0 },
-    { CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, 1 },
-    { CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT, 1 },
-    { CU_DEVICE_ATTRIBUTE_NUMA_ID, -1 },
-    { CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, -1 },
-};
+/* The built-in device: BUILTIN_NAME, BUILTIN_TOTAL_MEM and BUILTIN_ATTRIBUTES, generated by build.py
+ * from cricket/backends/reference_device.py (the part the emu backend describes too). */
+#include "builtin_device.h"
 
 /* A fixed, recognisable UUID for the emulated device ("cricket-emu-sm75" in ASCII). */
 static const unsigned char BUILTIN_UUID[16] = "cricket-emu-sm75";
@@ -137,7 +48,7 @@ static void builtin_device(struct cricket_drv_device *d, int ordinal)
     snprintf(d->name, sizeof d->name, "%s", BUILTIN_NAME);
     memcpy(d->uuid.bytes, BUILTIN_UUID, sizeof d->uuid.bytes);
     d->uuid.bytes[15] = (char)(d->uuid.bytes[15] + ordinal);
-    d->total_mem = (size_t)15 << 30;
+    d->total_mem = BUILTIN_TOTAL_MEM;
     for (size_t i = 0; i < sizeof BUILTIN_ATTRIBUTES / sizeof BUILTIN_ATTRIBUTES[0]; i++)
         d->attributes[BUILTIN_ATTRIBUTES[i].attribute] = BUILTIN_ATTRIBUTES[i].value;
     d->attributes[CU_DEVICE_ATTRIBUTE_PCI_BUS_ID] = 1 + ordinal;
@@ -162,8 +73,10 @@ static int parse_hex_uuid(const char *text, CUuuid *out)
 
 /* Fills `s` from FILE; on any error logs file:line and what is wrong, and returns -1. */
 /* A file must describe a device; the server's snapshot may have none (CUDA_VISIBLE_DEVICES hides
- * them all: cuInit then fails with CUDA_ERROR_NO_DEVICE, as NVIDIA's driver does). */
-static int load_stream(FILE *f, const char *path, struct cricket_drv_snapshot *s, int allow_none)
+ * them all: cuInit then fails with CUDA_ERROR_NO_DEVICE, as NVIDIA's driver does). A file's device
+ * starts from the built-in values; a server's starts from nothing: HELLO lists every attribute,
+ * and the runtime shim answers from the same list, so an attribute it lacks is 0 in both. */
+static int load_stream(FILE *f, const char *path, struct cricket_drv_snapshot *s, int from_server)
 {
     char line[512];
     int lineno = 0, rc = 0;
@@ -199,7 +112,12 @@ static int load_stream(FILE *f, const char *path, struct cricket_drv_snapshot *s
             if (s->device_count == CRICKET_DRV_MAX_DEVICES) problem = "too many devices (at most 16)";
             else {
                 d = &s->devices[s->device_count];
-                builtin_device(d, s->device_count++);
+                if (from_server) {
+                    memset(d, 0, sizeof *d);
+                    s->device_count++;
+                } else {
+                    builtin_device(d, s->device_count++);
+                }
             }
         } else if (!d) {
             problem = "a `device` line must come before device properties";
@@ -228,7 +146,7 @@ static int load_stream(FILE *f, const char *path, struct cricket_drv_snapshot *s
             rc = -1;
         }
     }
-    if (rc == 0 && s->device_count == 0 && !allow_none) {
+    if (rc == 0 && s->device_count == 0 && !from_server) {
         cricket_drv_log(CRICKET_DRV_ERROR, "%s describes no device (no `device` line)", path);
         rc = -1;
     }

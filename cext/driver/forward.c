@@ -156,6 +156,8 @@ CRICKET_DRV_EXPORT CUresult cuMemFreeHost(void *p)
 { return RELEASE("cuMemFreeHost", U(p)); }
 CRICKET_DRV_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
 { return FWD("cuMemHostGetDevicePointer", U(pdptr), U(p), Flags); }
+CRICKET_DRV_EXPORT CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)
+{ return FWD("cuMemHostGetFlags", U(pFlags), U(p)); }
 CRICKET_DRV_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 { return FWD("cuMemGetAddressRange", U(pbase), U(psize), dptr); }
 CRICKET_DRV_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
@@ -176,6 +178,9 @@ struct pointer_info {
     uint64_t device;
     uint64_t buffer_id;
     uint64_t context;   /* the id of the created context it was allocated in; 0: the primary one */
+    uint64_t device_pointer;    /* where kernels reach it (0: nowhere; mapped memory: its device copy) */
+    uint64_t host_pointer;      /* where the host reaches it (0: nowhere) */
+    uint64_t mapped;            /* reachable from the device */
 };
 
 static CUresult pointer_info(CUdeviceptr ptr, struct pointer_info *info)
@@ -198,14 +203,16 @@ static CUresult pointer_attribute(const struct pointer_info *info, CUpointer_att
         *(unsigned int *)data = (unsigned int)info->kind;
         return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-        *(CUdeviceptr *)data = ptr;          /* unified addressing: the same address */
-        return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+        *(CUdeviceptr *)data = (CUdeviceptr)info->device_pointer;
+        return known && info->device_pointer ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     case CU_POINTER_ATTRIBUTE_HOST_POINTER:
-        *(void **)data = device ? NULL : (void *)(uintptr_t)ptr;
+        *(void **)data = (void *)(uintptr_t)info->host_pointer;
         return known && !device ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
-    case CU_POINTER_ATTRIBUTE_MAPPED:
         *(int *)data = known;
+        return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    case CU_POINTER_ATTRIBUTE_MAPPED:
+        *(int *)data = (int)info->mapped;
         return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     case CU_POINTER_ATTRIBUTE_IS_MANAGED:
     case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:

@@ -6,8 +6,10 @@
  * Prototypes come from the CUDA headers (cudart13_prototypes.h), so the compiler checks each
  * definition. Functions that fill a C struct (device properties, function attributes, launch
  * configurations) do the struct part here and ask Python for plain numbers. */
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <cuda.h>          /* CUdevice_attribute: the numbers cudaDeviceAttr shares */
 #include "shim.h"
 
 #define U(x) ((uint64_t)(uintptr_t)(x))
@@ -61,64 +63,154 @@ CRICKET_EXPORT cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConf
 CRICKET_EXPORT cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit) { FORWARD(U(pValue), (uint64_t)limit); }
 CRICKET_EXPORT cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) { FORWARD((uint64_t)limit, value); }
 
-#define ATTR(field, attr)                                                \
-    do {                                                                 \
-        int v_ = 0;                                                      \
-        cudaError_t e_ = cudaDeviceGetAttribute(&v_, attr, device);      \
-        if (e_ != cudaSuccess)                                           \
-            return e_;                                                   \
-        prop->field = v_;                                                \
-    } while (0)
+/* cudaDeviceProp field <- device attribute: the one statement of which attribute fills each field
+ * (cudaDeviceAttr numbers, the same as CUdevice_attribute; an array field lists one entry per
+ * element). Fields with no attribute: name, uuid and totalGlobalMem come from the device identity;
+ * luid and luidDeviceNodeMask are Windows-only and stay 0. */
+#define FIELD(field, attr) { offsetof(struct cudaDeviceProp, field), sizeof(((struct cudaDeviceProp *)0)->field), (int)(attr) }
+static const struct { size_t offset, size; int attribute; } PROP_FIELDS[] = {
+    FIELD(sharedMemPerBlock, cudaDevAttrMaxSharedMemoryPerBlock),
+    FIELD(regsPerBlock, cudaDevAttrMaxRegistersPerBlock),
+    FIELD(warpSize, cudaDevAttrWarpSize),
+    FIELD(memPitch, cudaDevAttrMaxPitch),
+    FIELD(maxThreadsPerBlock, cudaDevAttrMaxThreadsPerBlock),
+    FIELD(maxThreadsDim[0], cudaDevAttrMaxBlockDimX),
+    FIELD(maxThreadsDim[1], cudaDevAttrMaxBlockDimY),
+    FIELD(maxThreadsDim[2], cudaDevAttrMaxBlockDimZ),
+    FIELD(maxGridSize[0], cudaDevAttrMaxGridDimX),
+    FIELD(maxGridSize[1], cudaDevAttrMaxGridDimY),
+    FIELD(maxGridSize[2], cudaDevAttrMaxGridDimZ),
+    FIELD(totalConstMem, cudaDevAttrTotalConstantMemory),
+    FIELD(major, cudaDevAttrComputeCapabilityMajor),
+    FIELD(minor, cudaDevAttrComputeCapabilityMinor),
+    FIELD(textureAlignment, cudaDevAttrTextureAlignment),
+    FIELD(texturePitchAlignment, cudaDevAttrTexturePitchAlignment),
+    FIELD(multiProcessorCount, cudaDevAttrMultiProcessorCount),
+    FIELD(integrated, cudaDevAttrIntegrated),
+    FIELD(canMapHostMemory, cudaDevAttrCanMapHostMemory),
+    FIELD(maxTexture1D, cudaDevAttrMaxTexture1DWidth),
+    FIELD(maxTexture1DMipmap, cudaDevAttrMaxTexture1DMipmappedWidth),
+    FIELD(maxTexture2D[0], cudaDevAttrMaxTexture2DWidth),
+    FIELD(maxTexture2D[1], cudaDevAttrMaxTexture2DHeight),
+    FIELD(maxTexture2DMipmap[0], cudaDevAttrMaxTexture2DMipmappedWidth),
+    FIELD(maxTexture2DMipmap[1], cudaDevAttrMaxTexture2DMipmappedHeight),
+    FIELD(maxTexture2DLinear[0], cudaDevAttrMaxTexture2DLinearWidth),
+    FIELD(maxTexture2DLinear[1], cudaDevAttrMaxTexture2DLinearHeight),
+    FIELD(maxTexture2DLinear[2], cudaDevAttrMaxTexture2DLinearPitch),
+    FIELD(maxTexture2DGather[0], cudaDevAttrMaxTexture2DGatherWidth),
+    FIELD(maxTexture2DGather[1], cudaDevAttrMaxTexture2DGatherHeight),
+    FIELD(maxTexture3D[0], cudaDevAttrMaxTexture3DWidth),
+    FIELD(maxTexture3D[1], cudaDevAttrMaxTexture3DHeight),
+    FIELD(maxTexture3D[2], cudaDevAttrMaxTexture3DDepth),
+    FIELD(maxTexture3DAlt[0], cudaDevAttrMaxTexture3DWidthAlt),
+    FIELD(maxTexture3DAlt[1], cudaDevAttrMaxTexture3DHeightAlt),
+    FIELD(maxTexture3DAlt[2], cudaDevAttrMaxTexture3DDepthAlt),
+    FIELD(maxTextureCubemap, cudaDevAttrMaxTextureCubemapWidth),
+    FIELD(maxTexture1DLayered[0], cudaDevAttrMaxTexture1DLayeredWidth),
+    FIELD(maxTexture1DLayered[1], cudaDevAttrMaxTexture1DLayeredLayers),
+    FIELD(maxTexture2DLayered[0], cudaDevAttrMaxTexture2DLayeredWidth),
+    FIELD(maxTexture2DLayered[1], cudaDevAttrMaxTexture2DLayeredHeight),
+    FIELD(maxTexture2DLayered[2], cudaDevAttrMaxTexture2DLayeredLayers),
+    FIELD(maxTextureCubemapLayered[0], cudaDevAttrMaxTextureCubemapLayeredWidth),
+    FIELD(maxTextureCubemapLayered[1], cudaDevAttrMaxTextureCubemapLayeredLayers),
+    FIELD(maxSurface1D, cudaDevAttrMaxSurface1DWidth),
+    FIELD(maxSurface2D[0], cudaDevAttrMaxSurface2DWidth),
+    FIELD(maxSurface2D[1], cudaDevAttrMaxSurface2DHeight),
+    FIELD(maxSurface3D[0], cudaDevAttrMaxSurface3DWidth),
+    FIELD(maxSurface3D[1], cudaDevAttrMaxSurface3DHeight),
+    FIELD(maxSurface3D[2], cudaDevAttrMaxSurface3DDepth),
+    FIELD(maxSurface1DLayered[0], cudaDevAttrMaxSurface1DLayeredWidth),
+    FIELD(maxSurface1DLayered[1], cudaDevAttrMaxSurface1DLayeredLayers),
+    FIELD(maxSurface2DLayered[0], cudaDevAttrMaxSurface2DLayeredWidth),
+    FIELD(maxSurface2DLayered[1], cudaDevAttrMaxSurface2DLayeredHeight),
+    FIELD(maxSurface2DLayered[2], cudaDevAttrMaxSurface2DLayeredLayers),
+    FIELD(maxSurfaceCubemap, cudaDevAttrMaxSurfaceCubemapWidth),
+    FIELD(maxSurfaceCubemapLayered[0], cudaDevAttrMaxSurfaceCubemapLayeredWidth),
+    FIELD(maxSurfaceCubemapLayered[1], cudaDevAttrMaxSurfaceCubemapLayeredLayers),
+    FIELD(surfaceAlignment, cudaDevAttrSurfaceAlignment),
+    FIELD(concurrentKernels, cudaDevAttrConcurrentKernels),
+    FIELD(ECCEnabled, cudaDevAttrEccEnabled),
+    FIELD(pciBusID, cudaDevAttrPciBusId),
+    FIELD(pciDeviceID, cudaDevAttrPciDeviceId),
+    FIELD(pciDomainID, cudaDevAttrPciDomainId),
+    FIELD(tccDriver, cudaDevAttrTccDriver),
+    FIELD(asyncEngineCount, cudaDevAttrAsyncEngineCount),
+    FIELD(unifiedAddressing, cudaDevAttrUnifiedAddressing),
+    FIELD(memoryBusWidth, cudaDevAttrGlobalMemoryBusWidth),
+    FIELD(l2CacheSize, cudaDevAttrL2CacheSize),
+    FIELD(persistingL2CacheMaxSize, cudaDevAttrMaxPersistingL2CacheSize),
+    FIELD(maxThreadsPerMultiProcessor, cudaDevAttrMaxThreadsPerMultiProcessor),
+    FIELD(streamPrioritiesSupported, cudaDevAttrStreamPrioritiesSupported),
+    FIELD(globalL1CacheSupported, cudaDevAttrGlobalL1CacheSupported),
+    FIELD(localL1CacheSupported, cudaDevAttrLocalL1CacheSupported),
+    FIELD(sharedMemPerMultiprocessor, cudaDevAttrMaxSharedMemoryPerMultiprocessor),
+    FIELD(regsPerMultiprocessor, cudaDevAttrMaxRegistersPerMultiprocessor),
+    FIELD(managedMemory, cudaDevAttrManagedMemory),
+    FIELD(isMultiGpuBoard, cudaDevAttrIsMultiGpuBoard),
+    FIELD(multiGpuBoardGroupID, cudaDevAttrMultiGpuBoardGroupID),
+    FIELD(hostNativeAtomicSupported, cudaDevAttrHostNativeAtomicSupported),
+    FIELD(pageableMemoryAccess, cudaDevAttrPageableMemoryAccess),
+    FIELD(concurrentManagedAccess, cudaDevAttrConcurrentManagedAccess),
+    FIELD(computePreemptionSupported, cudaDevAttrComputePreemptionSupported),
+    FIELD(canUseHostPointerForRegisteredMem, cudaDevAttrCanUseHostPointerForRegisteredMem),
+    FIELD(cooperativeLaunch, cudaDevAttrCooperativeLaunch),
+    FIELD(sharedMemPerBlockOptin, cudaDevAttrMaxSharedMemoryPerBlockOptin),
+    FIELD(pageableMemoryAccessUsesHostPageTables, cudaDevAttrPageableMemoryAccessUsesHostPageTables),
+    FIELD(directManagedMemAccessFromHost, cudaDevAttrDirectManagedMemAccessFromHost),
+    FIELD(maxBlocksPerMultiProcessor, cudaDevAttrMaxBlocksPerMultiprocessor),
+    FIELD(accessPolicyMaxWindowSize, cudaDevAttrMaxAccessPolicyWindowSize),
+    FIELD(reservedSharedMemPerBlock, cudaDevAttrReservedSharedMemoryPerBlock),
+    FIELD(hostRegisterSupported, cudaDevAttrHostRegisterSupported),
+    FIELD(sparseCudaArraySupported, cudaDevAttrSparseCudaArraySupported),
+    FIELD(hostRegisterReadOnlySupported, cudaDevAttrHostRegisterReadOnlySupported),
+    FIELD(timelineSemaphoreInteropSupported, cudaDevAttrTimelineSemaphoreInteropSupported),
+    FIELD(memoryPoolsSupported, cudaDevAttrMemoryPoolsSupported),
+    FIELD(gpuDirectRDMASupported, cudaDevAttrGPUDirectRDMASupported),
+    FIELD(gpuDirectRDMAFlushWritesOptions, cudaDevAttrGPUDirectRDMAFlushWritesOptions),
+    FIELD(gpuDirectRDMAWritesOrdering, cudaDevAttrGPUDirectRDMAWritesOrdering),
+    FIELD(memoryPoolSupportedHandleTypes, cudaDevAttrMemoryPoolSupportedHandleTypes),
+    FIELD(deferredMappingCudaArraySupported, cudaDevAttrDeferredMappingCudaArraySupported),
+    FIELD(ipcEventSupported, cudaDevAttrIpcEventSupport),
+    FIELD(clusterLaunch, cudaDevAttrClusterLaunch),
+    FIELD(unifiedFunctionPointers, CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS),
+    FIELD(deviceNumaConfig, cudaDevAttrNumaConfig),
+    FIELD(deviceNumaId, cudaDevAttrNumaId),
+    FIELD(mpsEnabled, cudaDevAttrMpsEnabled),
+    FIELD(hostNumaId, cudaDevAttrHostNumaId),
+    FIELD(gpuPciDeviceID, cudaDevAttrGpuPciDeviceId),
+    FIELD(gpuPciSubsystemID, cudaDevAttrGpuPciSubsystemId),
+    FIELD(hostNumaMultinodeIpcSupported, cudaDevAttrHostNumaMultinodeIpcSupported),
+};
+#undef FIELD
+#define ATTRIBUTE_COUNT CU_DEVICE_ATTRIBUTE_MAX
 
 CRICKET_EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 {
     if (!prop)
         return cudaErrorInvalidValue;
     memset(prop, 0, sizeof *prop);
-    /* name, uuid and total memory come from Python; everything else is a device attribute */
     const uint64_t args[] = { (uint64_t)(int64_t)device, U(prop->name), sizeof prop->name,
                               U(prop->uuid.bytes), U(&prop->totalGlobalMem) };
     int err = call_internal("cricket_device_identity", args, 5);
     if (err != 0)
         return (cudaError_t)err;
-    ATTR(sharedMemPerBlock, cudaDevAttrMaxSharedMemoryPerBlock);
-    ATTR(regsPerBlock, cudaDevAttrMaxRegistersPerBlock);
-    ATTR(warpSize, cudaDevAttrWarpSize);
-    ATTR(memPitch, cudaDevAttrMaxPitch);
-    ATTR(maxThreadsPerBlock, cudaDevAttrMaxThreadsPerBlock);
-    ATTR(maxThreadsDim[0], cudaDevAttrMaxBlockDimX);
-    ATTR(maxThreadsDim[1], cudaDevAttrMaxBlockDimY);
-    ATTR(maxThreadsDim[2], cudaDevAttrMaxBlockDimZ);
-    ATTR(maxGridSize[0], cudaDevAttrMaxGridDimX);
-    ATTR(maxGridSize[1], cudaDevAttrMaxGridDimY);
-    ATTR(maxGridSize[2], cudaDevAttrMaxGridDimZ);
-    ATTR(totalConstMem, cudaDevAttrTotalConstantMemory);
-    ATTR(major, cudaDevAttrComputeCapabilityMajor);
-    ATTR(minor, cudaDevAttrComputeCapabilityMinor);
-    ATTR(textureAlignment, cudaDevAttrTextureAlignment);
-    ATTR(texturePitchAlignment, cudaDevAttrTexturePitchAlignment);
-    ATTR(multiProcessorCount, cudaDevAttrMultiProcessorCount);
-    ATTR(integrated, cudaDevAttrIntegrated);
-    ATTR(canMapHostMemory, cudaDevAttrCanMapHostMemory);
-    ATTR(concurrentKernels, cudaDevAttrConcurrentKernels);
-    ATTR(ECCEnabled, cudaDevAttrEccEnabled);
-    ATTR(pciBusID, cudaDevAttrPciBusId);
-    ATTR(pciDeviceID, cudaDevAttrPciDeviceId);
-    ATTR(pciDomainID, cudaDevAttrPciDomainId);
-    ATTR(asyncEngineCount, cudaDevAttrAsyncEngineCount);
-    ATTR(unifiedAddressing, cudaDevAttrUnifiedAddressing);
-    ATTR(memoryBusWidth, cudaDevAttrGlobalMemoryBusWidth);
-    ATTR(l2CacheSize, cudaDevAttrL2CacheSize);
-    ATTR(maxThreadsPerMultiProcessor, cudaDevAttrMaxThreadsPerMultiProcessor);
-    ATTR(streamPrioritiesSupported, cudaDevAttrStreamPrioritiesSupported);
-    ATTR(sharedMemPerMultiprocessor, cudaDevAttrMaxSharedMemoryPerMultiprocessor);
-    ATTR(regsPerMultiprocessor, cudaDevAttrMaxRegistersPerMultiprocessor);
-    ATTR(sharedMemPerBlockOptin, cudaDevAttrMaxSharedMemoryPerBlockOptin);
-    ATTR(maxBlocksPerMultiProcessor, cudaDevAttrMaxBlocksPerMultiprocessor);
-    ATTR(cooperativeLaunch, cudaDevAttrCooperativeLaunch);
+    int32_t values[ATTRIBUTE_COUNT] = { 0 };
+    const uint64_t attr_args[] = { (uint64_t)(int64_t)device, U(values), ATTRIBUTE_COUNT };
+    err = call_internal("cricket_device_attributes", attr_args, 3);
+    if (err != 0)
+        return (cudaError_t)err;
+    for (size_t i = 0; i < sizeof PROP_FIELDS / sizeof PROP_FIELDS[0]; i++) {
+        char *field = (char *)prop + PROP_FIELDS[i].offset;
+        int32_t v = values[PROP_FIELDS[i].attribute];
+        if (PROP_FIELDS[i].size == sizeof(size_t)) {
+            size_t wide = (size_t)(uint32_t)v;      /* byte counts and alignments: never negative */
+            memcpy(field, &wide, sizeof wide);
+        } else {
+            memcpy(field, &v, sizeof v);
+        }
+    }
     return cudaSuccess;
 }
-#undef ATTR
 
 /* ------------------------------------------------------------------ memory */
 
@@ -132,6 +224,8 @@ CRICKET_EXPORT cudaError_t cudaFreeHost(void *ptr) { FORWARD(U(ptr)); }
 CRICKET_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags) { FORWARD(U(ptr), size, flags); }
 CRICKET_EXPORT cudaError_t cudaHostUnregister(void *ptr) { FORWARD(U(ptr)); }
 CRICKET_EXPORT cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost) { FORWARD(U(pFlags), U(pHost)); }
+CRICKET_EXPORT cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags)
+{ FORWARD(U(pDevice), U(pHost), flags); }
 
 /* ------------------------------------------------------------------ copies and memset */
 
@@ -337,7 +431,7 @@ CRICKET_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes
 {
     if (!attributes)
         return cudaErrorInvalidValue;
-    int64_t v[3] = { 0 };   /* type, device, device pointer */
+    int64_t v[4] = { 0 };   /* type, device, device pointer, host pointer */
     const uint64_t args[] = { U(v), U(ptr) };
     int err = call_internal("cudaPointerGetAttributes", args, 2);
     if (err != 0)
@@ -346,6 +440,6 @@ CRICKET_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes
     attributes->type = (enum cudaMemoryType)v[0];
     attributes->device = (int)v[1];
     attributes->devicePointer = (void *)(uintptr_t)v[2];
-    attributes->hostPointer = v[0] == cudaMemoryTypeHost || v[0] == cudaMemoryTypeUnregistered ? (void *)ptr : NULL;
+    attributes->hostPointer = (void *)(uintptr_t)v[3];
     return cudaSuccess;
 }

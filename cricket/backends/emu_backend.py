@@ -17,6 +17,8 @@ from typing import Any, Callable
 
 from .. import _env
 from ..cudafacts import curesult
+from ..cudafacts import device_attributes
+from . import reference_device
 from .base import Backend, BackendError, Device, DeviceProperties, FunctionInfo, ImageKind, ParamInfo
 
 log = logging.getLogger(__name__)
@@ -247,19 +249,36 @@ class EmuDevice(Device):
 
 _EMU_UUID = b"cricket-emu-sm75"
 
-# cudaDeviceProp field → CUdevice_attribute number(s) (cuda.h); a 3-tuple field maps to x, y, z.
-_ATTRIBUTES: dict[str, tuple[int, ...]] = {
-    "maxThreadsPerBlock": (1,), "maxThreadsDim": (2, 3, 4), "maxGridSize": (5, 6, 7),
-    "sharedMemPerBlock": (8,), "totalConstMem": (9,), "warpSize": (10,), "memPitch": (11,),
-    "regsPerBlock": (12,), "clockRate": (13,), "textureAlignment": (14,),
-    "multiProcessorCount": (16,), "kernelExecTimeoutEnabled": (17,), "integrated": (18,),
-    "canMapHostMemory": (19,), "computeMode": (20,), "concurrentKernels": (31,), "ECCEnabled": (32,),
-    "pciBusID": (33,), "pciDeviceID": (34,), "memoryClockRate": (36,), "memoryBusWidth": (37,),
-    "l2CacheSize": (38,), "maxThreadsPerMultiProcessor": (39,), "asyncEngineCount": (40,),
-    "unifiedAddressing": (41,), "pciDomainID": (50,), "major": (75,), "minor": (76,),
-    "sharedMemPerMultiprocessor": (81,), "regsPerMultiprocessor": (82,), "managedMemory": (83,),
-    "cooperativeLaunch": (95,), "sharedMemPerBlockOptin": (97,),
-}
+def _emu_attributes(props: dict) -> dict[int, int]:
+    """Every CUdevice_attribute of the emulated device, as HELLO reports it to both client faces:
+    the part it stands for (``reference_device``) with the engine's limits (``props``: what the PTX
+    interpreter enforces) in place, and what differs in the emulation."""
+    A = device_attributes
+    block, grid = props["maxThreadsDim"], props["maxGridSize"]
+    engine = {
+        A.MAX_THREADS_PER_BLOCK: props["maxThreadsPerBlock"],
+        A.MAX_BLOCK_DIM_X: block[0], A.MAX_BLOCK_DIM_Y: block[1], A.MAX_BLOCK_DIM_Z: block[2],
+        A.MAX_GRID_DIM_X: grid[0], A.MAX_GRID_DIM_Y: grid[1], A.MAX_GRID_DIM_Z: grid[2],
+        A.MAX_SHARED_MEMORY_PER_BLOCK: props["sharedMemPerBlock"],
+        A.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: props["sharedMemPerBlockOptin"],
+        A.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: props["sharedMemPerMultiprocessor"],
+        A.TOTAL_CONSTANT_MEMORY: props["totalConstMem"],
+        A.WARP_SIZE: props["warpSize"],
+        A.MAX_PITCH: props["memPitch"],
+        A.MAX_REGISTERS_PER_BLOCK: props["regsPerBlock"],
+        A.MAX_REGISTERS_PER_MULTIPROCESSOR: props["regsPerMultiprocessor"],
+        A.CLOCK_RATE: props["clockRate"],
+        A.TEXTURE_ALIGNMENT: props["textureAlignment"],
+        A.MULTIPROCESSOR_COUNT: props["multiProcessorCount"],
+        A.MEMORY_CLOCK_RATE: props["memoryClockRate"],
+        A.GLOBAL_MEMORY_BUS_WIDTH: props["memoryBusWidth"],
+        A.L2_CACHE_SIZE: props["l2CacheSize"],
+        A.MAX_THREADS_PER_MULTIPROCESSOR: props["maxThreadsPerMultiProcessor"],
+        A.COMPUTE_CAPABILITY_MAJOR: props["major"], A.COMPUTE_CAPABILITY_MINOR: props["minor"],
+        # one ordered queue per session: copies overlap the host, not the session's kernels
+        A.ASYNC_ENGINE_COUNT: 1,
+    }
+    return {int(a): int(v) for a, v in {**reference_device.ATTRIBUTES, **engine}.items()}
 
 
 class EmuBackend(Backend):
@@ -312,18 +331,11 @@ class EmuBackend(Backend):
 
     @staticmethod
     def _describe(device: Any) -> DeviceProperties:
-        """HELLO's view of the engine's cudaDeviceProp-style fields, as CUdevice_attribute values."""
+        """HELLO's view of the engine: its name, memory and every device attribute."""
         props = device.device_properties()
-        attributes: dict[int, int] = {}
-        for field_name, numbers in _ATTRIBUTES.items():
-            value = props.get(field_name)
-            if value is None:
-                continue
-            values = value if isinstance(value, (tuple, list)) else (value,)
-            for number, v in zip(numbers, values):
-                attributes[number] = int(v)
         return DeviceProperties(name=str(props.get("name", "cricket emu")), uuid=_EMU_UUID,
-                                total_memory=int(props.get("totalGlobalMem", 0)), attributes=attributes)
+                                total_memory=int(props.get("totalGlobalMem", 0)),
+                                attributes=_emu_attributes(props))
 
     def devices(self) -> list[DeviceProperties]:
         return [self._properties]

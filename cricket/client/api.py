@@ -28,6 +28,8 @@ from typing import Any, Iterator
 
 from .. import __version__
 from ..cudafacts import curesult
+from ..cudafacts import device_attributes
+from ..cudafacts import device_attributes as A
 from ..protocol import NEED_IMAGE, PROCEDURES, PROGRAM, VERSION, SyncClient
 from ..protocol import gen as P
 from ..rpc import Client
@@ -38,7 +40,7 @@ from .direct import (
     COPY_CHUNK, DIRECT_MIN, PROC_DTOH, PROC_HTOD, PROC_HTOD_ASYNC, STATUS_OK, dtoh_args, htod_buffers,
     receive_data_into,
 )
-from . import visible_devices
+from . import capabilities, visible_devices
 from .kernel_args import pack_kernel_args
 
 log = logging.getLogger(__name__)
@@ -50,15 +52,15 @@ MAX_RECORD = (512 << 20) + (1 << 16)   # the largest image cricket.x allows, plu
 Dim3 = int | Sequence[int]
 
 # CUdevice_attribute numbers with friendly names (cuda.h).
-ATTRIBUTE_NAMES = {
-    1: "max_threads_per_block", 2: "max_block_dim_x", 3: "max_block_dim_y", 4: "max_block_dim_z",
-    5: "max_grid_dim_x", 6: "max_grid_dim_y", 7: "max_grid_dim_z",
-    8: "max_shared_memory_per_block", 9: "total_constant_memory", 10: "warp_size",
-    12: "max_registers_per_block", 13: "clock_rate", 16: "multiprocessor_count",
-    36: "memory_clock_rate", 37: "global_memory_bus_width", 38: "l2_cache_size",
-    39: "max_threads_per_multiprocessor", 75: "compute_capability_major",
-    76: "compute_capability_minor",
-}
+ATTRIBUTE_NAMES = {a: device_attributes.NAMES[a].lower() for a in (
+    A.MAX_THREADS_PER_BLOCK, A.MAX_BLOCK_DIM_X, A.MAX_BLOCK_DIM_Y,
+    A.MAX_BLOCK_DIM_Z, A.MAX_GRID_DIM_X, A.MAX_GRID_DIM_Y,
+    A.MAX_GRID_DIM_Z, A.MAX_SHARED_MEMORY_PER_BLOCK,
+    A.TOTAL_CONSTANT_MEMORY, A.WARP_SIZE, A.MAX_REGISTERS_PER_BLOCK,
+    A.CLOCK_RATE, A.MULTIPROCESSOR_COUNT, A.MEMORY_CLOCK_RATE,
+    A.GLOBAL_MEMORY_BUS_WIDTH, A.L2_CACHE_SIZE,
+    A.MAX_THREADS_PER_MULTIPROCESSOR, A.COMPUTE_CAPABILITY_MAJOR,
+    A.COMPUTE_CAPABILITY_MINOR)}
 
 
 class CudaError(Exception):
@@ -367,7 +369,7 @@ class Connection:
         # every device of the server (``ordinal`` is the server's); ``devices``: those that
         # CUDA_VISIBLE_DEVICES shows, in its order; the calls below take an index into it
         self.server_devices = [Device(i, d.name, bytes(d.uuid), d.total_memory,
-                                      {a.attribute: a.value for a in d.attributes})
+                                      capabilities.apply({a.attribute: a.value for a in d.attributes}))
                                for i, d in enumerate(ok.devices)]
         self.devices = visible_devices.visible(self.server_devices)
         if self.devices and self.devices[0].ordinal != 0:

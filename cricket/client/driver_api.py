@@ -29,6 +29,7 @@ from typing import Any
 
 from cricket import _select
 from cricket.client import jit_link
+from cricket.client import mapped
 from cricket.client.runtime import RUNTIME as rt
 from cricket.client.runtime import (StreamRef, _read_container, error_source, join_containers,
                                     read_linked_containers)
@@ -63,7 +64,7 @@ FATBIN_WRAPPER_MAGIC = 0x466243B1
 FATBIN_MAGIC = 0xBA55ED50
 ELF_MAGIC = b"\x7fELF"
 MAX_IMAGE = 1 << 32
-DEVICE_ATTRIBUTE_MAX = 148     # CU_DEVICE_ATTRIBUTE_MAX of CUDA 13.0 (devices.c rejects larger)
+DEVICE_ATTRIBUTE_MAX = device_attributes.MAX     # devices.c rejects larger
 MEMORYTYPE_HOST, MEMORYTYPE_DEVICE = 1, 2
 
 IMPLEMENTATIONS: dict[str, Callable[..., int]] = {}
@@ -349,8 +350,8 @@ def mem_free(ptr: int, stream: int = 0) -> int:
         # cudaFree(0) "performs no operation" (runtime API docs) and static cudart 13 passes the 0
         # on to cuMemFree_v2 (traced): NVIDIA's driver accepts it
         return SUCCESS
-    if ptr not in rt.allocations:
-        return INVALID_VALUE
+    if ptr not in rt.allocations or (rt.mapped_memory.ranges and rt.mapped_memory.find(ptr)):
+        return INVALID_VALUE            # mapped memory's device copy goes with its host memory
     rt.drain()
     if not rt.free_allocation(ptr):
         return INVALID_VALUE            # another thread freed it meanwhile
@@ -366,16 +367,19 @@ def mem_get_info(free: int, total: int) -> int:
 
 @implements("cuMemHostAlloc")
 def mem_host_alloc(pp: int, size: int, flags: int) -> int:
-    """Pinned host memory is local memory the client knows (copies from it may be deferred)."""
+    """Pinned host memory is local memory the client knows (copies from it may be deferred);
+    CU_MEMHOSTALLOC_DEVICEMAP memory gets a device copy (``cricket.client.mapped``)."""
     _out(pp)
-    hostmem.store_u64(pp, rt.host_alloc(size))
+    if flags & ~mapped.ALLOC_FLAGS:
+        return INVALID_VALUE
+    hostmem.store_u64(pp, rt.mapped_memory.host_alloc(size, flags))
     return SUCCESS
 
 
 @implements("cuMemFreeHost")
 def mem_free_host(ptr: int) -> int:
     rt.drain()                      # as the driver's: no copy still lands in the memory once it is freed
-    rt.host_free(ptr)
+    rt.mapped_memory.host_free(ptr)
     return SUCCESS
 
 
@@ -401,9 +405,20 @@ def _allocation(ptr: int) -> tuple[int, int] | None:
 @implements("cuMemHostGetDevicePointer")
 def mem_host_get_device_pointer(pdptr: int, p: int, flags: int) -> int:
     _out(pdptr)
-    if _pinned_range(p) is None:
+    address = rt.mapped_memory.device_pointer(p) if flags == 0 else None
+    if address is None:
         return INVALID_VALUE
-    hostmem.store_u64(pdptr, p)       # unified addressing: the host address itself
+    hostmem.store_u64(pdptr, address)
+    return SUCCESS
+
+
+@implements("cuMemHostGetFlags")
+def mem_host_get_flags(pflags: int, p: int) -> int:
+    _out(pflags)
+    value = rt.mapped_memory.host_flags(p)
+    if value is None:
+        return INVALID_VALUE
+    hostmem.store_u32(pflags, value)
     return SUCCESS
 
 
@@ -421,21 +436,29 @@ def mem_get_address_range(pbase: int, psize: int, dptr: int) -> int:
 
 @implements("cricketPointerInfo")
 def pointer_info(ptr: int, out: int) -> int:
-    """(kind, range start, range size, device, buffer id, created context id or 0) of an address,
-    for forward.c."""
+    """(kind, range start, range size, device, buffer id, created context id or 0, device pointer,
+    host pointer, mapped) of an address, for forward.c."""
+    found = rt.mapped_memory.find(ptr) if rt.mapped_memory.ranges else None
+    if found is not None:
+        r, offset = found
+        hostmem.store_i64s(out, (MEMORYTYPE_HOST, r.host, r.size, rt.thread.device, r.host, 0,
+                                 r.device + offset, r.host + offset, 1))
+        return SUCCESS
     found = _allocation(ptr)
     if found is not None:
         context = next((c for c, res in list(context_resources.items()) if found[0] in res.allocations), 0)
-        hostmem.store_i64s(out, (MEMORYTYPE_DEVICE, found[0], found[1], rt.thread.device, found[0], context))
+        hostmem.store_i64s(out, (MEMORYTYPE_DEVICE, found[0], found[1], rt.thread.device, found[0], context,
+                                 ptr, 0, 1))
         return SUCCESS
     if rt.is_device(ptr):               # a module global, inside a reserved device window
-        hostmem.store_i64s(out, (MEMORYTYPE_DEVICE, ptr, 0, rt.thread.device, ptr, 0))
+        hostmem.store_i64s(out, (MEMORYTYPE_DEVICE, ptr, 0, rt.thread.device, ptr, 0, ptr, 0, 1))
         return SUCCESS
     pinned = _pinned_range(ptr)
     if pinned is not None:
-        hostmem.store_i64s(out, (MEMORYTYPE_HOST, pinned[0], pinned[1], rt.thread.device, pinned[0], 0))
+        hostmem.store_i64s(out, (MEMORYTYPE_HOST, pinned[0], pinned[1], rt.thread.device, pinned[0], 0,
+                                 0, ptr, 0))
         return SUCCESS
-    hostmem.store_i64s(out, (0, 0, 0, 0, 0, 0))
+    hostmem.store_i64s(out, (0, 0, 0, 0, 0, 0, 0, 0, 0))
     return SUCCESS
 
 
@@ -452,6 +475,8 @@ def _copy(kind: int, dst: int, src: int, count: int, stream_handle: int, is_asyn
         return SUCCESS
     stream = rt.stream(stream_handle)
     sync = not is_async
+    if rt.mapped_memory.ranges:
+        dst, src, kind = rt.mapped_memory.resolve_copy(dst, src, kind)
     if sync:
         rt.drain()
     if kind == H2H:
@@ -478,6 +503,8 @@ def _copy(kind: int, dst: int, src: int, count: int, stream_handle: int, is_asyn
             rt.defer_dtoh(rt.dtoh_start(dst, src, count, stream), dst, count)
     else:
         rt.conn.memcpy_dtod(dst, src, count, stream=_Stream(stream), sync=sync)
+    if not is_async:
+        rt.mapped_memory.after_sync()   # a blocking copy synchronises: kernels' mapped writes come back
     return SUCCESS
 
 
@@ -504,6 +531,12 @@ def memcpy(dst: int, src: int, count: int, stream: int, is_async: int) -> int:
 
 @implements("cuMemset")
 def memset(dst: int, value: int, count: int, element_size: int, stream: int, is_async: int) -> int:
+    host = rt.mapped_memory.host_side(dst) if rt.mapped_memory.ranges else None
+    if host is not None and count:
+        rt.settle_host_range(host, count * element_size)
+        pattern = (value & ((1 << (8 * element_size)) - 1)).to_bytes(element_size, "little")
+        hostmem.write(host, pattern * count)
+        return SUCCESS
     rt.memset(dst, value, count, stream, not is_async, element_size)
     return SUCCESS
 
@@ -813,6 +846,8 @@ def launch_kernel(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: in
     else:
         data = b""
     from cricket.protocol import gen as P
+    if rt.mapped_memory.ranges:              # the host's writes to mapped memory go first
+        rt.mapped_memory.before_launch(rt.stream(stream))
     rt.conn._stub.CR_LAUNCH_ASYNC_batched(P.cr_launch_args(
         function=f.server, grid=P.cr_dim3(x=gx, y=gy, z=gz), block=P.cr_dim3(x=bx, y=by, z=bz),
         shared_mem=shared, stream=rt.stream(stream), params=data))
@@ -943,6 +978,7 @@ def event_destroy(event: int) -> int:
 def ctx_synchronize() -> int:
     rt.drain()
     rt.conn.synchronize()
+    rt.mapped_memory.after_sync()
     return SUCCESS
 
 
@@ -1000,11 +1036,11 @@ def memcpy_2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height: 
 
 @implements("cuMemHostRegister")
 def mem_host_register(ptr: int, size: int, flags: int) -> int:
-    if not ptr or not size:
+    if not ptr or not size or flags & ~mapped.REGISTER_FLAGS:
         return INVALID_VALUE
     if _pinned_range(ptr) is not None:
         return HOST_MEMORY_ALREADY_REGISTERED
-    rt.host_registered[ptr] = size
+    rt.mapped_memory.register(ptr, size, flags)
     return SUCCESS
 
 
@@ -1014,5 +1050,7 @@ def mem_host_unregister(ptr: int) -> int:
     if size is None:
         return HOST_MEMORY_NOT_REGISTERED
     rt.settle_host_range(ptr, size)     # copies deferred into it land before it is the program's again
+    rt.mapped_memory.after_sync()       # and what kernels wrote into it, when it is mapped
+    rt.mapped_memory.unregister(ptr)
     rt.host_registered.pop(ptr, None)
     return SUCCESS

@@ -28,6 +28,7 @@ from cricket import _select
 from cricket.cudafacts import device_attributes
 from cricket.cudafacts.cudart_errors import CODES, ERRORS
 from cricket.client import device_output, shm
+from cricket.client.mapped import MappedMemory
 from cricket.client.direct import (
     COPY_CHUNK, PROC_DTOH, PROC_HTOD_ASYNC, dtoh_args, htod_buffers, receive_data_into,
 )
@@ -206,6 +207,7 @@ class Runtime:
         self.chunks: set[int] = set()              # reserved 2 MiB chunks (address >> 21)
         self.host_allocs: dict[int, int] = {}      # pinned host memory: address -> size
         self.host_registered: dict[int, int] = {}
+        self.mapped_memory = MappedMemory(self)    # mapped pinned memory and its device copies
         self.streams: dict[int, int] = {}          # application handle -> server handle
         self.events: dict[int, int] = {}
         self.per_thread_streams: set[int] = set()  # server streams of per-thread default streams
@@ -329,6 +331,7 @@ class Runtime:
         self.forget_per_thread_streams()
         self._pending_dtoh.clear()
         self._event_marks.clear()
+        self.mapped_memory.forget()
         self._server_device = 0                    # a new session starts on device 0
         for k in self.kernels.values():
             k.function = 0
@@ -476,12 +479,14 @@ class Runtime:
         server = self.stream(handle)
         (before or self.drain)()
         self.conn._check(self.conn._stub.CR_STREAM_SYNCHRONIZE(server), "cuStreamSynchronize")
+        self.mapped_memory.after_sync()
 
     def query_stream(self, handle: int, before: Callable[[], Any] | None = None) -> int:
         """The server's status of the stream (0 done, else the error); ``before`` runs when done."""
         res = self.conn._stub.CR_STREAM_QUERY(self.stream(handle))
         if res.status == 0:
             (before or self.drain)()
+            self.mapped_memory.after_sync()
         return res.status
 
     def stream_wait_event(self, stream: int, event: int) -> None:
@@ -507,14 +512,17 @@ class Runtime:
         server = self.event(event)
         (before or self.drain)()
         self.conn._check(self.conn._stub.CR_EVENT_SYNCHRONIZE(server), "cuEventSynchronize")
+        self.mapped_memory.after_sync()
 
     def query_event(self, event: int) -> int:
         """The server's status of the event (0 done, else the error). Once it is done, the
         device-to-host copies deferred before its record have landed too (later ones may still
         wait for their stream: a query does not wait for them)."""
         status = self.conn._stub.CR_EVENT_QUERY(self.event(event)).status
-        if status == 0 and self._pending_dtoh:
-            self.finish_deferred(self._event_marks.get(event, 0))
+        if status == 0:
+            if self._pending_dtoh:
+                self.finish_deferred(self._event_marks.get(event, 0))
+            self.mapped_memory.after_sync()
         return status
 
     def event_elapsed_ms(self, start: int, end: int) -> float:
@@ -564,6 +572,7 @@ class Runtime:
             conn.synchronize()
         except Exception as exc:        # a sticky error is cleared by the reset
             log.debug("%s: %s", name, exc)
+        self.mapped_memory.forget()
         for ptr in list(self.allocations):
             self.free_allocation(ptr)
         for table, proc in ((self.streams, "CR_STREAM_DESTROY"), (self.events, "CR_EVENT_DESTROY")):
@@ -931,6 +940,8 @@ class Runtime:
                                      self.flat_limits(self.thread.device))
         if record is None:
             return False
+        if self.mapped_memory.ranges:          # the host's writes to mapped memory go first
+            self.mapped_memory.before_launch(stream)
         rpc.queue_batched(record)
         self.stats.launches += 1
         return True

@@ -72,7 +72,7 @@ FORWARDED: tuple[str, ...] = (
     "cudaDeviceGetStreamPriorityRange", "cudaDeviceSetCacheConfig", "cudaDeviceGetLimit",
     "cudaDeviceSetLimit", "cudaGetDeviceProperties", "cudaMalloc", "cudaMallocPitch", "cudaFree",
     "cudaMallocHost", "cudaHostAlloc", "cudaFreeHost", "cudaHostRegister", "cudaHostUnregister",
-    "cudaHostGetFlags", "cudaMemcpy", "cudaMemcpy_ptds", "cudaMemcpyAsync", "cudaMemcpyAsync_ptsz",
+    "cudaHostGetFlags", "cudaHostGetDevicePointer", "cudaMemcpy", "cudaMemcpy_ptds", "cudaMemcpyAsync", "cudaMemcpyAsync_ptsz",
     "cudaMemcpy2D", "cudaMemcpy2D_ptds", "cudaMemcpy2DAsync", "cudaMemcpy2DAsync_ptsz",
     "cudaMemcpyToSymbol", "cudaMemcpyToSymbol_ptds", "cudaMemcpyToSymbolAsync",
     "cudaMemcpyToSymbolAsync_ptsz", "cudaMemcpyFromSymbol", "cudaMemcpyFromSymbol_ptds",

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import logging
 
-from cricket.client import device_output, launch_attributes, runtime_api
+from cricket.client import device_output, launch_attributes, mapped, runtime_api
 from cricket.cudafacts import occupancy
 from cricket.cudafacts.cudart_errors import CUDART_VERSION
+from cricket.cudafacts.device_attributes import MAX as ATTRIBUTE_MAX
 from cricket.client.runtime import (
     D2D, D2H,
     ERR_HOST_NOT_REGISTERED, ERR_HOST_REGISTERED, ERR_INVALID_CONFIG, ERR_INVALID_DEVICE,
@@ -35,7 +36,8 @@ def _dim(xy: int, z: int) -> tuple[int, int, int]:
 
 
 def _synchronizing() -> None:
-    """What every synchronising call does first: finish the deferred device-to-host copies."""
+    """What every synchronising call does first: finish the deferred device-to-host copies. (What
+    kernels wrote into mapped memory comes back after the synchronisation: ``mapped.after_sync``.)"""
     rt.drain()
 
 
@@ -148,9 +150,25 @@ def get_device_flags(flags: int) -> int:
 
 @implements("cudaDeviceGetAttribute")
 def device_get_attribute(value: int, attribute: int, device: int) -> int:
-    if not value:
+    if not value or not 0 < attribute < ATTRIBUTE_MAX:
         return ERR_INVALID_VALUE
     hostmem.store_i32(value, rt.device_attribute(_i32(device), attribute))
+    return SUCCESS
+
+
+@implements("cricket_device_attributes")
+def device_attribute_table(device: int, values: int, count: int) -> int:
+    """Attributes 0 .. count-1 of ``device`` as ints (0 where HELLO has none), for
+    cudaGetDeviceProperties (forward_runtime.c): one call for the whole structure."""
+    device = _i32(device)
+    devices = rt.devices
+    if not 0 <= device < len(devices):
+        return ERR_INVALID_DEVICE
+    if not values or not 0 < count <= 1024:
+        return ERR_INVALID_VALUE
+    attributes = devices[device].attributes
+    hostmem.write(values, b"".join((attributes.get(a, 0) & 0xFFFFFFFF).to_bytes(4, "little")
+                                   for a in range(count)))
     return SUCCESS
 
 
@@ -171,6 +189,7 @@ def device_identity(device: int, name: int, name_size: int, uuid: int, total_mem
 def device_synchronize() -> int:
     _synchronizing()
     rt.conn.synchronize()
+    rt.mapped_memory.after_sync()
     return SUCCESS
 
 
@@ -271,8 +290,8 @@ def free(ptr: int) -> int:
         return SUCCESS
     # cudaErrorInvalidDevicePointer is deprecated since CUDA 10.1; the runtime API docs of cudaFree
     # name cudaErrorInvalidValue, which static cudart 13 passes on from cuMemFree (traced)
-    if ptr not in rt.allocations:
-        return ERR_INVALID_VALUE
+    if ptr not in rt.allocations or (rt.mapped_memory.ranges and rt.mapped_memory.find(ptr)):
+        return ERR_INVALID_VALUE        # mapped memory's device copy goes with its host memory
     _synchronizing()
     if not rt.free_allocation(ptr):
         return ERR_INVALID_VALUE        # another thread freed it meanwhile
@@ -281,32 +300,33 @@ def free(ptr: int) -> int:
 
 @implements("cudaMallocHost")
 def malloc_host(ptr: int, size: int) -> int:
-    if not ptr:
-        return ERR_INVALID_VALUE
-    hostmem.store_u64(ptr, rt.host_alloc(size))
-    return SUCCESS
+    return host_alloc(ptr, size, 0)
 
 
 @implements("cudaHostAlloc")
 def host_alloc(ptr: int, size: int, flags: int) -> int:
-    return malloc_host(ptr, size)
+    """Portable and write-combined are hints here; mapped memory gets a device copy (``mapped``)."""
+    if not ptr or flags & ~mapped.ALLOC_FLAGS:
+        return ERR_INVALID_VALUE
+    hostmem.store_u64(ptr, rt.mapped_memory.host_alloc(size, flags))
+    return SUCCESS
 
 
 @implements("cudaFreeHost")
 def free_host(ptr: int) -> int:
     if ptr:
         _synchronizing()            # as CUDA's: no copy still lands in the memory once it is freed
-        rt.host_free(ptr)
+        rt.mapped_memory.host_free(ptr)
     return SUCCESS
 
 
 @implements("cudaHostRegister")
 def host_register(ptr: int, size: int, flags: int) -> int:
-    if not ptr or not size:
+    if not ptr or not size or flags & ~mapped.REGISTER_FLAGS:
         return ERR_INVALID_VALUE
     if ptr in rt.host_registered:
         return ERR_HOST_REGISTERED
-    rt.host_registered[ptr] = size
+    rt.mapped_memory.register(ptr, size, flags)
     return SUCCESS
 
 
@@ -316,28 +336,47 @@ def host_unregister(ptr: int) -> int:
     if size is None:
         return ERR_HOST_NOT_REGISTERED
     rt.settle_host_range(ptr, size)     # copies deferred into it land before it is the program's again
+    rt.mapped_memory.after_sync()       # and what kernels wrote into it, when it is mapped
+    rt.mapped_memory.unregister(ptr)
     rt.host_registered.pop(ptr, None)
     return SUCCESS
 
 
 @implements("cudaHostGetFlags")
 def host_get_flags(flags: int, ptr: int) -> int:
-    if not rt.is_pinned(ptr):
+    value = rt.mapped_memory.host_flags(ptr)
+    if value is None or not flags:
         return ERR_INVALID_VALUE
-    if flags:
-        hostmem.store_u32(flags, 0)
+    hostmem.store_u32(flags, value)
+    return SUCCESS
+
+
+@implements("cudaHostGetDevicePointer")
+def host_get_device_pointer(device_ptr: int, host_ptr: int, flags: int) -> int:
+    if not device_ptr or flags:
+        return ERR_INVALID_VALUE
+    address = rt.mapped_memory.device_pointer(host_ptr)
+    if address is None:
+        log.debug("cudaHostGetDevicePointer(%#x): not pinned host memory", host_ptr)
+        return ERR_INVALID_VALUE
+    hostmem.store_u64(device_ptr, address)
     return SUCCESS
 
 
 @implements("cudaPointerGetAttributes")
 def pointer_get_attributes(values: int, ptr: int) -> int:
-    # cudaMemoryType: 0 unregistered, 1 host, 2 device
-    if rt.is_device(ptr):
-        hostmem.store_i64s(values, (2, rt.thread.device, ptr))
+    """(cudaMemoryType, device, device pointer, host pointer) for forward_runtime.c; the memory
+    types are 0 unregistered, 1 host, 2 device."""
+    found = rt.mapped_memory.find(ptr) if rt.mapped_memory.ranges else None
+    if found is not None:
+        r, offset = found
+        hostmem.store_i64s(values, (1, rt.thread.device, r.device + offset, r.host + offset))
+    elif rt.is_device(ptr):
+        hostmem.store_i64s(values, (2, rt.thread.device, ptr, 0))
     elif rt.is_pinned(ptr):
-        hostmem.store_i64s(values, (1, rt.thread.device, 0))
+        hostmem.store_i64s(values, (1, rt.thread.device, 0, ptr))
     else:
-        hostmem.store_i64s(values, (0, -1, 0))
+        hostmem.store_i64s(values, (0, -1, 0, ptr))
     return SUCCESS
 
 
@@ -348,7 +387,9 @@ def _copy(dst: int, src: int, count: int, kind: int, stream_handle: int, sync: b
     """One copy; ``checked_dst`` when the caller has checked that the device range exists."""
     if count == 0:
         return SUCCESS
-    if kind != H2D and kind != D2H:
+    if rt.mapped_memory.ranges:
+        dst, src, kind = rt.mapped_memory.resolve_copy(dst, src, kind)
+    elif kind != H2D and kind != D2H:
         kind = rt.kind_of(dst, src, kind)
     stream = 0 if stream_handle == 0 else rt.stream(stream_handle)
     if kind == H2H:
@@ -382,6 +423,8 @@ def _copy(dst: int, src: int, count: int, kind: int, stream_handle: int, sync: b
         if sync:
             _synchronizing()
         rt.conn.memcpy_dtod(dst, src, count, stream=_Stream(stream), sync=bool(sync))
+    if sync:
+        rt.mapped_memory.after_sync()   # a blocking copy synchronises: kernels' mapped writes come back
     return SUCCESS
 
 
@@ -418,6 +461,7 @@ def memcpy_2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height: 
     if sync:
         _synchronizing()
         rt.conn.synchronize()
+        rt.mapped_memory.after_sync()
     return SUCCESS
 
 
@@ -466,6 +510,11 @@ def get_symbol_size(size: int, symbol: int) -> int:
 
 @implements("cudaMemsetAsync")
 def memset(ptr: int, value: int, count: int, stream: int, sync: int) -> int:
+    host = rt.mapped_memory.host_side(ptr) if rt.mapped_memory.ranges else None
+    if host is not None:
+        rt.settle_host_range(host, count)
+        hostmem.write(host, bytes([value & 0xFF]) * count)
+        return SUCCESS
     rt.memset(ptr, value, count, stream, bool(sync), before=_synchronizing)
     return SUCCESS
 

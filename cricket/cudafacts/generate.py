@@ -153,17 +153,24 @@ from __future__ import annotations
 
 {constants}
 
-# number: (name, description)
+MAX = {maximum}       # CU_DEVICE_ATTRIBUTE_MAX: attributes are 1 .. MAX-1
+
+# number: (name, description); the name is cuda.h's first for the number (older aliases follow it)
 ATTRIBUTES: dict[int, tuple[str, str]] = {{
 {rows}
 }}
+
+NAMES: dict[int, str] = {{number: name for number, (name, _) in ATTRIBUTES.items()}}
 '''
 
 
-def render_attributes(entries: list[tuple[str, int, str]]) -> str:
+def render_attributes(entries: list[tuple[str, int, str]], maximum: int) -> str:
     constants = "\n".join(f"{name.removeprefix('CU_DEVICE_ATTRIBUTE_')} = {value}" for name, value, _ in entries)
-    rows = "\n".join(f"    {value}: ({name!r}, {doc!r})," for name, value, doc in entries)
-    return _ATTRIBUTES_TEMPLATE.format(constants=constants, rows=rows)
+    first: dict[int, tuple[str, str]] = {}
+    for name, value, doc in entries:
+        first.setdefault(value, (name.removeprefix("CU_DEVICE_ATTRIBUTE_"), doc))
+    rows = "\n".join(f"    {value}: ({name!r}, {doc!r})," for value, (name, doc) in first.items())
+    return _ATTRIBUTES_TEMPLATE.format(constants=constants, rows=rows, maximum=maximum)
 
 
 def render_cudart(entries: list[tuple[str, int]], messages: dict[int, str], version: int) -> str:
@@ -194,7 +201,11 @@ def main(argv: list[str] | None = None) -> int:
     cuda_h = (include / "cuda.h").read_text(errors="replace")
     driver = parse_curesult_enum(cuda_h)
     attributes = parse_device_attributes(cuda_h)
-    (args.out / "device_attributes.py").write_text(render_attributes(attributes))
+    maximum = re.search(r"CU_DEVICE_ATTRIBUTE_MAX\b\s*(?:=\s*(\d+))?", cuda_h)
+    if not maximum:
+        raise SystemExit("cuda.h: CU_DEVICE_ATTRIBUTE_MAX not found")
+    top = int(maximum.group(1)) if maximum.group(1) else max(v for _, v, _ in attributes) + 1
+    (args.out / "device_attributes.py").write_text(render_attributes(attributes, top))
     (args.out / "cudart_errors.py").write_text(render_cudart(cudart, messages, version))
     (args.out / "curesult.py").write_text(render_curesult(driver, messages, define(cuda_h, "CUDA_VERSION")))
     print(f"cricket.cudafacts.generate: {len(cudart)} runtime and {len(driver)} driver codes written to {args.out}")

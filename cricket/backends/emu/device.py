@@ -437,7 +437,8 @@ class EmuDevice:
 
     # ---- properties --------------------------------------------------------------------------
     def device_properties(self) -> dict:
-        """cudaDeviceProp-style fields of a plausible sm_75-class device (emulated on the CPU)."""
+        """The engine's limits as cudaDeviceProp-style fields of a plausible sm_75-class device
+        (emulated on the CPU); the server's full description is ``emu_backend._emu_attributes``."""
         return {
             "name": "cricket emu (emulated sm_75 on the CPU)",
             "emulated": True,
@@ -458,23 +459,10 @@ class EmuDevice:
             "minor": 5,
             "textureAlignment": 512,
             "multiProcessorCount": 8,
-            "kernelExecTimeoutEnabled": 0,
-            "integrated": 0,
-            "canMapHostMemory": 0,
-            "computeMode": 0,
-            "concurrentKernels": 0,
-            "ECCEnabled": 0,
-            "pciBusID": 0,
-            "pciDeviceID": 0,
-            "pciDomainID": 0,
-            "asyncEngineCount": 0,
-            "unifiedAddressing": 1,
             "memoryClockRate": 5_001_000,
             "memoryBusWidth": 256,
             "l2CacheSize": 4 * 1024 * 1024,
             "maxThreadsPerMultiProcessor": 1024,
-            "managedMemory": 0,
-            "cooperativeLaunch": 0,
         }
 
 
