@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))   # two_device_backend, also for the server
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # two_emu_devices, also for the server
 
 from cricket.client import driver_env
 from cricket.client.api import CudaError, connect
@@ -141,8 +141,8 @@ def test_the_visible_device_is_the_servers(programs, server, server_uuid, cudart
 
 @pytest.fixture(scope="module")
 def two_device_server():
-    from two_device_backend import NAMES  # noqa: F401 -- fails here, not in the server, if it broke
-    local = LocalServer(["two_device_backend:TwoDeviceEmu"], env={"PYTHONPATH": os.pathsep.join((str(HERE), str(ROOT)))})
+    from two_emu_devices import NAMES  # noqa: F401 -- fails here, not in the server, if it broke
+    local = LocalServer(["two_emu_devices:TwoDeviceEmu"], env={"PYTHONPATH": os.pathsep.join((str(HERE), str(ROOT)))})
     try:
         yield local
     finally:
@@ -168,7 +168,7 @@ def devices_seen(got: dict[str, str]) -> list[tuple[str, int]]:
     ("0,7,1", ["A"]),
 ])
 def test_visible_devices_map_to_the_servers_ordinals(programs, two_device_server, cudart, spec, expected):
-    from two_device_backend import ARENAS, NAMES
+    from two_emu_devices import ARENAS, NAMES
     got = run(programs[cudart], two_device_server, spec)
     want = [(NAMES["AB".index(x)], ARENAS["AB".index(x)]) for x in expected]
     assert devices_seen(got) == want

@@ -1,6 +1,6 @@
 """A test backend for CUDA_VISIBLE_DEVICES: the emu backend offering two devices ("fake" second
 device, standing in for a multi-GPU server), told apart by name, UUID and arena size. Loaded by
-the server as ``--backend two_device_backend:TwoDeviceEmu`` with this folder on PYTHONPATH."""
+the server as ``--backend two_emu_devices:TwoDeviceEmu`` with this folder on PYTHONPATH."""
 from __future__ import annotations
 
 import dataclasses
