@@ -21,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+import sys
 import threading
 from bisect import bisect_right
 from collections.abc import Callable
@@ -28,7 +29,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cricket import _select
-from cricket.client import jit_link
 from cricket.client import mapped
 from cricket.client.runtime import RUNTIME as rt
 from cricket.client.runtime import (StreamRef, _read_container, error_source, join_containers,
@@ -80,7 +80,10 @@ class DriverApiError(Exception):
 
 def result_of(exc: BaseException) -> int:
     """The CUresult for an exception raised below the driver API."""
-    if isinstance(exc, (DriverApiError, jit_link.LinkError)):
+    if isinstance(exc, DriverApiError):
+        return exc.code
+    linker = sys.modules.get("cricket.client.jit_link")     # loaded by the first cuLink* call
+    if linker is not None and isinstance(exc, linker.LinkError):
         return exc.code
     source, code = error_source(exc)
     if source == "driver":
@@ -139,7 +142,7 @@ class ModuleRecord:
 
 modules: dict[int, ModuleRecord] = {}
 functions: dict[int, FunctionRecord] = {}
-jit_links: dict[int, jit_link.LinkState] = {}     # CUlinkState handle -> its state
+jit_links: dict[int, Any] = {}     # CUlinkState handle -> its state
 # Incremented in a forked child: server handles obtained before belong to the parent's session.
 # Module and function handles stay valid (cudart keeps its CUlibrary/CUkernel across fork); their
 # server objects are re-created at the first use.
@@ -671,7 +674,14 @@ def module_get_global(dptr: int, size_ptr: int, module: int, name_ptr: int) -> i
 
 # ------------------------------------------------------------------ JIT linking
 
-def _link(handle: int) -> jit_link.LinkState:
+def _jit() -> Any:
+    """cricket.client.jit_link, imported at the first cuLink* call: it needs cricket.fatbin
+    (pyelftools), which programs that never link should not load."""
+    from cricket.client import jit_link
+    return jit_link
+
+
+def _link(handle: int) -> Any:
     state = jit_links.get(handle)
     if state is None:
         raise DriverApiError(INVALID_HANDLE, f"link state {handle:#x} does not exist")
@@ -688,7 +698,7 @@ def _device_arch() -> int:
 @implements("cuLinkCreate")
 def link_create(count: int, options: int, values: int, pstate: int) -> int:
     _out(pstate)
-    state = jit_link.LinkState.create(jit_link.read_options(count, options, values, "cuLinkCreate"),
+    state = _jit().LinkState.create(_jit().read_options(count, options, values, "cuLinkCreate"),
                                       _device_arch())
     handle = rt.new_handle()
     jit_links[handle] = state
@@ -701,11 +711,11 @@ def link_create(count: int, options: int, values: int, pstate: int) -> int:
 def link_add_data(handle: int, input_type: int, data: int, size: int, name: int, count: int, options: int,
                   values: int) -> int:
     state = _link(handle)
-    if not data or not size or size > jit_link.MAX_INPUT:
+    if not data or not size or size > _jit().MAX_INPUT:
         return INVALID_VALUE
     label = ctypes.string_at(name).decode(errors="replace") if name else ""
     state.add(input_type, hostmem.read(data, size), None, label,
-              jit_link.read_options(count, options, values, "cuLinkAddData"), "cuLinkAddData")
+              _jit().read_options(count, options, values, "cuLinkAddData"), "cuLinkAddData")
     return SUCCESS
 
 
@@ -713,7 +723,7 @@ def link_add_data(handle: int, input_type: int, data: int, size: int, name: int,
 def link_add_file(handle: int, input_type: int, path: int, count: int, options: int, values: int) -> int:
     state = _link(handle)
     name = _c_string(path)
-    state.add(input_type, None, name, name, jit_link.read_options(count, options, values, "cuLinkAddFile"),
+    state.add(input_type, None, name, name, _jit().read_options(count, options, values, "cuLinkAddFile"),
               "cuLinkAddFile")
     return SUCCESS
 
