@@ -6,6 +6,8 @@ static cudart on the libcuda.so.1 replacement, across shared-memory region sizes
 decide whether a deferred copy fits the region) and with the socket path alone."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from client_runtime_support import build_program, cricket_run
@@ -50,9 +52,10 @@ def test_async_copies_keep_stream_order_with_static_cudart(stress_static, server
     _run(stress_static, server, seed, 40, streams, shm)
 
 
+# Longer sequences; CRICKET_STRESS_SEEDS=N runs N seeds per size (default 2) for a longer soak.
 @pytest.mark.slow
-@pytest.mark.parametrize("shm", ["8M", "16M", "32M", "64M", "256M", "off"])
-@pytest.mark.parametrize("seed", range(10, 16))
+@pytest.mark.parametrize("shm", ["8M", "256M", "off"])
+@pytest.mark.parametrize("seed", range(10, 10 + int(os.environ.get("CRICKET_STRESS_SEEDS", "2"))))
 def test_async_copies_keep_stream_order_long_runs(stress_shared, stress_static, server, shm, seed):
     for exe in (stress_shared, stress_static):
-        _run(exe, server, seed, 300, 1 + seed % 8, shm)
+        _run(exe, server, seed, 150, 1 + seed % 8, shm)
