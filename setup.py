@@ -119,17 +119,21 @@ def run_rpcgen() -> None:
                        cwd=HERE, check=True, stdout=subprocess.DEVNULL)
 
 
-def cythonize_all(exts: list[Extension], jobs: int, force: bool) -> list[Extension]:
-    """Translate the .pyx/.py sources of ``exts`` to C (in ``build/cython``), ``jobs`` at a time."""
+def cythonize_all(exts: list[Extension], jobs: int, force: bool) -> None:
+    """Translate the .pyx/.py sources of ``exts`` to C (in ``build/cython``), ``jobs`` at a time;
+    each extension's sources become its C files."""
     from Cython.Build import cythonize
     core = {e.name for e in core_extensions()}
-    hot = [e for e in exts if e.name not in core]
-    compiled = [e for e in exts if e.name in core]
-    # One cythonize call per set of directives; each runs its modules in parallel.
     options = dict(language_level=3, build_dir="build/cython", nthreads=jobs if jobs > 1 else 0,
                    force=force, quiet=True)
-    return ((cythonize(hot, compiler_directives=HOT_PATH_DIRECTIVES, **options) if hot else [])
-            + (cythonize(compiled, compiler_directives=CORE_DIRECTIVES, **options) if compiled else []))
+    # One cythonize call per set of directives; each runs its modules in parallel.
+    for directives, group in ((HOT_PATH_DIRECTIVES, [e for e in exts if e.name not in core]),
+                              (CORE_DIRECTIVES, [e for e in exts if e.name in core])):
+        if group:
+            # cythonize returns new Extension objects; build_ext keeps its own (finalized) ones.
+            translated = {e.name: e.sources for e in cythonize(group, compiler_directives=directives, **options)}
+            for ext in group:
+                ext.sources = translated[ext.name]
 
 
 class BuildPy(build_py):
@@ -155,7 +159,8 @@ class BuildExt(build_ext):
         try:
             run_rpcgen()
             jobs = self.parallel if isinstance(self.parallel, int) and self.parallel > 1 else 1
-            exts = cythonize_all(self.extensions, jobs, bool(self.force))
+            cythonize_all(self.extensions, jobs, bool(self.force))
+            exts = self.extensions
             if self.inplace:
                 # The files beside the sources decide; build/lib may hold older builds.
                 if not self.force and self._same_flags_as_last_build():
