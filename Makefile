@@ -23,7 +23,8 @@ test test-fast: PACKAGES = $(VENV)/.interop
 
 $(VENV)/.tools:
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) --upgrade setuptools wheel 'Cython>=3.0'
+	@# packaging too: setuptools imports it, so the packages installing during the build never replace it.
+	$(PIP) --upgrade setuptools wheel packaging 'Cython>=3.0'
 	touch $@
 
 $(VENV)/.packages: pyproject.toml | $(VENV)/.tools
