@@ -23,8 +23,10 @@ with ``nthreads``, ``build_ext -j``; the largest module first), while the two sh
 (``cext/preload``, ``cext/driver``) build beside them. Nothing is done twice: Cython and the shims
 skip what is up to date, and an in-place build (``--inplace``, or ``pip install -e``, which builds
 in place) skips every extension whose file beside its source is newer than its C source, so
-``pip install -e .`` after ``setup.py build_ext --inplace`` (or the other way round) compiles
-nothing. No debug information unless ``CRICKET_DEBUG_BUILD=1``.
+``pip install --no-build-isolation -e .`` after ``setup.py build_ext --inplace`` (or the other way
+round) compiles nothing. (With build isolation, the freshly installed Cython's own .pxd files are
+newer than the C sources of the modules that cimport them, so those are built again.) No debug
+information unless ``CRICKET_DEBUG_BUILD=1``; a change of flags rebuilds everything.
 """
 from __future__ import annotations
 
