@@ -7,22 +7,52 @@ PYTEST_ARGS ?=
 # they run a second time with CRICKET_PUREPYTHON=1.
 TWIN_TESTS = $(wildcard tests/xdr tests/rpcgen tests/rpc tests/preload tests/protocol tests/client tests/client_runtime)
 
-.PHONY: all venv build test test-fast demo examples bench clean
+.PHONY: all venv build compile test test-fast demo examples bench clean
 
 all: build
 
-$(VENV)/.installed: pyproject.toml setup.py
+# The packages pyproject.toml names (its dependencies and the extras given as arguments), one a
+# line: installed by name, they never build cricket.
+REQUIREMENTS = $(PY) -c 'import sys, tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
+	print(*p["dependencies"] * ("--extras-only" not in sys.argv), \
+	      *(r for x in sys.argv[1:] if x != "--extras-only" for r in p["optional-dependencies"][x]), sep="\n")'
+PIP = $(PY) -m pip install -q
+# What `build` installs while cricket compiles; `make test` adds the interop extra.
+PACKAGES = $(VENV)/.packages
+test test-fast: PACKAGES = $(VENV)/.interop
+
+$(VENV)/.tools:
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip setuptools wheel 'Cython>=3.0'
-	$(PY) -m pip install -q -e '.[test,bench]'
-	@# cuda-python, cuda.core, NVRTC and CuPy for the driver-level tests; they skip with the reason without them.
-	-$(PY) -m pip install -q -e '.[interop]' || echo "make: the interop extra could not be installed; its tests will skip"
+	@# packaging too: setuptools imports it, so the packages installing during the build never replace it.
+	$(PIP) --upgrade setuptools wheel packaging 'Cython>=3.0'
+	touch $@
+
+$(VENV)/.packages: pyproject.toml | $(VENV)/.tools
+	$(REQUIREMENTS) test bench > $(VENV)/requirements.txt
+	$(PIP) -r $(VENV)/requirements.txt
+	touch $@
+
+# cuda-python, cuda.core, NVRTC and CuPy for the driver-level tests; they skip with the reason without them.
+$(VENV)/.interop: pyproject.toml | $(VENV)/.packages
+	$(REQUIREMENTS) --extras-only interop > $(VENV)/requirements-interop.txt
+	-$(PIP) -r $(VENV)/requirements-interop.txt || echo "make: the interop extra could not be installed; its tests will skip"
+	touch $@
+
+# The editable install (`cricket` on PATH, the cricket.backends entry points) finds every extension
+# built in place and up to date: it compiles nothing.
+$(VENV)/.installed: pyproject.toml setup.py | $(VENV)/.packages
+	$(PIP) --no-deps --no-build-isolation -e .
 	touch $@
 
 venv: $(VENV)/.installed
 
-# Incremental rebuild of the Cython extensions and generated codecs after edits.
-build: venv
+# Compiles what changed since the last build (everything the first time, on every CPU) while the
+# packages install, then installs cricket itself.
+build: $(VENV)/.tools
+	@$(MAKE) --no-print-directory -j2 compile $(PACKAGES)
+	@$(MAKE) --no-print-directory $(VENV)/.installed
+
+compile: $(VENV)/.tools
 	$(PY) setup.py -q build_ext --inplace
 
 test: build

@@ -11,7 +11,8 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 
@@ -20,12 +21,41 @@ def default_cuda_include() -> Path:
     return Path(home) / "include"
 
 
-def compile_into(cmd: list[str], tmp: Path, target: Path, verbose: bool) -> None:
-    """Run the compiler command ``cmd`` (which writes ``tmp``), then move ``tmp`` to ``target``."""
+def optimisation_flags() -> list[str]:
+    """-O2, and debug information only with ``CRICKET_DEBUG_BUILD=1`` (as setup.py does)."""
+    debug = os.environ.get("CRICKET_DEBUG_BUILD", "").strip().lower() not in ("", "0", "no", "false")
+    return ["-O2", "-g"] if debug else ["-O2"]
+
+
+def inputs(source_dir: Path, cuda_include: Path) -> list[Path]:
+    """What a library is built from: the sources and generators of ``source_dir`` and of
+    ``cext/common``, and the CUDA headers the generators read."""
+    files = [p for d in (source_dir, Path(__file__).resolve().parent) for p in d.iterdir()
+             if p.suffix in (".c", ".h", ".py", ".txt")]
+    return files + [cuda_include / h for h in ("cuda.h", "cuda_runtime_api.h", "cudaTypedefs.h")]
+
+
+def up_to_date(target: Path, stamp: Path, cmd: list[str], sources: Iterable[Path]) -> bool:
+    """True when ``target`` was built by this very ``cmd`` (recorded in ``stamp`` by
+    :func:`compile_into`) and is newer than each of ``sources``: then the build is skipped."""
+    try:
+        if stamp.read_text() != shlex.join(cmd):
+            return False
+        built = target.stat().st_mtime
+        return all(p.stat().st_mtime <= built for p in sources if p.exists())
+    except OSError:
+        return False
+
+
+def compile_into(cmd: list[str], tmp: Path, target: Path, verbose: bool, stamp: Path | None = None) -> None:
+    """Run the compiler command ``cmd`` (which writes ``tmp``), then move ``tmp`` to ``target``;
+    record ``cmd`` in ``stamp`` for :func:`up_to_date`."""
     if verbose:
         print(shlex.join(cmd))
     subprocess.run(cmd, check=True)
     tmp.replace(target)    # atomic: a running test never sees a half-written library
+    if stamp is not None:
+        stamp.write_text(shlex.join(cmd))
 
 
 def main(argv: list[str] | None, *, description: str, what: str, header: str,
@@ -49,6 +79,7 @@ def main(argv: list[str] | None, *, description: str, what: str, header: str,
         msg = f"build.py: cannot build {what}: no {' and no '.join(missing)}"
         print(msg + ("; skipped" if args.optional else ""), file=sys.stderr)
         return 0 if args.optional else 1
+    started = time.time()
     try:
         target = build(args.outdir, args.cuda_include, verbose=args.verbose, gen_dir=args.gen_dir)
     except generation_error as exc:
@@ -57,5 +88,5 @@ def main(argv: list[str] | None, *, description: str, what: str, header: str,
     except subprocess.CalledProcessError as exc:
         print(f"build.py: compiler failed with status {exc.returncode}", file=sys.stderr)
         return 1
-    print(f"build.py: built {target}")
+    print(f"build.py: {target} is up to date" if target.stat().st_mtime < started else f"build.py: built {target}")
     return 0

@@ -31,20 +31,23 @@ SOURCES = ("shim.c", "forward.c", "forward_runtime.c")
 
 def build(outdir: Path, cuda_include: Path, cc: str | None = None, verbose: bool = False,
           gen_dir: Path | None = None) -> Path:
-    """Generate the stubs and compile the shim; returns the path of the shared library."""
+    """Generate the stubs and compile the shim, unless it is up to date; returns the path of the shared library."""
     gen = gen_dir or outdir / "gen"
-    outdir.mkdir(parents=True, exist_ok=True)
-    gen_stubs.generate(gen, cuda_include)
     target = outdir / SHIM_NAME
     compiler = shlex.split(cc or os.environ.get("CC", "cc"))
     tmp = outdir / (SHIM_NAME + ".tmp")
-    cmd = [*compiler, "-shared", "-fPIC", "-O2", "-g", "-std=gnu11", "-Wall", "-Wextra",
+    cmd = [*compiler, "-shared", "-fPIC", *buildlib.optimisation_flags(), "-std=gnu11", "-Wall", "-Wextra",
            "-Wno-unused-parameter", "-Werror=implicit-function-declaration", "-fvisibility=hidden",
            "-pthread", f"-I{HERE}", f"-I{HERE.parent / 'common'}", f"-I{gen}", f"-I{cuda_include}",
            *[str(HERE / s) for s in SOURCES], str(HERE.parent / "common" / "bootstrap.c"), str(HERE.parent / "common" / "log.c"), str(gen / "stubs.c"),
            "-o", str(tmp), f"-Wl,-soname,{SONAME}", f"-Wl,--version-script={gen / 'libcudart13.map'}",
            "-Wl,-z,now", "-ldl"]
-    buildlib.compile_into(cmd, tmp, target, verbose)
+    stamp = gen / "build.cmd"
+    if buildlib.up_to_date(target, stamp, cmd, buildlib.inputs(HERE, cuda_include)):
+        return target
+    outdir.mkdir(parents=True, exist_ok=True)
+    gen_stubs.generate(gen, cuda_include)
+    buildlib.compile_into(cmd, tmp, target, verbose, stamp)
     return target
 
 
