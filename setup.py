@@ -116,11 +116,19 @@ def rpcgen_extensions() -> list[Extension]:
 
 
 def run_rpcgen() -> None:
-    """Run rpcgen on each of X_FILES (it leaves unchanged outputs alone, so builds stay incremental)."""
+    """Run rpcgen on each of X_FILES (it leaves unchanged outputs alone, so builds stay incremental).
+
+    A source checkout's protocol package refuses a generated module older than its .x (it never
+    regenerates one at import; ``cricket/protocol/__init__.py``): one that rpcgen left alone
+    because it did not change (a .x touched by git, say) gets the time of now. The Cython codec
+    keeps its time, so its extension is not rebuilt for nothing."""
     for rel in X_FILES:
         x = HERE / rel
         subprocess.run([sys.executable, "-m", "rpcgen", str(x), "-o", str(x.parent), "--cython"],
                        cwd=HERE, check=True, stdout=subprocess.DEVNULL)
+        generated = x.with_suffix(".py")
+        if generated.stat().st_mtime < x.stat().st_mtime:
+            os.utime(generated)
 
 
 def cythonize_all(exts: list[Extension], jobs: int, force: bool) -> None:
