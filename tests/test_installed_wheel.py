@@ -1,13 +1,13 @@
 """cricket installed from its wheel: it runs CUDA programs and never writes into its own package.
 
 The wheel is built from this checkout (``pip wheel --no-build-isolation``: after ``make build``
-it compiles nothing) and installed into a fresh virtual environment whose ``cricket`` folder is
-then made read-only. Its dependencies come from the environment running the tests (a path in a
-``.pth`` file; cricket itself is not taken from there: the venv's own site-packages comes
-first). Every installed source is then made newer than what was built from it (``cricket.x``
-than ``cricket.py``, each ``.py`` and ``.pyx`` than its extension), as an installer that sets
-file times may leave them: an installed package never compares them. Everything runs from a folder outside the
-checkout, with no PYTHONPATH.
+it compiles only the shims again) and installed into a fresh virtual environment whose
+``cricket`` folder is then made read-only. Its dependencies come from the environment running
+the tests (a path in a ``.pth`` file; cricket itself is not taken from there: the venv's own
+site-packages comes first). Every installed source is first made newer than what was built from
+it (``cricket.x`` than ``cricket.py``, each ``.py`` and ``.pyx`` than its extension), as an
+installer that sets file times may leave them: an installed package never compares them.
+Everything runs from a folder outside the checkout, with no PYTHONPATH.
 """
 from __future__ import annotations
 
@@ -26,6 +26,9 @@ import pytest
 from cricket.client.run_cli import libpython
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# After make build the wheel compiles only the shims (seconds); without build/lib, everything.
+pytestmark = pytest.mark.timeout(900)
 
 _spec = importlib.util.spec_from_file_location("cricket_wheel_examples_build", ROOT / "examples" / "build.py")
 examples_build = importlib.util.module_from_spec(_spec)
@@ -69,7 +72,8 @@ def changed(installed: Installed) -> list[str]:
 
 def _dependency_paths() -> list[str]:
     """The site-packages folders of the running environment (cricket's dependencies are there)."""
-    return [p for p in dict.fromkeys([*site.getsitepackages(), site.getusersitepackages()]) if os.path.isdir(p)]
+    paths = [*site.getsitepackages(), *([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])]
+    return [p for p in dict.fromkeys(paths) if os.path.isdir(p)]
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +103,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     later = max(p.stat().st_mtime for p in package.rglob("*")) + 3600
     for source in package.rglob("*"):
         if source.suffix in (".py", ".pyx", ".x"):
-            os.utime(source, (later, later + (source.suffix == ".x")))
+            when = later + 1 if source.suffix == ".x" else later
+            os.utime(source, (when, when))
     subprocess.run([str(python), "-m", "compileall", "-q", str(package)], check=True, env=outside_env(), cwd=outside)
     subprocess.run(["chmod", "-R", "a-w", str(package)], check=True)
     try:
