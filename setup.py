@@ -15,7 +15,8 @@ layers) is plain Python that Cython compiles as it stands (pure-Python mode): ea
 an extension of the same dotted name beside it (``cricket/client/runtime.py`` →
 ``cricket.client.runtime``), which the import system prefers to the source. The ``.py`` is the
 pure-Python twin; ``cricket/_select.py`` (``use_core_sources``) makes imports take it when
-``CRICKET_PUREPYTHON=1`` or when the extension is older than its source. One module name, one
+``CRICKET_PUREPYTHON=1`` or, in a source checkout, when the extension is older than its source
+(an installed package never compares file times: ``cricket/_checkout.py``). One module name, one
 module object: one client state per process, whichever library the application entered through.
 
 How it builds (``build_ext``): rpcgen, then Cython and the C compiler on every CPU (``cythonize``
