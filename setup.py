@@ -15,7 +15,8 @@ layers) is plain Python that Cython compiles as it stands (pure-Python mode): ea
 an extension of the same dotted name beside it (``cricket/client/runtime.py`` →
 ``cricket.client.runtime``), which the import system prefers to the source. The ``.py`` is the
 pure-Python twin; ``cricket/_select.py`` (``use_core_sources``) makes imports take it when
-``CRICKET_PUREPYTHON=1`` or when the extension is older than its source. One module name, one
+``CRICKET_PUREPYTHON=1`` or, in a source checkout, when the extension is older than its source
+(an installed package never compares file times: ``cricket/_checkout.py``). One module name, one
 module object: one client state per process, whichever library the application entered through.
 
 How it builds (``build_ext``): rpcgen, then Cython and the C compiler on every CPU (``cythonize``
@@ -116,11 +117,19 @@ def rpcgen_extensions() -> list[Extension]:
 
 
 def run_rpcgen() -> None:
-    """Run rpcgen on each of X_FILES (it leaves unchanged outputs alone, so builds stay incremental)."""
+    """Run rpcgen on each of X_FILES (it leaves unchanged outputs alone, so builds stay incremental).
+
+    A source checkout's protocol package refuses a generated module older than its .x (it never
+    regenerates one at import; ``cricket/protocol/__init__.py``): one that rpcgen left alone
+    because it did not change (a .x touched by git, say) gets the time of now. The Cython codec
+    keeps its time, so its extension is not rebuilt for nothing."""
     for rel in X_FILES:
         x = HERE / rel
         subprocess.run([sys.executable, "-m", "rpcgen", str(x), "-o", str(x.parent), "--cython"],
                        cwd=HERE, check=True, stdout=subprocess.DEVNULL)
+        generated = x.with_suffix(".py")
+        if generated.stat().st_mtime < x.stat().st_mtime:
+            os.utime(generated)
 
 
 def cythonize_all(exts: list[Extension], jobs: int, force: bool) -> None:

@@ -19,6 +19,8 @@ import sys
 from importlib.machinery import EXTENSION_SUFFIXES, ModuleSpec
 from types import ModuleType
 
+from cricket._checkout import in_source_checkout
+
 log = logging.getLogger(__name__)
 
 
@@ -51,14 +53,6 @@ class _SourceFinder(importlib.abc.MetaPathFinder):
 _source_finder = _SourceFinder()
 
 
-def _in_source_checkout(directory: str) -> bool:
-    """True when ``directory`` (a package folder) lies in a source tree with its ``setup.py``."""
-    top = os.path.abspath(directory)
-    while os.path.exists(os.path.join(os.path.dirname(top), "__init__.py")):
-        top = os.path.dirname(top)
-    return os.path.exists(os.path.join(os.path.dirname(top), "setup.py"))
-
-
 def use_core_sources(package: str, directory: str, names: tuple[str, ...]) -> dict[str, str]:
     """Choose, once per process, between the compiled client core and its Python source.
 
@@ -67,13 +61,14 @@ def use_core_sources(package: str, directory: str, names: tuple[str, ...]) -> di
     ``CORE_MODULES``), which the import system prefers. The ``.py`` is taken instead when
     ``CRICKET_PUREPYTHON=1``, or, in a source checkout built in place (``make build``), when the
     extension is older than its source (an edit not yet built: running stale code would be worse
-    than running slower; an installed wheel's file times say nothing and are not compared). Since both twins have the same
-    name there is only ever one of each module in ``sys.modules``, whoever imports it. Returns
+    than running slower). In an installed package the extension is what was built and file times
+    are never compared (``cricket._checkout``). Since both twins have the same name there is only
+    ever one of each module in ``sys.modules``, whoever imports it. Returns
     ``{module: "compiled" | "pure"}``; call it from the package's ``__init__``, before any of the
     modules is imported.
     """
     forced = pure_python_forced()
-    in_checkout = _in_source_checkout(directory)
+    in_checkout = in_source_checkout(directory)
     chosen = {}
     for name in names:
         fullname = f"{package}.{name}"

@@ -21,6 +21,7 @@ import threading
 import time
 from pathlib import Path
 
+from cricket._checkout import in_source_checkout
 from cricket.client import driver_env
 
 log = logging.getLogger(__name__)
@@ -57,8 +58,11 @@ def program_environment(server: str, backend: str = "", stats: bool = False,
                         base: dict[str, str] | None = None) -> dict[str, str]:
     """The environment that makes a program load the shim and reach ``server``."""
     if not SHIM.exists():
-        raise RunError(f"the libcudart shim {SHIM} is not built; run "
-                       f"`python cext/preload/build.py {SHIM.parent}` (needs the CUDA 13 headers and cc)")
+        # Never built here at run time: an installed package is what its build made.
+        how = ("run `make build` in the checkout" if in_source_checkout()
+               else "this installed cricket was built without it: build and install it again")
+        raise RunError(f"the libcudart shim {SHIM} is not built; {how} (the build needs the "
+                       f"CUDA 13 headers and cc)")
     env = dict(os.environ if base is None else base)
     env.pop("PYTHONHOME", None)
     preload = [p for p in env.get("LD_PRELOAD", "").split(":") if p and p != str(SHIM)]

@@ -1,60 +1,50 @@
 """The cricket remoting protocol: the module our ``rpcgen`` generates from ``cricket.x``.
 
-The build generates ``cricket/protocol/cricket.py`` (and its Cython codec); in a source checkout
-where the build has not run yet, the module is generated here on first import.
+rpcgen runs at build time only (``setup.py``: ``build_ext`` and ``build_py``, so a wheel
+carries ``cricket.py`` and its compiled codec ``_cricket_xdr``). Nothing is generated or
+compiled at import:
+
+- in an installed package the generated module is imported as it is; file times are not
+  compared (see ``cricket._checkout``);
+- in a source checkout a generated module that is missing or older than ``cricket.x``, or a
+  compiled codec older than the Cython source generated beside it, is an ``ImportError`` of one
+  line that says to run ``make build`` (``setup.py`` brings an unchanged ``cricket.py`` up to
+  the time of ``cricket.x``, so a touched ``.x`` needs one build, not an edit).
 """
 from __future__ import annotations
 
-import contextlib
 import importlib
-import io
-import logging
 from pathlib import Path
 from types import ModuleType
 
-log = logging.getLogger(__name__)
+from cricket._checkout import in_source_checkout
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "cricket.x"
 GENERATED = HERE / "cricket.py"
+CODEC_SOURCE = HERE / "_cricket_xdr.pyx"
 
 
-def _generate() -> None:
-    """Run our rpcgen on cricket.x into this folder (source checkouts before a build)."""
-    from rpcgen.cli import main as rpcgen_main
-    log.info("generating %s from %s", GENERATED.name, SOURCE)
-    with contextlib.redirect_stdout(io.StringIO()):
-        rc = rpcgen_main([str(SOURCE), "-o", str(HERE), "--cython"])
-    if rc:
-        raise ImportError(f"rpcgen failed on {SOURCE} (exit status {rc})")
-    GENERATED.touch()   # rpcgen leaves an unchanged file alone; it is up to date with cricket.x now
-
-
-def _check_compiled_codec() -> None:
-    """A compiled codec older than the Cython source generated from cricket.x would encode an
-    old protocol: refuse it with a clear message."""
-    pyx = HERE / "_cricket_xdr.pyx"
-    if not pyx.exists():
-        return
-    for codec in HERE.glob("_cricket_xdr.*.so"):
-        if codec.stat().st_mtime < pyx.stat().st_mtime:
-            raise ImportError(f"{codec.name} was built from an older cricket.x; rebuild it with "
-                              f"`make build` (or pip install again)")
+def stale_build(directory: Path = HERE) -> str | None:
+    """Why the generated modules in ``directory`` (a source checkout's) do not match its
+    ``cricket.x``, or None when they do."""
+    source, generated, pyx = directory / SOURCE.name, directory / GENERATED.name, directory / CODEC_SOURCE.name
+    if not generated.exists():
+        return f"{generated} is not generated yet"
+    if generated.stat().st_mtime < source.stat().st_mtime:
+        return f"{generated.name} is older than {source}"
+    if pyx.exists():
+        for codec in directory.glob(f"{pyx.stem}.*.so"):
+            if codec.stat().st_mtime < pyx.stat().st_mtime:
+                return f"{codec.name} was built from an older {source.name}"
+    return None
 
 
 def _load() -> ModuleType:
-    stale = not GENERATED.exists() or GENERATED.stat().st_mtime < SOURCE.stat().st_mtime
-    if stale:
-        try:
-            _generate()
-            importlib.invalidate_caches()
-        except (ImportError, OSError) as exc:
-            if not GENERATED.exists():
-                raise ImportError(f"the protocol module is not built and could not be generated "
-                                  f"({exc}); run `make build`") from exc
-            log.warning("cricket.x is newer than its generated module, which could not be "
-                        "regenerated (%s); using the old one", exc)
-    _check_compiled_codec()
+    if in_source_checkout(str(HERE)):
+        why = stale_build()
+        if why:
+            raise ImportError(f"cricket protocol: {why}; run `make build` in the checkout")
     return importlib.import_module(f"{__name__}.cricket")
 
 
