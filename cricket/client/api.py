@@ -465,7 +465,8 @@ class Connection:
 
     def memcpy_htod(self, dst: DeviceBuffer | int, data: Any, *, stream: Stream | None = None,
                     sync: bool = True) -> None:
-        """Copy host data to the device, in chunks of at most COPY_CHUNK bytes (pipelined)."""
+        """Copy host data to the device, in chunks of at most COPY_CHUNK bytes (pipelined). With
+        ``sync=False`` the call returns once the bytes are taken: ``data`` may change at once."""
         view = _as_bytes(data)
         base = int(dst)
         handle = _stream(stream)
@@ -476,9 +477,11 @@ class Connection:
         view, base = view[done:], base + done
         if sync:
             return self._htod_sync(base, handle, view)
+        # The batch leaves later: its bytes are taken now (as CUDA stages a pageable source at
+        # the call), so the caller may change ``data`` as soon as this returns.
         for off in range(0, max(view.nbytes, 1), COPY_CHUNK):
             rpc.call_batched(PROGRAM, VERSION, PROC_HTOD_ASYNC,
-                             htod_buffers(base + off, handle, view[off:off + COPY_CHUNK]))
+                             htod_buffers(base + off, handle, memoryview(bytes(view[off:off + COPY_CHUNK]))))
 
     def _htod_sync(self, base: int, handle: int, view: memoryview) -> None:
         """A synchronous host-to-device copy over the socket (also the CUDA runtime's): the head

@@ -71,6 +71,21 @@ def test_python_api_copies_every_size_class(emu_server, monkeypatch, shared):
         buf.free()
 
 
+@pytest.mark.parametrize("shared", [True, False], ids=["shm", "socket"])
+def test_an_asynchronous_copys_source_may_change_once_the_call_returned(emu_server, monkeypatch, shared):
+    # As CUDA stages a pageable source: the bytes sent are those at the call, on every path.
+    monkeypatch.setenv("CRICKET_SHM", "1" if shared else "0")
+    with connect(emu_server.address) as gpu:
+        for i, size in enumerate(SIZES):
+            data = bytearray(_pattern(size, i))
+            buf = gpu.alloc(size)
+            gpu.memcpy_htod(buf, data, sync=False)
+            data[:] = bytes(size)                                      # reused at once
+            gpu.synchronize()
+            assert gpu.memcpy_dtoh(buf, size) == _pattern(size, i), f"async copy of {size} bytes"
+            buf.free()
+
+
 def _copy_blocks_async(gpu, size: int, count: int):
     """``count`` distinct blocks of ``size`` bytes copied one after the other into a new buffer
     with asynchronous copies, then synchronised: (the buffer, the blocks)."""
