@@ -42,6 +42,7 @@ BUILDS = {
     "extras": ["sm75", "sm75G"],
     "pipeline": ["sm75", "sm80"],
     "cub": ["sm75", "sm90"],
+    "warp_size": ["sm75", "sm75G"],
 }
 RDC = ["rdc/rdc_a", "rdc/rdc_b"]
 
