@@ -33,6 +33,9 @@ SPECIAL_REGS = {
     "current_graph_exec", "perctamemoryoffset", "perctamemorysize",
 }
 _NUMBERED_SPECIAL = re.compile(r"envreg(?:[12]?\d|3[01])|pm[0-7](?:_64)?|reserved_smem_offset_[01]")
+# Operand suffixes of the SIMD video instructions: half-word (.h10) and byte (.b3210) selectors.
+_SELECTOR = re.compile(r"\.[hb]\d{1,4}")
+VIDEO_SELECTOR_OPS = {f"v{op}{n}" for op in ("add", "sub", "avrg", "absdiff", "min", "max", "set") for n in (2, 4)}
 # The one predefined constant (PTX ISA 4.4, "Predefined Identifiers"): the warp size, read as a
 # special register of that name.
 WARP_SZ = "WARP_SZ"
@@ -515,6 +518,14 @@ class _Parser:
         if not self.accept(";"):
             while True:
                 operands.append(self.operand())
+                kind, s, _ = self.peek()
+                if kind == "dir" and _SELECTOR.fullmatch(s):
+                    # a SIMD video instruction's half-word/byte selector or mask: kept as the
+                    # modifier "sel<operand index>_<selector>", e.g. sel1_h10
+                    if op not in VIDEO_SELECTOR_OPS:
+                        raise self.error(f"operand selector {s} on {op} (only video instructions take one)")
+                    self.next()
+                    mods.append(f"sel{len(operands) - 1}_{s[1:]}")
                 if self.accept(";"):
                     break
                 self.expect(",")
