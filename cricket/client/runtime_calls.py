@@ -252,10 +252,16 @@ def device_get_cache_config(config: int) -> int:
     return SUCCESS
 
 
+def _func_hint(func: int, config: int, values: range) -> int:
+    """A per-kernel hint: checked (a registered kernel, a known value), then without effect."""
+    if func not in rt.kernels:
+        return runtime_api.CODES["cudaErrorInvalidDeviceFunction"]
+    return SUCCESS if config in values else ERR_INVALID_VALUE
+
+
 @implements("cudaFuncSetCacheConfig")
 def func_set_cache_config(func: int, config: int) -> int:
-    rt.kernel(func)
-    return SUCCESS if config in _FUNC_CACHE else ERR_INVALID_VALUE
+    return _func_hint(func, config, _FUNC_CACHE)
 
 
 @implements("cudaDeviceSetSharedMemConfig")
@@ -273,8 +279,7 @@ def device_get_shared_mem_config(config: int) -> int:
 
 @implements("cudaFuncSetSharedMemConfig")
 def func_set_shared_mem_config(func: int, config: int) -> int:
-    rt.kernel(func)
-    return SUCCESS if config in _SHARED_MEM_CONFIG else ERR_INVALID_VALUE
+    return _func_hint(func, config, _SHARED_MEM_CONFIG)
 
 
 @implements("cudaProfilerStart", "cudaProfilerStop")
