@@ -64,6 +64,8 @@ EXAMPLES = (
     Example("jit_link", ("jit_link.cu",), driver=True, ptx=("jit_link_kernel.cu", "jit_link_device.cu")),
     Example("mapped_memory", ("mapped_memory.cu",)),
     Example("device_query", ("device_query.cu",), ("-ldl",)),
+    Example("warp_reduce", ("warp_reduce.cu",)),
+    Example("shared_memory_config", ("shared_memory_config.cu",)),
 )
 BY_NAME = {e.name: e for e in EXAMPLES}
 

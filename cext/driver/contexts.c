@@ -15,6 +15,8 @@
 
 #include "driver.h"
 
+#include <cudaProfiler.h>   /* after driver.h, which sets __CUDA_API_VERSION_INTERNAL for cuda.h */
+
 static struct CUctx_st primary[CRICKET_DRV_MAX_DEVICES];
 static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_rwlock_t cls_lock = PTHREAD_RWLOCK_INITIALIZER;   /* guards the CLS map (below) */
@@ -152,6 +154,8 @@ CRICKET_DRV_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
         primary[dev].retain_count = --count;
     else
         rc = CUDA_ERROR_INVALID_CONTEXT;
+    if (count == 0)     /* the real driver destroys the context here: a later retain starts afresh */
+        atomic_store(&primary[dev].cache_config, CU_FUNC_CACHE_PREFER_NONE);
     pthread_mutex_unlock(&ctx_lock);
     cricket_drv_log(CRICKET_DRV_DEBUG, "primary context of device %d released (count %d)", dev, count);
     return rc;
@@ -438,6 +442,66 @@ CRICKET_DRV_EXPORT CUresult cuCtxGetStreamPriorityRange(int *leastPriority, int 
     if (greatestPriority)
         *greatestPriority = -5;
     return CUDA_SUCCESS;
+}
+
+/* Cache and shared-memory-bank preferences are hints (no effect on results). The cache preference
+ * is kept per context for cuCtxGetCacheConfig; the emulated sm_75, like every GPU since Maxwell,
+ * has fixed 4-byte banks, which cuCtxGetSharedMemConfig reports whatever was set (as documented for
+ * devices without configurable banks). */
+CRICKET_DRV_EXPORT CUresult cuCtxSetCacheConfig(CUfunc_cache config)
+{
+    CUcontext ctx;
+    CUresult rc = context_or_current(NULL, &ctx);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if ((unsigned)config > CU_FUNC_CACHE_PREFER_EQUAL)
+        return CUDA_ERROR_INVALID_VALUE;
+    atomic_store(&ctx->cache_config, (int)config);
+    return CUDA_SUCCESS;
+}
+
+CRICKET_DRV_EXPORT CUresult cuCtxGetCacheConfig(CUfunc_cache *pconfig)
+{
+    CUcontext ctx;
+    if (!pconfig)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = context_or_current(NULL, &ctx);
+    if (rc == CUDA_SUCCESS)
+        *pconfig = (CUfunc_cache)atomic_load(&ctx->cache_config);
+    return rc;
+}
+
+CRICKET_DRV_EXPORT CUresult cuCtxSetSharedMemConfig(CUsharedconfig config)
+{
+    CUcontext ctx;
+    CUresult rc = context_or_current(NULL, &ctx);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    return (unsigned)config > CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+CRICKET_DRV_EXPORT CUresult cuCtxGetSharedMemConfig(CUsharedconfig *pConfig)
+{
+    CUcontext ctx;
+    if (!pConfig)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = context_or_current(NULL, &ctx);
+    if (rc == CUDA_SUCCESS)
+        *pConfig = CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE;
+    return rc;
+}
+
+/* No profiler is attached to a remote device: start and stop succeed in a context and do nothing. */
+CRICKET_DRV_EXPORT CUresult cuProfilerStart(void)
+{
+    CUcontext ctx;
+    return context_or_current(NULL, &ctx);
+}
+
+CRICKET_DRV_EXPORT CUresult cuProfilerStop(void)
+{
+    CUcontext ctx;
+    return context_or_current(NULL, &ctx);
 }
 
 /* ------------------------------------------------------------------ context-local storage */

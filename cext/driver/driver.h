@@ -68,6 +68,7 @@ struct CUctx_st {
     uint64_t id;        /* 0: primary; else the tag the client files this context's resources under */
     atomic_int destroyed;
     atomic_int told;    /* the client has seen this context (it may hold resources in it) */
+    atomic_int cache_config;   /* CUfunc_cache preference (cuCtxSetCacheConfig); a hint */
 };
 #define CRICKET_DRV_CTX_MAGIC 0x63637478u   /* "cctx" */
 

@@ -399,6 +399,8 @@ CRICKET_DRV_EXPORT CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache 
 { return FWD("cuFuncSetAttribute", U(hfunc), (uint64_t)-1, (uint64_t)config); }
 CRICKET_DRV_EXPORT CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev)
 { return FWD("cuFuncSetAttribute", U(kernel), (uint64_t)-1, (uint64_t)config); }
+CRICKET_DRV_EXPORT CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config)
+{ return FWD("cuFuncSetAttribute", U(hfunc), (uint64_t)-2, (uint64_t)config); }
 
 #define LAUNCH_WORDS(f, gx, gy, gz, bx, by, bz, shm, stream, params, extra) \
     U(f), gx, gy, gz, bx, by, bz, shm, U(stream), U(params), U(extra)

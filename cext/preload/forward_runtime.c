@@ -60,6 +60,11 @@ CRICKET_EXPORT cudaError_t cudaDriverGetVersion(int *driverVersion) { FORWARD(U(
 CRICKET_EXPORT cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
 { FORWARD(U(leastPriority), U(greatestPriority)); }
 CRICKET_EXPORT cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig) { FORWARD((uint64_t)cacheConfig); }
+CRICKET_EXPORT cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig) { FORWARD(U(pCacheConfig)); }
+CRICKET_EXPORT cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config) { FORWARD((uint64_t)config); }
+CRICKET_EXPORT cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig *pConfig) { FORWARD(U(pConfig)); }
+CRICKET_EXPORT cudaError_t cudaProfilerStart(void) { FORWARD0(); }
+CRICKET_EXPORT cudaError_t cudaProfilerStop(void) { FORWARD0(); }
 CRICKET_EXPORT cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit) { FORWARD(U(pValue), (uint64_t)limit); }
 CRICKET_EXPORT cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) { FORWARD((uint64_t)limit, value); }
 
@@ -418,6 +423,8 @@ CRICKET_EXPORT cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncA
 { FORWARD(U(func), (uint64_t)attr, (uint64_t)(int64_t)value); }
 CRICKET_EXPORT cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheConfig)
 { FORWARD(U(func), (uint64_t)cacheConfig); }
+CRICKET_EXPORT cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cudaSharedMemConfig config)
+{ FORWARD(U(func), (uint64_t)config); }
 CRICKET_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func,
                                                                          int blockSize, size_t dynamicSMemSize)
 { CALL_AS("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", U(numBlocks), U(func),

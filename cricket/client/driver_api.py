@@ -749,7 +749,10 @@ def link_destroy(handle: int) -> int:
 # ------------------------------------------------------------------ functions and launches
 
 _DYNAMIC_SHARED = 8          # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-_SET_CACHE_CONFIG = (1 << 64) - 1
+# cuFuncSetCacheConfig and cuFuncSetSharedMemConfig (forward.c) as pseudo-attributes: hints whose
+# value must be a CUfunc_cache (4 values) or a CUsharedconfig (3)
+_SET_CACHE_CONFIG, _SET_SHARED_MEM_CONFIG = (1 << 64) - 1, (1 << 64) - 2
+_CONFIG_VALUES = {_SET_CACHE_CONFIG: range(4), _SET_SHARED_MEM_CONFIG: range(3)}
 
 
 @implements("cuFuncGetAttribute")
@@ -776,8 +779,8 @@ def func_set_attribute(func: int, attribute: int, value: int) -> int:
     """Hints the server's launch does not take are accepted; the dynamic shared memory limit and
     the carve-out are remembered so that cuFuncGetAttribute reports them."""
     f = _function(func)
-    if attribute == _SET_CACHE_CONFIG:
-        return SUCCESS
+    if attribute in _CONFIG_VALUES:
+        return SUCCESS if value in _CONFIG_VALUES[attribute] else INVALID_VALUE
     if attribute == _DYNAMIC_SHARED:
         if not 0 <= value <= occupancy.max_dynamic_shared(_device_limits(), f.attributes.get(1, 0)):
             return INVALID_VALUE

@@ -199,6 +199,7 @@ def device_reset() -> int:
     conn = rt.reset_device("cudaDeviceReset", before=_synchronizing)
     for server in rt.forget_per_thread_streams():
         conn._stub.CR_STREAM_DESTROY(server)
+    _device_cache_config.pop(rt.thread.device, None)
     rt.thread.last_error = 0
     return SUCCESS
 
@@ -226,9 +227,64 @@ def stream_priority_range(least: int, greatest: int) -> int:
     return SUCCESS
 
 
-@implements("cudaDeviceSetCacheConfig", "cudaFuncSetCacheConfig")
-def cache_config(*_: int) -> int:
-    return SUCCESS                     # a hint; no effect on results
+# Cache and shared-memory-bank preferences: hints with no effect on results. The cache preference
+# is remembered for cudaDeviceGetCacheConfig; the emulated sm_75 (like every GPU since Maxwell) has
+# fixed 4-byte banks, so cudaDeviceGetSharedMemConfig reports that whatever was asked.
+_FUNC_CACHE = range(4)                 # cudaFuncCachePreferNone, PreferShared, PreferL1, PreferEqual
+_SHARED_MEM_CONFIG = range(3)          # cudaSharedMemBankSizeDefault, FourByte, EightByte
+_BANK_SIZE_FOUR_BYTE = 1
+_device_cache_config: dict[int, int] = {}
+
+
+@implements("cudaDeviceSetCacheConfig")
+def device_set_cache_config(config: int) -> int:
+    if config not in _FUNC_CACHE:
+        return ERR_INVALID_VALUE
+    _device_cache_config[rt.thread.device] = config
+    return SUCCESS
+
+
+@implements("cudaDeviceGetCacheConfig")
+def device_get_cache_config(config: int) -> int:
+    if not config:
+        return ERR_INVALID_VALUE
+    hostmem.store_i32(config, _device_cache_config.get(rt.thread.device, 0))
+    return SUCCESS
+
+
+def _func_hint(func: int, config: int, values: range) -> int:
+    """A per-kernel hint: checked (a registered kernel, a known value), then without effect."""
+    if func not in rt.kernels:
+        return runtime_api.CODES["cudaErrorInvalidDeviceFunction"]
+    return SUCCESS if config in values else ERR_INVALID_VALUE
+
+
+@implements("cudaFuncSetCacheConfig")
+def func_set_cache_config(func: int, config: int) -> int:
+    return _func_hint(func, config, _FUNC_CACHE)
+
+
+@implements("cudaDeviceSetSharedMemConfig")
+def device_set_shared_mem_config(config: int) -> int:
+    return SUCCESS if config in _SHARED_MEM_CONFIG else ERR_INVALID_VALUE
+
+
+@implements("cudaDeviceGetSharedMemConfig")
+def device_get_shared_mem_config(config: int) -> int:
+    if not config:
+        return ERR_INVALID_VALUE
+    hostmem.store_i32(config, _BANK_SIZE_FOUR_BYTE)
+    return SUCCESS
+
+
+@implements("cudaFuncSetSharedMemConfig")
+def func_set_shared_mem_config(func: int, config: int) -> int:
+    return _func_hint(func, config, _SHARED_MEM_CONFIG)
+
+
+@implements("cudaProfilerStart", "cudaProfilerStop")
+def profiler_start_stop() -> int:
+    return SUCCESS                     # no profiler is attached to a remote device
 
 
 _LIMITS = {0: 1024, 1: 1 << 20, 2: 8 << 20}   # stack size, printf FIFO, malloc heap

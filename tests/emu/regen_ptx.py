@@ -42,6 +42,8 @@ BUILDS = {
     "extras": ["sm75", "sm75G"],
     "pipeline": ["sm75", "sm80"],
     "cub": ["sm75", "sm90"],
+    "warp_size": ["sm75", "sm75G"],
+    "simd_intrinsics": ["sm75", "sm90"],
 }
 RDC = ["rdc/rdc_a", "rdc/rdc_b"]
 

@@ -23,6 +23,17 @@ from .semantics import InstructionEmitters
 
 log = logging.getLogger(__name__)
 
+
+# Special registers that change while a kernel runs: (expression on the batch X, type).
+_COUNTERS = {
+    "clock": ("X.clock32()", "u32"), "clock_hi": ("X.clock_hi()", "u32"), "clock64": ("X.clock64()", "u64"),
+    "globaltimer": ("X.globaltimer()", "u64"), "globaltimer_lo": ("X.globaltimer_lo()", "u32"),
+    "globaltimer_hi": ("X.globaltimer_hi()", "u32"),
+}
+# The fixed special registers the PTX ISA declares .u64 (the rest are 32-bit).
+_SPECIALS_U64 = {"gridid", "current_graph_exec"} | {f"pm{i}_64" for i in range(8)}
+
+
 class CompiledKernel:
     """The executable form of a kernel: one function per basic block plus metadata."""
 
@@ -197,19 +208,16 @@ class BlockCodegen(InstructionEmitters):
 
     def special(self, s: Special) -> tuple[str, str]:
         name = s.name
-        if name in ("clock", "clock_hi"):
-            return "X.clock32()", "u32"
-        if name in ("clock64", "globaltimer"):
-            return "X.clock64()", "u64"
-        if name in ("globaltimer_lo",):
-            return "X.clock32()", "u32"
+        counter = _COUNTERS.get(name)
+        if counter is not None:             # read anew at each use
+            return counter
         self.kc.specials.add(name)
         v = "sp_" + re.sub(r"\W", "_", name)
         key = "%" + name
         if key not in self.loaded_set:
             self.loaded_set.add(key)
             self.loaded.append(key)
-        return v, "u32"
+        return v, "u64" if name in _SPECIALS_U64 else "u32"
 
     @staticmethod
     def conv(expr: str, frm: str, to: str) -> str:

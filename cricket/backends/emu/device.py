@@ -17,7 +17,7 @@ from .codegen import CompiledKernel, KernelCompiler, compile_kernel
 from .dtypes import NP, STORAGE
 from .errors import (CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NO_BINARY_FOR_GPU,
                      CUDA_ERROR_NOT_FOUND, STICKY_CODES, EmuError)
-from .executor import DEFAULT_MAX_STEPS, LaunchConfig, run_kernel
+from .executor import DEFAULT_MAX_STEPS, SM_COUNT, WARP_SIZE, LaunchConfig, run_kernel
 from .memory import DEFAULT_ARENA, GLOBAL_BASE, DeviceArena
 from .ptx.parser import parse
 from .ptx.program import KernelIR, Program, decl_size, type_size
@@ -240,6 +240,7 @@ class EmuDevice:
         self._lock = threading.RLock()
         # counts of the last launch: thread_instructions, block_steps, batches, lanes_per_batch, seconds
         self.last_launch: dict = {}
+        self.launches = 0               # numbers the grids (%gridid)
 
     # ---- errors ------------------------------------------------------------------------------
     def _check(self) -> None:
@@ -412,6 +413,8 @@ class EmuDevice:
                            self.sink if sink is None else sink, self.max_steps,
                            self.launch_timeout)
         with self._lock:
+            self.launches += 1
+            cfg.grid_id = self.launches
             try:
                 t0 = time.perf_counter()
                 stats = run_kernel(ck, self.arena, function.module.global_addrs, cfg)
@@ -448,7 +451,7 @@ class EmuDevice:
             "sharedMemPerMultiprocessor": SHARED_PER_BLOCK_OPTIN,
             "regsPerBlock": 65536,
             "regsPerMultiprocessor": 65536,
-            "warpSize": 32,
+            "warpSize": WARP_SIZE,
             "memPitch": 2**31 - 1,
             "maxThreadsPerBlock": MAX_THREADS_PER_BLOCK,
             "maxThreadsDim": MAX_BLOCK_DIM,
@@ -458,7 +461,7 @@ class EmuDevice:
             "major": 7,
             "minor": 5,
             "textureAlignment": 512,
-            "multiProcessorCount": 8,
+            "multiProcessorCount": SM_COUNT,
             "memoryClockRate": 5_001_000,
             "memoryBusWidth": 256,
             "l2CacheSize": 4 * 1024 * 1024,

@@ -13,6 +13,9 @@ import time
 
 import numpy as np
 
+from ...cudafacts import device_attributes as A
+from ...cudafacts.occupancy import shared_granularity
+from .. import reference_device
 from . import rt
 from .codegen import CompiledKernel
 from .errors import (CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_TIMEOUT,
@@ -27,13 +30,20 @@ log = logging.getLogger(__name__)
 ndarray = np.ndarray
 LIVELOCK_REPEATS = 256          # runs of one block while others wait before they get a turn
 DEFAULT_MAX_STEPS = 50_000_000  # block executions per batch before the launch is declared hung
+WARP_SIZE = 32
+SM_COUNT = 8                    # CTAs are spread over this many emulated SMs (%smid, %nsmid)
+MAX_WARPS_PER_SM = 32           # %nwarpid: an sm_75 SM holds 1024 threads
+# %total_smem_size counts shared memory in the allocation units of the emulated architecture
+SHARED_UNIT = shared_granularity(reference_device.ATTRIBUTES[A.COMPUTE_CAPABILITY_MAJOR])
 
 
 class LaunchConfig:
-    __slots__ = ("grid", "block", "dynamic_shared", "params", "max_lanes", "sink", "max_steps", "deadline")
+    __slots__ = ("grid", "block", "dynamic_shared", "params", "max_lanes", "sink", "max_steps", "deadline",
+                 "grid_id")
 
     def __init__(self, grid, block, dynamic_shared, params, max_lanes, sink, max_steps=DEFAULT_MAX_STEPS,
-                 timeout=None):
+                 timeout=None, grid_id: int = 1):
+        self.grid_id = grid_id          # %gridid: the launch's number on its device
         self.grid = grid
         self.block = block
         self.dynamic_shared = dynamic_shared
@@ -89,13 +99,13 @@ class _ThreadPattern:
         n = per_batch * T
         self.lin = np.tile(t, per_batch) if per_batch > 1 else t
         self.cta = np.repeat(np.arange(per_batch, dtype=np.intp), T)
-        self.laneid = (self.lin % 32).astype(np.uint32)
-        warps_per_cta = -(-T // 32)
+        self.laneid = (self.lin % WARP_SIZE).astype(np.uint32)
+        warps_per_cta = -(-T // WARP_SIZE)
         self.warps_per_cta = warps_per_cta
-        self.warp = (self.cta * warps_per_cta + (self.lin // 32)).astype(np.intp)
-        wl = np.full(warps_per_cta, 32, dtype=np.int64)
-        if T % 32:
-            wl[-1] = T % 32
+        self.warp = (self.cta * warps_per_cta + (self.lin // WARP_SIZE)).astype(np.intp)
+        wl = np.full(warps_per_cta, WARP_SIZE, dtype=np.int64)
+        if T % WARP_SIZE:
+            wl[-1] = T % WARP_SIZE
         self.warp_len = np.tile(wl, per_batch)
         self.n = n
         self._tiled: dict = {}
@@ -164,7 +174,11 @@ class Batch(MemorySpaces, AtomicOps, WarpOps, DeviceCalls):
                     R[f"%tid.{axis}"] = pat.tiled_tid(k, nc)
             R[f"%ntid.{axis}"] = u32((bx, by, bz)[k])
             R[f"%nctaid.{axis}"] = u32((gx, gy, gz)[k])
-        if want & {"ctaid.x", "ctaid.y", "ctaid.z", "smid"}:
+            # no cluster launches: each CTA is a cluster of its own (1x1x1)
+            R[f"%nclusterid.{axis}"] = R[f"%nctaid.{axis}"]
+            R[f"%cluster_ctaid.{axis}"] = u32(0)
+            R[f"%cluster_nctaid.{axis}"] = u32(1)
+        if want & {"ctaid.x", "ctaid.y", "ctaid.z", "clusterid.x", "clusterid.y", "clusterid.z"}:
             ids = np.arange(c0, c0 + nc, dtype=np.int64)
             comps = (ids % gx, (ids // gx) % gy, ids // (gx * gy))
             for k, axis in enumerate("xyz"):
@@ -174,18 +188,29 @@ class Batch(MemorySpaces, AtomicOps, WarpOps, DeviceCalls):
                     R[f"%ctaid.{axis}"] = u32(0)
                 else:
                     R[f"%ctaid.{axis}"] = np.repeat(comps[k].astype(u32), self.T)
+                R[f"%clusterid.{axis}"] = R[f"%ctaid.{axis}"]
+        R["%is_explicit_cluster"] = u32(0)
+        R["%cluster_ctarank"] = u32(0)
+        R["%cluster_nctarank"] = u32(1)
         if "laneid" in want:
             R["%laneid"] = self.laneid
         if "warpid" in want:
-            R["%warpid"] = (self._lin() // 32).astype(u32)
-        R["%nwarpid"] = u32(32)
-        R["%smid"] = u32(0) if nc == 1 else np.repeat((np.arange(c0, c0 + nc) % 8).astype(u32), self.T)
-        R["%nsmid"] = u32(8)
-        R["%gridid"] = u32(1)
-        R["%warpsize"] = u32(32)
-        R["%total_smem_size"] = u32(self.S)
+            R["%warpid"] = (self._lin() // WARP_SIZE).astype(u32)
+        R["%nwarpid"] = u32(MAX_WARPS_PER_SM)
+        if "smid" in want:
+            sm = (np.arange(c0, c0 + nc) % SM_COUNT).astype(u32)
+            R["%smid"] = sm[0] if nc == 1 else np.repeat(sm, self.T)
+        R["%nsmid"] = u32(SM_COUNT)
+        R["%gridid"] = np.uint64(self.cfg.grid_id)
+        R["%WARP_SZ"] = u32(WARP_SIZE)
+        R["%current_graph_exec"] = np.uint64(0)     # no device graphs
+        # shared memory: the emulated device reserves none for system software
+        total = -(-self.shared_limit // SHARED_UNIT) * SHARED_UNIT
+        R["%total_smem_size"] = u32(total)
+        R["%aggr_smem_size"] = u32(total)
         R["%dynamic_smem_size"] = u32(self.cfg.dynamic_shared)
-        R["%aggr_smem_size"] = u32(self.S)
+        for name in ("begin", "end", "cap", "0", "1"):
+            R[f"%reserved_smem_offset_{name}"] = u32(0)
         for name in ("eq", "lt", "le", "gt", "ge"):
             if f"lanemask_{name}" in want:
                 lane = self.laneid.astype(np.uint64)
@@ -202,13 +227,26 @@ class Batch(MemorySpaces, AtomicOps, WarpOps, DeviceCalls):
     def _lin(self):
         return np.tile(np.arange(self.T, dtype=np.uint32), self.nc)
 
-    def clock32(self):
-        self._clock += 997
-        return np.uint32(self._clock & 0xFFFFFFFF)
-
+    # %clock64 counts a fixed 997 "cycles" per read, so that differences are positive; %clock and
+    # %clock_hi are its low and high halves, %globaltimer is the host's clock in nanoseconds.
     def clock64(self):
         self._clock += 997
         return np.uint64(self._clock)
+
+    def clock32(self):
+        return np.uint32(int(self.clock64()) & 0xFFFFFFFF)
+
+    def clock_hi(self):
+        return np.uint32(int(self.clock64()) >> 32)
+
+    def globaltimer(self):
+        return np.uint64(time.time_ns())
+
+    def globaltimer_lo(self):
+        return np.uint32(time.time_ns() & 0xFFFFFFFF)
+
+    def globaltimer_hi(self):
+        return np.uint32(time.time_ns() >> 32)
 
     def par(self, off: int, dt):
         key = (off, dt)

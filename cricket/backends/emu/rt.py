@@ -346,6 +346,58 @@ def simd16x2(op, a, b, signed, relu):
     return out[0] if scalar else out
 
 
+def video_simd(op, lanes, a, b, c, a_signed, b_signed, d_signed, sat, accumulate, mask, asel, bsel, cmp=None):
+    """The SIMD video instructions (vadd2 ... vset4): ``lanes`` (2 or 4) half-words or bytes.
+
+    Each source element is picked from the eight bytes (four half-words) of ``b:a`` by ``asel``/
+    ``bsel`` (element indices, element 0 first) and sign- or zero-extended by its operand's type;
+    the operation works on the wide values. ``sat`` clamps to the element range of the destination
+    type. Merge (``accumulate`` false): the elements in ``mask`` take the results (truncated), the
+    others ``c``'s. Accumulate: ``d = c +`` the results in ``mask``, modulo 2**32.
+    """
+    scalar = type(a) is not ndarray and type(b) is not ndarray and type(c) is not ndarray
+    bits = 32 // lanes
+    keep = (1 << bits) - 1
+    wide = np.asarray(a, u32).astype(s64) | (np.asarray(b, u32).astype(s64) << 32)
+    cv = np.asarray(c, u32).astype(s64)
+
+    def element(source, index, signed):
+        v = (source >> (index * bits)) & keep
+        return np.where(v >> (bits - 1) == 1, v - (1 << bits), v) if signed else v
+
+    out = cv if accumulate else np.zeros_like(cv)
+    for i in range(lanes):
+        x, y = element(wide, asel[i], a_signed), element(wide, bsel[i], b_signed)
+        if op == "add":
+            t = x + y
+        elif op == "sub":
+            t = x - y
+        elif op == "avrg":                      # rounds halves away from zero
+            total = x + y
+            t = np.where(total >= 0, (total + 1) >> 1, total >> 1)
+        elif op == "absdiff":
+            t = np.abs(x - y)
+        elif op == "min":
+            t = np.minimum(x, y)
+        elif op == "max":
+            t = np.maximum(x, y)
+        elif op == "set":
+            t = {"eq": x == y, "ne": x != y, "lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}[cmp].astype(s64)
+        else:
+            raise ValueError(op)
+        if sat:
+            lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if d_signed else (0, keep)
+            t = np.clip(t, lo, hi)
+        if accumulate:
+            if i in mask:
+                out = out + t
+        else:
+            part = t if i in mask else element(cv, i, False)
+            out = out | ((part & keep) << (i * bits))
+    res = (out & 0xFFFFFFFF).astype(u32)
+    return res[()] if scalar else res
+
+
 # ---- floating point ---------------------------------------------------------------------------
 def ftz(x):
     """Flush subnormal values to sign-preserving zero (the .ftz modifier)."""

@@ -11,6 +11,7 @@ from .dtypes import CMP_INT, COMPUTE, INT_X2, SGN, SIZE, SPACES, STORAGE, UNS, t
 from .errors import EmuError, not_supported
 from .memory import LOCAL_WINDOW, SHARED_WINDOW
 from .ptx.ast import Addr, Imm, Instr, Pair, Reg, Sink, Special, Sym, Vec
+from .ptx.parser import VIDEO_SELECTOR_OPS
 
 SUPPORTED_OPS = {
     "mov", "ld", "ldu", "st", "cvta", "cvt", "add", "sub", "mul", "mad", "mul24", "mad24", "sad", "div", "rem",
@@ -21,7 +22,7 @@ SUPPORTED_OPS = {
     "activemask", "call", "nanosleep", "prefetch", "prefetchu", "isspacep", "cp", "dp4a",
     "pmevent", "discard", "createpolicy", "vprintf", "assertfail", "mapa", "getctarank", "bmsk", "szext",
     "griddepcontrol",
-}
+} | VIDEO_SELECTOR_OPS
 
 
 class InstructionEmitters:
@@ -572,6 +573,49 @@ class InstructionEmitters:
             parts.append(f"{ea} * {eb}")
         e = f"(({' + '.join(parts)}) + ({c}).astype(s64))"
         self.assign(ins.operands[0], f"({e}).astype(u32)", "u32")
+
+    # ---- SIMD video instructions (vadd2 ... vset4) ------------------------------------------
+    def video_simd(self, ins: Instr, idx: int) -> None:
+        """``vop2``/``vop4 .dtype.atype.btype{.sat|.add} d{.mask}, a{.asel}, b{.bsel}, c`` (vset:
+        ``.atype.btype.cmp{.add}``), checked here as ptxas would and computed by ``rt.video_simd``.
+        vset's merge keeps ``c``'s elements, as the ISA's semantics say (its prose says ``b``)."""
+        name = ins.op
+        lanes = int(name[-1])
+        op = name[1:-1]
+        form = ".".join((name,) + ins.mods)
+        types = [m for m in ins.mods if m in ("u32", "s32")]
+        sels = {int(m[3]): m[5:] for m in ins.mods if m.startswith("sel")}
+        other = [m for m in ins.mods if m not in ("u32", "s32", "sat", "add") and not m.startswith("sel")]
+        cmp = None
+        if op == "set":
+            cmp = other.pop(0) if other and other[0] in ("eq", "ne", "lt", "le", "gt", "ge") else None
+            types = ["u32"] + types          # the comparison's result is unsigned
+        accumulate, sat = "add" in ins.mods, "sat" in ins.mods
+        if (len(types) != 3 or other or len(ins.operands) != 4 or (op == "set") != (cmp is not None)
+                or (sat and (accumulate or op == "set")) or set(sels) - {0, 1, 2}):
+            raise EmuError(218, f"malformed video instruction `{form}`")
+        unit, digits = ("h", "0123") if lanes == 2 else ("b", "01234567")
+
+        def selector(k: int, default: str) -> tuple[int, ...]:
+            sel = sels.get(k, default)
+            if sel[0] != unit or len(sel) != lanes + 1 or any(ch not in digits for ch in sel[1:]):
+                raise EmuError(218, f"bad operand selector .{sel} in `{form}`")
+            return tuple(int(ch) for ch in reversed(sel[1:]))     # element 0 first
+
+        mask = sels.get(0, unit + "3210"[-lanes:])
+        if (mask[0] != unit or not mask[1:] or any(ch not in "3210"[-lanes:] for ch in mask[1:])
+                or list(mask[1:]) != sorted(set(mask[1:]), reverse=True)):
+            raise EmuError(218, f"bad destination mask .{mask} in `{form}`")
+        asel = selector(1, unit + ("10" if lanes == 2 else "3210"))
+        bsel = selector(2, unit + ("32" if lanes == 2 else "7654"))
+        a, b, c = (self.src(o, "u32") for o in ins.operands[1:])
+        signed = [t == "s32" for t in types]
+        e = (f"rt.video_simd({op!r}, {lanes}, {a}, {b}, {c}, {signed[1]}, {signed[2]}, {signed[0]}, {sat}, "
+             f"{accumulate}, {tuple(int(ch) for ch in mask[1:])}, {asel}, {bsel}, {cmp!r})")
+        self.assign(ins.operands[0], e, "u32")
+
+    op_vadd2 = op_vsub2 = op_vavrg2 = op_vabsdiff2 = op_vmin2 = op_vmax2 = op_vset2 = video_simd
+    op_vadd4 = op_vsub4 = op_vavrg4 = op_vabsdiff4 = op_vmin4 = op_vmax4 = op_vset4 = video_simd
 
     # ---- floating point specials -------------------------------------------------------------
     def op_fma(self, ins: Instr, idx: int) -> None:

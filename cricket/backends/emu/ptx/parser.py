@@ -22,13 +22,23 @@ _TOKEN = re.compile(r"""
  |(?P<punct>[{}\[\]();,:+\-!|@=<>*])
 """, re.S | re.X)
 
+# The PTX ISA's special registers (section 10), without the '%'; the numbered families below.
 SPECIAL_REGS = {
     "tid", "ntid", "ctaid", "nctaid", "laneid", "warpid", "nwarpid", "smid", "nsmid", "gridid",
     "clock", "clock64", "clock_hi", "lanemask_eq", "lanemask_le", "lanemask_lt", "lanemask_ge",
     "lanemask_gt", "globaltimer", "globaltimer_lo", "globaltimer_hi", "total_smem_size",
-    "dynamic_smem_size", "aggr_smem_size", "warpsize", "is_explicit_cluster", "clusterid",
+    "dynamic_smem_size", "aggr_smem_size", "is_explicit_cluster", "clusterid",
     "nclusterid", "cluster_ctaid", "cluster_nctaid", "cluster_ctarank", "cluster_nctarank",
+    "reserved_smem_offset_begin", "reserved_smem_offset_end", "reserved_smem_offset_cap",
+    "current_graph_exec", "perctamemoryoffset", "perctamemorysize",
 }
+_NUMBERED_SPECIAL = re.compile(r"envreg(?:[12]?\d|3[01])|pm[0-7](?:_64)?|reserved_smem_offset_[01]")
+# Operand suffixes of the SIMD video instructions: half-word (.h10) and byte (.b3210) selectors.
+_SELECTOR = re.compile(r"\.[hb]\d{1,4}")
+VIDEO_SELECTOR_OPS = {f"v{op}{n}" for op in ("add", "sub", "avrg", "absdiff", "min", "max", "set") for n in (2, 4)}
+# The one predefined constant (PTX ISA 4.4, "Predefined Identifiers"): the warp size, read as a
+# special register of that name.
+WARP_SZ = "WARP_SZ"
 SPACES = ("global", "const", "shared", "local", "param", "tex", "surf", "reg", "sreg")
 LINKAGES = ("visible", "extern", "weak", "common")
 SUPPORTED_MAJOR = 9
@@ -508,6 +518,14 @@ class _Parser:
         if not self.accept(";"):
             while True:
                 operands.append(self.operand())
+                kind, s, _ = self.peek()
+                if kind == "dir" and _SELECTOR.fullmatch(s):
+                    # a SIMD video instruction's half-word/byte selector or mask: kept as the
+                    # modifier "sel<operand index>_<selector>", e.g. sel1_h10
+                    if op not in VIDEO_SELECTOR_OPS:
+                        raise self.error(f"operand selector {s} on {op} (only video instructions take one)")
+                    self.next()
+                    mods.append(f"sel{len(operands) - 1}_{s[1:]}")
                 if self.accept(";"):
                     break
                 self.expect(",")
@@ -591,7 +609,7 @@ class _Parser:
             return Sink()
         if s.startswith("%"):
             bare = s[1:]
-            if bare in SPECIAL_REGS or bare.rstrip("0123456789") in ("envreg", "pm", "reserved_smem_offset_"):
+            if bare in SPECIAL_REGS or _NUMBERED_SPECIAL.fullmatch(bare):
                 if self.peek()[0] == "dir" and self.peek()[1] in (".x", ".y", ".z"):
                     bare += self.next()[1]
                 return Special(bare)
@@ -599,6 +617,8 @@ class _Parser:
             if r is None or r in self.reg_names:
                 raise self.error(f"undeclared register {s}")
             return Reg(r)
+        if s == WARP_SZ:
+            return Special(WARP_SZ)
         name = self.lookup(s) or s
         if name in self.reg_names:            # a register declared without '%'
             return Reg(name)
