@@ -67,6 +67,8 @@ _NO_AUTH = b"\0" * 16                     # AUTH_NONE credential and verifier
 _NULL_REPLY = struct.Struct(">7I")        # record mark + a SUCCESS reply with no results
 _NULL_MARK = 0x80000000 | 24
 _READ_SIZE = 256 * 1024
+_UNADMITTED_READ_SIZE = 16 * 1024    # the read buffer of a connection not admitted yet: strangers
+                                     # waiting to authenticate cost little memory
 _DIRECT_READ = 64 * 1024   # a record with at least this much still to come is received in place
 _LAST = 0x80000000
 _SINK_HEAD = 4 + 40        # record mark, call header with AUTH_NONE: what a sink's check reads first
@@ -342,7 +344,7 @@ class _Connection(asyncio.BufferedProtocol):
         self._paused_queue = False
         self._paused_write = False
         self._out: list[bytes] | None = None     # replies collected while a chunk is handled
-        self._rview = memoryview(bytearray(_READ_SIZE))
+        self._rview = memoryview(bytearray(_READ_SIZE if self.admitted else _UNADMITTED_READ_SIZE))
         self._direct = False         # the last buffer handed out was the record being received
         self._receiving: Receiving | None = None    # a call's opaque going into a payload sink
         none = server.authenticators.get(AuthFlavor.AUTH_NONE)
@@ -376,6 +378,8 @@ class _Connection(asyncio.BufferedProtocol):
             return
         self.admitted = True
         self.reader.max_record_size = self.server.max_record_size
+        # A view of the old buffer that is still being parsed keeps it alive.
+        self._rview = memoryview(bytearray(_READ_SIZE))
         if self._admit_timer is not None:
             self._admit_timer.cancel()
             self._admit_timer = None

@@ -4,7 +4,7 @@ import pytest
 from cricket.client.api import CudaError, connect
 from cricket.cudafacts import curesult
 
-from conftest import PLUGIN
+from hostile_peers import PLUGIN
 
 MARKED = "side_effect_backend:Backend"
 

@@ -4,7 +4,7 @@ import time
 
 from cricket.client.api import connect
 
-from conftest import PLUGIN, closed_by_server, raw_connection, rss_bytes, wait_for_log
+from hostile_peers import PLUGIN, closed_by_server, raw_connection, rss_bytes, wait_for_log
 
 LAST = 0x80000000
 
@@ -36,6 +36,22 @@ def test_a_100_mib_record_header_before_hello_closes_the_connection_unbuffered(s
         sock.close()
     assert wait_for_log(server, "not authenticated yet")
     assert served(server)
+
+
+def test_idle_connections_before_hello_cost_little_memory(start_server):
+    server = start_server("--backend", PLUGIN, "--hello-timeout", "120")
+    assert served(server)
+    before = rss_bytes(server.process.pid)
+    strangers = [raw_connection(server) for _ in range(200)]
+    deadline = time.monotonic() + 60           # every one accepted: a session opened for each
+    while server.output().count(" opened (") < 201 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.output().count(" opened (") >= 201
+    grown = rss_bytes(server.process.pid) - before
+    assert grown < 16 << 20, f"200 idle connections grew the server by {grown >> 20} MiB"
+    assert served(server)
+    for sock in strangers:
+        sock.close()
 
 
 def test_fragments_adding_up_past_the_limit_before_hello_close_the_connection(start_server):
