@@ -180,6 +180,13 @@ cdef class RecordReader:
     def max_record_size(self):
         return self._max
 
+    @max_record_size.setter
+    def max_record_size(self, Py_ssize_t value):
+        # Checked at each fragment header: a record already under way keeps the limit it passed.
+        if value < 0:
+            raise ValueError("max_record_size must not be negative")
+        self._max = value
+
     @property
     def in_record(self):
         """True while part of a record has arrived but not all of it."""

@@ -36,7 +36,7 @@ from .auth import (Authenticator, AuthNone, AuthSys, AuthSysParms, ClientAuth,  
 from .client import Client, PendingCall
 from .constants import (DEFAULT_MAX_RECORD, AcceptStat, AuthFlavor, AuthStat, MsgType,
                         RejectStat, ReplyStat)
-from .context import NO_REPLY, CallContext, current_call, current_connection_id
+from .context import NO_REPLY, CallContext, admit_connection, current_call, current_connection_id
 from .errors import (AuthError, GarbageArgs, ProcUnavail, ProgMismatch, ProgUnavail,
                      ProtocolError, RecordTooLarge, ReplyError, RpcConnectionError, RpcError,
                      RpcMismatch, RpcTimeout, SystemErr)
@@ -61,7 +61,7 @@ __all__ = [
     "AsyncClient", "Authenticator", "AuthNone", "AuthSys", "AuthSysParms", "ClientAuth",
     "NoneAuthenticator", "SysAuthenticator", "Client", "PendingCall", "DEFAULT_MAX_RECORD",
     "AcceptStat", "AuthFlavor", "AuthStat", "MsgType", "RejectStat", "ReplyStat", "NO_REPLY",
-    "CallContext", "current_call", "current_connection_id", "AuthError", "GarbageArgs", "ProcUnavail",
+    "CallContext", "admit_connection", "current_call", "current_connection_id", "AuthError", "GarbageArgs", "ProcUnavail",
     "ProgMismatch", "ProgUnavail", "ProtocolError", "RecordTooLarge", "ReplyError", "RpcConnectionError",
     "RpcError", "RpcMismatch", "RpcTimeout", "SystemErr", "Server", "ServerThread",
     "PayloadSink", "new_event_loop", "parse_address", "run",

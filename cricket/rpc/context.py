@@ -54,6 +54,17 @@ def current_connection_id() -> int:
         raise RpcError("current_connection_id() was used outside of an RPC handler") from None
 
 
+def admit_connection() -> None:
+    """Trust the connection of the call the running handler serves (it authenticated): its records
+    may then reach the server's ``max_record_size`` and no admission timeout closes it (see
+    :class:`cricket.rpc.server.Server`). Call on the event loop's thread."""
+    try:
+        conn = _current.get()[0]
+    except LookupError:
+        raise RpcError("admit_connection() was used outside of an RPC handler") from None
+    conn.admit()
+
+
 def current_call() -> CallContext:
     """The call the running handler serves; raises :class:`RpcError` outside a handler."""
     try:

@@ -18,6 +18,13 @@ memory its handler changes later (a device-to-host copy returns a view of the de
 when a reply holds such a view (a memoryview not backed by immutable ``bytes``) and the transport
 could not send all of it at once, the connection runs none of its next calls until the transport
 has sent everything, so no later call can change the bytes of a reply still being sent.
+
+A server shared by strangers bounds what a connection costs before it has authenticated itself
+at the program level (cricket's HELLO): ``unadmitted_record_size`` caps its records (checked at
+each fragment header, before anything is allocated), ``admit_timeout`` closes it when it is not
+admitted in time, and ``max_connections`` closes a connection over the limit at once. The program
+admits a connection with :func:`cricket.rpc.admit_connection` from a handler (or
+:meth:`Server.admit`): its records may then reach ``max_record_size``.
 """
 from __future__ import annotations
 
@@ -60,6 +67,8 @@ _NO_AUTH = b"\0" * 16                     # AUTH_NONE credential and verifier
 _NULL_REPLY = struct.Struct(">7I")        # record mark + a SUCCESS reply with no results
 _NULL_MARK = 0x80000000 | 24
 _READ_SIZE = 256 * 1024
+_UNADMITTED_READ_SIZE = 16 * 1024    # the read buffer of a connection not admitted yet: strangers
+                                     # waiting to authenticate cost little memory
 _DIRECT_READ = 64 * 1024   # a record with at least this much still to come is received in place
 _LAST = 0x80000000
 _SINK_HEAD = 4 + 40        # record mark, call header with AUTH_NONE: what a sink's check reads first
@@ -123,8 +132,21 @@ class Server:
                  authenticators: dict[int, Authenticator] | None = None,
                  on_connect: ConnectHook | None = None,
                  on_disconnect: DisconnectHook | None = None,
-                 ordered: bool = True, poll: float = 0.0) -> None:
+                 ordered: bool = True, poll: float = 0.0,
+                 unadmitted_record_size: int | None = None,
+                 admit_timeout: float | None = None,
+                 max_connections: int | None = None) -> None:
         keep_large_buffers()
+        if unadmitted_record_size is not None and not 0 <= unadmitted_record_size <= max_record_size:
+            raise ValueError(f"unadmitted_record_size {unadmitted_record_size} must be between 0 and "
+                             f"max_record_size ({max_record_size})")
+        if admit_timeout is not None and not admit_timeout > 0:
+            raise ValueError(f"admit_timeout {admit_timeout} must be positive seconds (or None)")
+        if max_connections is not None and max_connections < 1:
+            raise ValueError(f"max_connections {max_connections} must be at least 1 (or None)")
+        self.unadmitted_record_size = unadmitted_record_size
+        self.admit_timeout = admit_timeout
+        self.max_connections = max_connections
         self.poll = max(float(poll), 0.0)
         self._poll_until = 0.0
         self._polling = False
@@ -174,6 +196,13 @@ class Server:
         if fixed_args < 0 or fixed_args % 4:
             raise ValueError(f"fixed_args {fixed_args} must be a non-negative multiple of 4 (XDR units)")
         self._sinks[(prog, vers, proc)] = (fixed_args, hook)
+
+    def admit(self, connection_id: int) -> None:
+        """The program trusts this connection now (it authenticated): lift ``unadmitted_record_size``
+        and ``admit_timeout`` for it. Call on the event loop's thread."""
+        conn = self._connections.get(connection_id)
+        if conn is not None:
+            conn.admit()
 
     @property
     def programs(self) -> list[tuple[int, int]]:
@@ -300,7 +329,11 @@ class _Connection(asyncio.BufferedProtocol):
     def __init__(self, server: Server, connection_id: int) -> None:
         self.server = server
         self.id = connection_id
-        self.reader = RecordReader(server.max_record_size)
+        limit = server.unadmitted_record_size
+        self.admitted = limit is None and server.admit_timeout is None
+        self.reader = RecordReader(server.max_record_size if limit is None else limit)
+        self.refused = False         # over the server's connection limit: closed at once
+        self._admit_timer: asyncio.TimerHandle | None = None
         self.transport: asyncio.Transport = None  # type: ignore[assignment]
         self.peer: Any = None
         self.queue: deque[bytes] = deque()
@@ -311,7 +344,7 @@ class _Connection(asyncio.BufferedProtocol):
         self._paused_queue = False
         self._paused_write = False
         self._out: list[bytes] | None = None     # replies collected while a chunk is handled
-        self._rview = memoryview(bytearray(_READ_SIZE))
+        self._rview = memoryview(bytearray(_READ_SIZE if self.admitted else _UNADMITTED_READ_SIZE))
         self._direct = False         # the last buffer handed out was the record being received
         self._receiving: Receiving | None = None    # a call's opaque going into a payload sink
         none = server.authenticators.get(AuthFlavor.AUTH_NONE)
@@ -322,6 +355,16 @@ class _Connection(asyncio.BufferedProtocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
         self.peer = transport.get_extra_info("peername")
+        server = self.server
+        if server.max_connections is not None and len(server._connections) >= server.max_connections:
+            log.warning("connection from %s refused: the server's limit of %d connections is reached",
+                        self.peer or "a unix socket peer", server.max_connections)
+            self.refused = self.closed = True
+            transport.abort()
+            return
+        if not self.admitted and server.admit_timeout is not None:
+            self._admit_timer = asyncio.get_running_loop().call_later(
+                server.admit_timeout, self._admit_expired)
         sock = transport.get_extra_info("socket")
         if sock is not None and sock.family == socket.AF_UNIX:
             widen_unix_buffer(sock)     # replies of device-to-host copies
@@ -329,8 +372,33 @@ class _Connection(asyncio.BufferedProtocol):
         log.debug("connection %d from %s", self.id, self.peer)
         self._hook(self.server.on_connect, self.id, self.peer)
 
+    def admit(self) -> None:
+        """See :meth:`Server.admit`."""
+        if self.admitted:
+            return
+        self.admitted = True
+        self.reader.max_record_size = self.server.max_record_size
+        # A view of the old buffer that is still being parsed keeps it alive.
+        self._rview = memoryview(bytearray(_READ_SIZE))
+        if self._admit_timer is not None:
+            self._admit_timer.cancel()
+            self._admit_timer = None
+
+    def _admit_expired(self) -> None:
+        self._admit_timer = None
+        if self.admitted or self.closed:
+            return
+        log.warning("connection %d from %s did not authenticate within %g s; closing it",
+                    self.id, self.peer, self.server.admit_timeout)
+        self._close()
+
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        if self.refused:
+            return
+        if self._admit_timer is not None:
+            self._admit_timer.cancel()
+            self._admit_timer = None
         self.queue.clear()
         self.server._connections.pop(self.id, None)
         if self._receiving is not None:
@@ -385,7 +453,7 @@ class _Connection(asyncio.BufferedProtocol):
         and return the bytes of ``data`` used; else 0 (the ordinary path takes the record)."""
         head = int.from_bytes(data[:4], "big")
         flen = head & MAX_FRAGMENT
-        if (not head & _LAST or flen < SINK_MIN or flen > self.server.max_record_size
+        if (not head & _LAST or flen < SINK_MIN or flen > self.reader.max_record_size
                 or self._none_auth is None or data[28:44] != _NO_AUTH
                 or self.busy or self.held or self.queue or self.closed):
             return 0
@@ -444,7 +512,8 @@ class _Connection(asyncio.BufferedProtocol):
         try:
             records = self.reader.feed(data)
         except RecordTooLarge as exc:
-            log.warning("connection %d from %s: %s; closing it", self.id, self.peer, exc)
+            log.warning("connection %d from %s%s: %s; closing it", self.id, self.peer,
+                        "" if self.admitted else " (not authenticated yet)", exc)
             self._close()
             return
         if records:

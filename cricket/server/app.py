@@ -16,6 +16,7 @@ from ..rpc import Server
 from ..rpc.errors import RpcError
 from ..rpc.constants import DEFAULT_MAX_RECORD
 from ..rpc.transport import new_event_loop
+from .limits import DEFAULT_HELLO_TIMEOUT, DEFAULT_MAX_SESSIONS, PRE_HELLO_MAX_RECORD
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,9 @@ class ServerConfig:
     image_cache_bytes: int = 1 << 30
     register: bool = False
     poll_us: float = 100.0
+    max_sessions: int = DEFAULT_MAX_SESSIONS
+    hello_timeout: float = DEFAULT_HELLO_TIMEOUT
+    allow_backend_import: bool = False
 
 
 def load_backends(registry: BackendRegistry, options: list[str], strict: bool = False) -> list[str]:
@@ -78,10 +82,13 @@ def build(config: ServerConfig, registry: BackendRegistry | None = None):
     from .service import CricketService
     registry = registry or BackendRegistry()
     service = CricketService(registry, token=config.token, admin_token=config.admin_token,
-                             image_cache=ImageCache(config.image_cache_bytes))
+                             image_cache=ImageCache(config.image_cache_bytes),
+                             allow_backend_import=config.allow_backend_import)
     program = CricketProgram(service)
     server = Server([program], max_record_size=MAX_RECORD, on_connect=program.on_connect,
-                    on_disconnect=program.on_disconnect, poll=config.poll_us / 1e6)
+                    on_disconnect=program.on_disconnect, poll=config.poll_us / 1e6,
+                    unadmitted_record_size=PRE_HELLO_MAX_RECORD,
+                    admit_timeout=config.hello_timeout, max_connections=config.max_sessions)
     # Host-to-device bytes go from the socket straight into device memory where the backend allows.
     server.add_payload_sink(program.PROGRAM, program.VERSION, PROCEDURES["CR_MEMCPY_HTOD"],
                             HTOD_FIXED.size, program.receive_htod)

@@ -12,6 +12,7 @@ import os
 import sys
 
 from .._env import MAX_POLL_US, poll_us
+from .limits import DEFAULT_HELLO_TIMEOUT, DEFAULT_MAX_SESSIONS, PRE_HELLO_MAX_RECORD
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +45,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="after a call arrives, keep polling for the next one this long instead of "
                              "sleeping, yielding the CPU between polls: saves a wake-up per small call "
                              "on an idle machine (default 100, or $CRICKET_SERVER_POLL_US; 0: sleep at once)")
+    parser.add_argument("--max-sessions", type=_positive(int), metavar="N", default=DEFAULT_MAX_SESSIONS,
+                        help="most client connections at once; one more is closed at once "
+                             f"(default {DEFAULT_MAX_SESSIONS})")
+    parser.add_argument("--hello-timeout", type=_positive(float), metavar="SECONDS", default=DEFAULT_HELLO_TIMEOUT,
+                        help="close a connection that has not completed HELLO this long after "
+                             f"connecting; until then its records may not exceed "
+                             f"{PRE_HELLO_MAX_RECORD >> 10} KiB (default {DEFAULT_HELLO_TIMEOUT:g})")
+    parser.add_argument("--allow-backend-import", action="store_true",
+                        help="let an admin client load a backend by module:Class, importing that "
+                             "module on the server (without it clients load only backends named "
+                             "by entry point or on this command line)")
+
+
+def _positive(kind: type):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"{text!r} must be greater than 0")
+        return value
+    parse.__name__ = kind.__name__
+    return parse
 
 
 def _poll_default() -> float:
@@ -88,7 +113,8 @@ def main(args: argparse.Namespace) -> int:
         unix_path=args.unix, backends=list(args.backend), token=args.token,
         admin_token=args.admin_token, ready_file=args.ready_file,
         image_cache_bytes=args.image_cache_mb << 20, register=args.register,
-        poll_us=min(max(args.poll_us, 0.0), MAX_POLL_US))
+        poll_us=min(max(args.poll_us, 0.0), MAX_POLL_US), max_sessions=args.max_sessions,
+        hello_timeout=args.hello_timeout, allow_backend_import=args.allow_backend_import)
     if config.register and config.unix_path:
         print("cricket server: --register works with TCP only (rpcbind maps TCP ports)", file=sys.stderr)
         return 2

@@ -15,7 +15,7 @@ from ..cudafacts import curesult
 from ..backends.base import BackendError
 from ..protocol import Skeleton
 from ..protocol import gen as P
-from ..rpc import NO_REPLY, PayloadSink, current_call, current_connection_id
+from ..rpc import NO_REPLY, PayloadSink, admit_connection, current_call, current_connection_id
 from . import service as svc
 from . import shm
 from .device_output import device_output, set_output_limit
@@ -187,6 +187,9 @@ class CricketProgram(Skeleton):
 
     def CR_HELLO(self, args):
         def convert(h: svc.Hello):
+            # HELLO succeeded (runs on the loop): the connection may now send records of any size
+            # the protocol allows, and no HELLO timeout closes it.
+            admit_connection()
             devices = [P.cr_device(name=_name(d.name), uuid=bytes(d.uuid[:16]).ljust(16, b"\0"),
                                    total_memory=d.total_memory,
                                    attributes=[P.cr_attribute(attribute=int(k), value=_clamp(v))

@@ -48,8 +48,10 @@ class CricketService:
     """Server-wide state (backends, the image cache, live sessions) and the procedures."""
 
     def __init__(self, registry: BackendRegistry, *, token: str = "", admin_token: str = "",
-                 image_cache: ImageCache | None = None) -> None:
+                 image_cache: ImageCache | None = None, allow_backend_import: bool = False) -> None:
         self.registry = registry
+        # Whether LOADBACKEND may name module:Class, importing any module on the server's path.
+        self.allow_backend_import = allow_backend_import
         self.token = token
         self.admin_token = admin_token
         self.images = image_cache or ImageCache()
@@ -388,6 +390,15 @@ class CricketService:
             raise BackendError(curesult.NOT_PERMITTED,
                                "LOADBACKEND needs the admin token: start the server with --admin-token "
                                "and send it as the HELLO token")
+        if ":" in type_name and not self.allow_backend_import:
+            # Importing a module runs its code: only the operator may allow that.
+            log.warning("session %d: LOADBACKEND %s refused: importing module:Class needs "
+                        "--allow-backend-import", session.id, type_name)
+            raise BackendError(curesult.NOT_PERMITTED,
+                               f"LOADBACKEND {type_name}: loading a backend by module:Class imports "
+                               "code on the server and needs `cricket server --allow-backend-import`; "
+                               "without it load a backend by its entry-point name "
+                               "(`cricket server --list-backends`)")
         try:
             self.registry.load(type_name, spec)
         except BackendAlreadyLoaded as exc:

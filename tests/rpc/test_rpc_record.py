@@ -139,3 +139,14 @@ def test_window_keeps_its_record_alive_after_the_reader_is_gone(rec):
     del reader
     window[:] = b"cdefgh"                             # no crash, no write into freed memory
     assert bytes(window) == b"cdefgh"
+
+
+def test_record_limit_can_change_between_records(rec):
+    reader = rec.RecordReader(max_record_size=10)
+    reader.max_record_size = 100           # e.g. once the connection authenticated
+    assert reader.feed(rec.mark(50) + b"z" * 50) == [b"z" * 50]
+    reader.max_record_size = 10
+    with pytest.raises(RecordTooLarge):
+        reader.feed(rec.mark(11))
+    with pytest.raises(ValueError):
+        reader.max_record_size = -1

@@ -36,7 +36,8 @@ def test_a_backend_that_fails_to_initialise_stops_the_server_with_its_reason():
 
 
 def test_admin_loads_a_plugin_while_the_server_runs(start_server):
-    server = start_server("--backend", PLUGIN + "=1048576", "--admin-token", "adm")
+    server = start_server("--backend", PLUGIN + "=1048576", "--admin-token", "adm",
+                          "--allow-backend-import")
     with connect(server.address, token="adm") as admin:
         with pytest.raises(CudaError) as info:
             admin.load_backend(PLUGIN, "2097152")

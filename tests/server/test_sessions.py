@@ -117,5 +117,8 @@ def test_load_backend_needs_the_admin_token(service):
     user = hello(service)
     assert code_of(service.load_backend, user, "plugin_backend:HostMemoryBackend", "") == curesult.NOT_PERMITTED
     admin = hello(service, token="adm")
+    with pytest.raises(BackendError, match="--allow-backend-import"):
+        service.load_backend(admin, "plugin_backend:HostMemoryBackend", "")
+    service.allow_backend_import = True
     with pytest.raises(BackendError, match="already loaded"):
         service.load_backend(admin, "plugin_backend:HostMemoryBackend", "")

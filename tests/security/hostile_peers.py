@@ -1,0 +1,51 @@
+"""Real `cricket server` processes and stranger connections for the hostile-client tests."""
+import importlib.util
+import os
+import socket
+import time
+from pathlib import Path
+
+
+HERE = Path(__file__).resolve().parent
+_spec = importlib.util.spec_from_file_location("server_conftest", HERE.parent / "server" / "conftest.py")
+_server_conftest = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_server_conftest)
+ServerProcess = _server_conftest.ServerProcess
+
+# The plugin backends of tests/server and the modules of this folder import in the server.
+PLUGIN = "plugin_backend:HostMemoryBackend"
+SERVER_PATH = os.pathsep.join([str(HERE.parent / "server"), str(HERE), str(HERE.parents[1])])
+
+
+def rss_bytes(pid: int) -> int:
+    """The resident set of a process, from /proc/PID/status."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(f"no VmRSS in /proc/{pid}/status")
+
+
+def raw_connection(server) -> socket.socket:
+    """A TCP connection to the server that says nothing (a stranger)."""
+    return socket.create_connection((server.host, server.port), timeout=30)
+
+
+def closed_by_server(sock: socket.socket) -> bool:
+    """Whether the server closed this connection: reading ends (EOF or reset) before the timeout."""
+    try:
+        while True:
+            if not sock.recv(65536):
+                return True
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except socket.timeout:
+        return False
+
+
+def wait_for_log(server, text: str, timeout: float = 30) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if text in server.output():
+            return True
+        time.sleep(0.05)
+    return False

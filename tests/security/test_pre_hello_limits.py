@@ -1,0 +1,112 @@
+"""What a connection that never said HELLO may cost a shared server: record size, time, count."""
+import struct
+import time
+
+from cricket.client.api import connect
+
+from hostile_peers import PLUGIN, closed_by_server, raw_connection, rss_bytes, wait_for_log
+
+LAST = 0x80000000
+
+
+def served(server) -> bool:
+    """A well-behaved client says HELLO and copies more than the pre-HELLO record limit both ways."""
+    data = bytes(range(256)) * 4096                   # 1 MiB: records far above 64 KiB
+    with connect(server.address) as conn:
+        return conn.to_device(data).to_host() == data
+
+
+def test_a_100_mib_record_header_before_hello_closes_the_connection_unbuffered(start_server):
+    # A long HELLO timeout: only the record limit may close these connections within the test.
+    server = start_server("--backend", PLUGIN, "--hello-timeout", "120")
+    assert served(server)
+    before = rss_bytes(server.process.pid)
+    strangers = [raw_connection(server) for _ in range(3)]
+    for sock in strangers:
+        sock.sendall(struct.pack(">I", LAST | (100 << 20)))
+        try:        # try to make the server hold 16 MiB of the record (it should not take them)
+            for _ in range(256):
+                sock.sendall(b"\0" * 65536)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+    grown = rss_bytes(server.process.pid) - before      # the connections are still open here
+    assert grown < 8 << 20, f"the server grew by {grown >> 20} MiB"
+    for sock in strangers:
+        assert closed_by_server(sock)
+        sock.close()
+    assert wait_for_log(server, "not authenticated yet")
+    assert served(server)
+
+
+def test_idle_connections_before_hello_cost_little_memory(start_server):
+    server = start_server("--backend", PLUGIN, "--hello-timeout", "120")
+    assert served(server)
+    before = rss_bytes(server.process.pid)
+    strangers = [raw_connection(server) for _ in range(200)]
+    deadline = time.monotonic() + 60           # every one accepted: a session opened for each
+    while server.output().count(" opened (") < 201 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.output().count(" opened (") >= 201
+    grown = rss_bytes(server.process.pid) - before
+    assert grown < 16 << 20, f"200 idle connections grew the server by {grown >> 20} MiB"
+    assert served(server)
+    for sock in strangers:
+        sock.close()
+
+
+def test_fragments_adding_up_past_the_limit_before_hello_close_the_connection(start_server):
+    server = start_server("--backend", PLUGIN)
+    sock = raw_connection(server)
+    fragment = 40 << 10                                # each under 64 KiB, together over it
+    sock.sendall(struct.pack(">I", fragment) + b"\0" * fragment + struct.pack(">I", fragment))
+    assert closed_by_server(sock)
+    sock.close()
+    assert served(server)
+
+
+def test_a_connection_without_hello_is_closed_after_the_hello_timeout(start_server):
+    server = start_server("--backend", PLUGIN, "--hello-timeout", "1")
+    with connect(server.address) as conn:            # said HELLO: no timeout applies to it
+        idle = raw_connection(server)
+        assert closed_by_server(idle)
+        idle.close()
+        assert wait_for_log(server, "did not authenticate within 1 s")
+        time.sleep(1.5)
+        data = b"still served" * 10000
+        assert conn.to_device(data).to_host() == data
+    assert served(server)
+
+
+def test_a_connection_over_max_sessions_is_closed_at_once(start_server):
+    server = start_server("--backend", PLUGIN, "--max-sessions", "3")
+    with connect(server.address) as conn:
+        strangers = [raw_connection(server) for _ in range(2)]
+        extra = raw_connection(server)
+        assert closed_by_server(extra)
+        extra.close()
+        assert wait_for_log(server, "limit of 3 connections is reached")
+        assert conn.to_device(b"x" * 100000).to_host() == b"x" * 100000
+        for s in strangers:
+            s.close()
+        # A freed place serves the next client (the server learns of the closes asynchronously).
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                assert served(server)
+                break
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
+
+def test_help_shows_the_limits_and_their_defaults():
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "cricket", "server", "--help"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    text = " ".join(r.stdout.split())
+    assert "--max-sessions N" in text and "(default 256)" in text
+    assert "--hello-timeout SECONDS" in text and "64 KiB (default 10)" in text
+    assert "--allow-backend-import" in text
