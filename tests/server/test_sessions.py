@@ -86,8 +86,8 @@ def test_module_image_is_sent_once_and_found_by_hash_afterwards(service):
     image = b"\0.entry vadd\0" * 10
     digest = hashlib.sha256(image).digest()
     assert code_of(service.module_load, a, digest, ImageKind.PTX, b"") == NEED_IMAGE
-    ha = service.module_load(a, digest, ImageKind.PTX, image)
-    hb = service.module_load(b, digest, ImageKind.PTX, b"")   # hit: no bytes sent
+    ha = service.module_load(a, digest, ImageKind.PTX, image).handle
+    hb = service.module_load(b, digest, ImageKind.PTX, b"").handle   # hit: no bytes sent
     assert ha != hb and service.images.hits == 1
     fn = service.module_get_function(b, hb, "vadd")
     assert code_of(service.module_get_function, a, hb, "vadd") == curesult.INVALID_HANDLE
