@@ -91,6 +91,17 @@ def test_ptx_images_are_loaded_nul_terminated(fake):
     assert module.name.endswith(b"\0")
 
 
+def test_module_says_whether_it_calls_printf_from_its_image(fake):
+    from pathlib import Path
+    ptx = Path(__file__).resolve().parents[1] / "emu" / "ptx"
+    dev = cuda_backend.CudaBackend().device(0)
+    printing = dev.module_load((ptx / "printf.sm75.ptx").read_bytes(), ImageKind.PTX)
+    plain = dev.module_load((ptx / "basic.sm75.ptx").read_bytes(), ImageKind.PTX)
+    assert dev.module_calls_printf(printing) is True
+    assert dev.module_calls_printf(plain) is False
+    dev.module_unload(plain)
+
+
 def test_queries_say_not_ready_and_events_time(fake):
     dev = cuda_backend.CudaBackend().device(0)
     stream, start, end = dev.stream_create(0), dev.event_create(0), dev.event_create(0)
