@@ -56,7 +56,6 @@ class CudaDevice(Device):
         self._drv = _driver()
         self.ordinal = ordinal
         self.isolated = isolated
-        self._printing: dict[int, bool] = {}     # id of a loaded module (held by its session) -> calls vprintf
         self._dev = _check(self._drv.cuDeviceGet(ordinal), "cuDeviceGet")
         if isolated:
             self._ctx = _check(self._drv.cuCtxCreate(None, 0, self._dev), "cuCtxCreate")
@@ -155,7 +154,6 @@ class CudaDevice(Device):
 
     # modules
     def module_load(self, image: bytes, kind: ImageKind) -> Any:
-        from ..fatbin import image_calls_printf
         from ..fatbin.writer import link_inputs
         drv = self._enter()
         if kind == ImageKind.FATBIN:
@@ -164,12 +162,11 @@ class CudaDevice(Device):
                 image, kind = self._link(drv, inputs), ImageKind.CUBIN
         if kind == ImageKind.PTX and not image.endswith(b"\0"):
             image = image + b"\0"
-        module = _check(drv.cuModuleLoadData(image), "cuModuleLoadData")
-        self._printing[id(module)] = image_calls_printf(image)
-        return module
+        return _check(drv.cuModuleLoadData(image), "cuModuleLoadData")
 
-    def module_calls_printf(self, module: Any) -> bool:
-        return self._printing.get(id(module), True)
+    def module_calls_printf(self, module: Any, image: bytes) -> bool:
+        from ..fatbin import image_calls_printf
+        return image_calls_printf(image)
 
     @staticmethod
     def _link(drv: Any, inputs: list) -> bytes:
@@ -192,7 +189,6 @@ class CudaDevice(Device):
 
     def module_unload(self, module: Any) -> None:
         _check(self._enter().cuModuleUnload(module), "cuModuleUnload")
-        self._printing.pop(id(module), None)
 
     def module_get_function(self, module: Any, name: str) -> FunctionInfo:
         drv = self._enter()

@@ -143,7 +143,7 @@ class EmuDevice(Device):
         return EmuModule(native=native, image=bytes(image), kind=kind, has_ptx=bool(sources),
                          calls_printf=any("vprintf" in text for text in sources))
 
-    def module_calls_printf(self, module: EmuModule) -> bool:
+    def module_calls_printf(self, module: EmuModule, image: bytes) -> bool:
         return module.calls_printf
 
     @staticmethod

@@ -267,7 +267,10 @@ class CricketService:
             kind, image = cached
         device = session.device
         native = device.module_load(image, kind)
-        prints = bool(device.module_calls_printf(native))
+        prints = self.images.calls_printf(digest)
+        if prints is None:      # a property of the image: decided once per hash
+            prints = bool(device.module_calls_printf(native, image))
+            self.images.note_calls_printf(digest, prints)
         handle = session.modules.add(ModuleRecord(native=native, device=device, image_hash=digest))
         return ModuleReply(handle=handle, prints=prints)
 

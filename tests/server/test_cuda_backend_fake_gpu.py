@@ -95,11 +95,9 @@ def test_module_says_whether_it_calls_printf_from_its_image(fake):
     from pathlib import Path
     ptx = Path(__file__).resolve().parents[1] / "emu" / "ptx"
     dev = cuda_backend.CudaBackend().device(0)
-    printing = dev.module_load((ptx / "printf.sm75.ptx").read_bytes(), ImageKind.PTX)
-    plain = dev.module_load((ptx / "basic.sm75.ptx").read_bytes(), ImageKind.PTX)
-    assert dev.module_calls_printf(printing) is True
-    assert dev.module_calls_printf(plain) is False
-    dev.module_unload(plain)
+    for name, prints in (("printf", True), ("basic", False)):
+        image = (ptx / f"{name}.sm75.ptx").read_bytes()
+        assert dev.module_calls_printf(dev.module_load(image, ImageKind.PTX), image) is prints
 
 
 def test_queries_say_not_ready_and_events_time(fake):

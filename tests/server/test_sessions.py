@@ -119,3 +119,17 @@ def test_load_backend_needs_the_admin_token(service):
     admin = hello(service, token="adm")
     with pytest.raises(BackendError, match="already loaded"):
         service.load_backend(admin, "plugin_backend:HostMemoryBackend", "")
+
+
+def test_whether_an_image_prints_is_kept_with_it_until_it_is_evicted():
+    from cricket.server.images import ImageCache, image_hash
+    cache = ImageCache(max_bytes=8)
+    first, second = b"1234", b"56789"
+    cache.put(image_hash(first), ImageKind.PTX, first)
+    assert cache.calls_printf(image_hash(first)) is None          # no backend said yet
+    cache.note_calls_printf(image_hash(first), True)
+    assert cache.calls_printf(image_hash(first)) is True
+    cache.put(image_hash(second), ImageKind.PTX, second)          # 9 bytes: the first goes
+    assert cache.get(image_hash(first)) is None and cache.calls_printf(image_hash(first)) is None
+    cache.note_calls_printf(image_hash(first), False)             # not held: not kept either
+    assert cache.calls_printf(image_hash(first)) is None
