@@ -114,8 +114,8 @@ with connect(sys.argv[1]) as conn:
 
 def test_client_loads_a_compressed_fatbin_without_decompression_libraries(emu_server,
                                                                           compressed_printf_fatbin):
-    r = subprocess.run([sys.executable, "-c", _LOAD_COMPRESSED, emu_server.address, str(compressed_printf_fatbin)],
-                       capture_output=True, text=True, timeout=120, cwd=ROOT)
+    r = subprocess.run([sys.executable, "-c", _LOAD_COMPRESSED, emu_server.address,
+                        str(compressed_printf_fatbin)], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert "hello from thread 1 of block 0, value 41" in lines     # the server found the printf
