@@ -122,6 +122,11 @@ class Device(abc.ABC):
     def module_load(self, image: bytes, kind: ImageKind) -> Any:
         """Load an image; returns the backend's module object."""
 
+    def module_calls_printf(self, module: Any, image: bytes) -> bool:
+        """Whether a module loaded from ``image`` calls device printf (``vprintf``), so that its
+        session's client fetches the output. A backend that cannot tell says True (the default)."""
+        return True
+
     @abc.abstractmethod
     def module_unload(self, module: Any) -> None: ...
 

@@ -164,6 +164,10 @@ class CudaDevice(Device):
             image = image + b"\0"
         return _check(drv.cuModuleLoadData(image), "cuModuleLoadData")
 
+    def module_calls_printf(self, module: Any, image: bytes) -> bool:
+        from ..fatbin import image_calls_printf
+        return image_calls_printf(image)
+
     @staticmethod
     def _link(drv: Any, inputs: list) -> bytes:
         """The cubin the driver's own linker makes of a JIT link's inputs (``cricket.client.jit_link``

@@ -59,6 +59,7 @@ class EmuModule:
     image: bytes
     kind: ImageKind
     has_ptx: bool
+    calls_printf: bool           # its PTX declares or calls vprintf
 
 
 @dataclasses.dataclass
@@ -139,7 +140,11 @@ class EmuDevice(Device):
         sources, sass_archs = self._ptx_sources(image, kind)
         with _errors:
             native = self.dev.load_module(sources, sass_archs=sass_archs)
-        return EmuModule(native=native, image=bytes(image), kind=kind, has_ptx=bool(sources))
+        return EmuModule(native=native, image=bytes(image), kind=kind, has_ptx=bool(sources),
+                         calls_printf=any("vprintf" in text for text in sources))
+
+    def module_calls_printf(self, module: EmuModule, image: bytes) -> bool:
+        return module.calls_printf
 
     @staticmethod
     def _ptx_sources(image: bytes, kind: ImageKind) -> tuple[list[str], tuple[int, ...]]:

@@ -112,9 +112,9 @@ class AsyncConnection:
         res = await self._stub.CR_MODULE_LOAD(P.cr_module_load_args(hash=digest, kind=kind, image=b""))
         if res.status == NEED_IMAGE:
             res = await self._stub.CR_MODULE_LOAD(P.cr_module_load_args(hash=digest, kind=kind, image=image))
-        handle = _check(res, "cuModuleLoadData").handle
-        self.output.note_image(image)
-        return handle
+        module = _check(res, "cuModuleLoadData").module
+        self.output.note_module(module.prints)
+        return module.handle
 
     async def get_function(self, module: int, name: str) -> AsyncKernel:
         res = _check(await self._stub.CR_MODULE_GET_FUNCTION(P.cr_get_args(module=module, name=name)),

@@ -595,8 +595,8 @@ class Connection:
             sent = True
             res = self._stub.CR_MODULE_LOAD(P.cr_module_load_args(hash=digest, kind=kind, image=image))
         self._check(res, "cuModuleLoadData")
-        self.output.note_image(image)
-        return Module(self, res.handle, image, sent)
+        self.output.note_module(res.module.prints)
+        return Module(self, res.module.handle, image, sent)
 
     def load_binary(self, path: str | os.PathLike) -> list[Module]:
         """Load every fatbin a host executable, library or object registers (as nvcc's start-up

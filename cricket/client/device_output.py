@@ -9,7 +9,7 @@ buffer (device, stream and event synchronize, blocking copies, reset) and at exi
 - for a Python program using :mod:`cricket.client.api`, to ``sys.stdout``.
 
 Programs without device printf pay nothing: a connection fetches only once a module it loaded
-calls ``vprintf`` (:func:`image_prints`, decided once per image at load time), and the runtime
+calls ``vprintf`` (the server says so in the ``CR_MODULE_LOAD`` reply), and the runtime
 only when a kernel was launched since its last fetch.
 """
 from __future__ import annotations
@@ -23,29 +23,6 @@ from typing import Any, Callable
 log = logging.getLogger(__name__)
 
 _PROC = "CR_DEVICE_OUTPUT"
-
-
-def image_prints(image: bytes) -> bool:
-    """True when a module image (fatbin, cubin or PTX) may call device ``printf``: its PTX declares
-    or calls ``vprintf``, or its cubin names the symbol. A fatbin whose entries are compressed is
-    decompressed to look (once per image)."""
-    data = bytes(image)
-    if b"vprintf" in data:
-        return True
-    if data[:4] != b"\x50\xed\x55\xba":        # no fatbin container: PTX text or a cubin, read above
-        return False
-    from cricket.fatbin import FatbinError, iter_containers
-    try:
-        for fatbin in iter_containers(memoryview(data), "<module image>"):
-            if any("vprintf" in text for text in fatbin.ptx_sources()):
-                return True
-            for entry in fatbin.all_entries():
-                if entry.is_elf and b"vprintf" in bytes(entry.payload):
-                    return True
-    except (FatbinError, AttributeError, ValueError) as exc:
-        log.debug("cannot look into the module image for vprintf (%s): fetching its output", exc)
-        return True
-    return False
 
 
 def _c_stdout_writer() -> Callable[[bytes], None]:
@@ -98,9 +75,10 @@ class DeviceOutput:
         self.runtime: Any = None     # the cricket.client.runtime.Runtime that uses this connection
         self._lock = threading.Lock()
 
-    def note_image(self, image: bytes) -> None:
-        """A module was loaded from ``image``: from now on fetch if it prints."""
-        if not self.armed and image_prints(image):
+    def note_module(self, prints: bool) -> None:
+        """A module was loaded; ``prints``: the server found that it calls device printf (the
+        ``CR_MODULE_LOAD`` reply). From then on, fetch."""
+        if prints and not self.armed:
             self.armed = True
             log.debug("a loaded module calls device printf: its output is fetched at synchronising calls")
 

@@ -46,6 +46,7 @@ from .format import Compression, EntryFlag, EntryHeader, EntryKind
 from .hostelf import DeviceCode, find_device_code
 from .layout import KernelLayout, KernelParam
 from .memory import ProcessMemory
+from .printf import image_calls_printf
 from .process import loaded_fatbins
 from .ptx import PtxModule
 
@@ -53,7 +54,7 @@ __all__ = [
     "Fatbin", "FatbinEntry", "Wrapper", "iter_containers", "Cubin", "DeviceVariable",
     "arch_from_e_flags", "EIAttr", "NvInfoRecord", "PtxModule", "KernelLayout", "KernelParam",
     "DeviceCode", "find_device_code", "loaded_fatbins", "ProcessMemory", "Compression", "EntryFlag", "EntryHeader",
-    "EntryKind", "MAX_IMAGE_SIZE",
+    "EntryKind", "MAX_IMAGE_SIZE", "image_calls_printf",
     "FatbinError", "FormatError", "TruncatedError", "DecompressionError", "CubinError", "PtxError",
     "MemoryAccessError", "NoImageError", "KernelNotFoundError",
 ]

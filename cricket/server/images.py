@@ -26,6 +26,7 @@ class ImageCache:
         self.max_bytes = max_bytes
         self._images: collections.OrderedDict[bytes, tuple[ImageKind, bytes]] = collections.OrderedDict()
         self._bytes = 0
+        self._prints: dict[bytes, bool] = {}       # hash -> its module calls device printf
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -44,6 +45,7 @@ class ImageCache:
             self._bytes += len(image)
             while self._bytes > self.max_bytes and len(self._images) > 1:
                 old, (_, data) = self._images.popitem(last=False)
+                self._prints.pop(old, None)
                 self._bytes -= len(data)
                 log.debug("image cache: evicted %s (%d bytes)", old.hex()[:16], len(data))
 
@@ -56,6 +58,16 @@ class ImageCache:
             self._images.move_to_end(digest)
             self.hits += 1
             return entry
+
+    def calls_printf(self, digest: bytes) -> bool | None:
+        """Whether a module of this image calls device printf, once a backend said so (else None)."""
+        with self._lock:
+            return self._prints.get(digest)
+
+    def note_calls_printf(self, digest: bytes, prints: bool) -> None:
+        with self._lock:
+            if digest in self._images:
+                self._prints[digest] = prints
 
     @property
     def total_bytes(self) -> int:

@@ -285,8 +285,9 @@ class CricketProgram(Skeleton):
     def CR_MODULE_LOAD(self, a):
         # A large image arrives as a view into the call's record; the backends and the image
         # cache keep bytes.
-        return self._call(P.cr_handle_res, self.service.module_load, bytes(a.hash), int(a.kind),
-                          bytes(a.image), arm="handle")
+        return self._call(P.cr_module_res, self.service.module_load, bytes(a.hash), int(a.kind),
+                          bytes(a.image), arm="module",
+                          convert=lambda r: P.cr_module(handle=r.handle, prints=r.prints))
 
     def CR_MODULE_UNLOAD(self, handle):
         return self._call(P.cr_status_res, self.service.module_unload, handle)

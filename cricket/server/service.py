@@ -39,6 +39,12 @@ class Hello:
 
 
 @dataclasses.dataclass
+class ModuleReply:
+    handle: int
+    prints: bool        # the module calls device printf: its client fetches the output
+
+
+@dataclasses.dataclass
 class FunctionReply:
     handle: int
     info: FunctionInfo
@@ -80,6 +86,8 @@ class CricketService:
             with self._lock:
                 self.sessions.pop(session.id, None)
                 self.counters["sessions_closed"] += 1
+                # the calls of closed sessions stay counted in the server's stats
+                self.counters.update({f"calls.{k}": v for k, v in session.counters.items()})
             log.info("session %d closed; freed %s", session.id,
                      ", ".join(f"{v} {k}" for k, v in freed.items()) or "nothing")
 
@@ -89,7 +97,9 @@ class CricketService:
     def server_stats(self) -> dict[str, int]:
         with self._lock:
             sessions = list(self.sessions.values())
-            counters = dict(self.counters)
+            counters = Counter(self.counters)
+        for s in sessions:
+            counters.update({f"calls.{k}": v for k, v in dict(s.counters).items()})
         stats = {
             "sessions": len(sessions),
             "allocations": sum(len(s.allocations) for s in sessions),
@@ -243,7 +253,7 @@ class CricketService:
 
     # --- modules ---------------------------------------------------------------
 
-    def module_load(self, session: Session, digest: bytes, kind: int, image: bytes) -> int:
+    def module_load(self, session: Session, digest: bytes, kind: int, image: bytes) -> ModuleReply:
         """Load an image offered by hash; NEED_IMAGE when the server lacks its bytes."""
         self._ready(session)
         try:
@@ -259,7 +269,12 @@ class CricketService:
             kind, image = cached
         device = session.device
         native = device.module_load(image, kind)
-        return session.modules.add(ModuleRecord(native=native, device=device, image_hash=digest))
+        prints = self.images.calls_printf(digest)
+        if prints is None:      # a property of the image: decided once per hash
+            prints = bool(device.module_calls_printf(native, image))
+            self.images.note_calls_printf(digest, prints)
+        handle = session.modules.add(ModuleRecord(native=native, device=device, image_hash=digest))
+        return ModuleReply(handle=handle, prints=prints)
 
     def module_unload(self, session: Session, handle: int) -> None:
         self._ready(session)

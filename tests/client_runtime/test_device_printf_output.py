@@ -112,3 +112,17 @@ def test_printf_fifo_size_limit_sizes_the_server_buffer_and_is_refused_after_a_l
     assert len([line for line in res.stdout.splitlines() if len(line) == 1000]) == 4096 // 1001
     assert "host: set after a printing launch: cudaErrorInvalidValue" in res.stdout
     assert "4 line(s) of kernel output were lost" in res.stderr
+
+
+@pytest.mark.nvcc
+def test_server_sees_output_fetches_only_from_a_program_whose_kernels_print(examples, server):
+    def fetches() -> int:
+        return server.stats().get("calls.device_output", 0)
+
+    before = fetches()
+    res = cricket_run([str(examples["vector_add"])], server=server.address)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert fetches() == before
+    res = cricket_run([str(examples["printf_kernel"])], server=server.address)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert fetches() > before

@@ -91,6 +91,15 @@ def test_ptx_images_are_loaded_nul_terminated(fake):
     assert module.name.endswith(b"\0")
 
 
+def test_module_says_whether_it_calls_printf_from_its_image(fake):
+    from pathlib import Path
+    ptx = Path(__file__).resolve().parents[1] / "emu" / "ptx"
+    dev = cuda_backend.CudaBackend().device(0)
+    for name, prints in (("printf", True), ("basic", False)):
+        image = (ptx / f"{name}.sm75.ptx").read_bytes()
+        assert dev.module_calls_printf(dev.module_load(image, ImageKind.PTX), image) is prints
+
+
 def test_queries_say_not_ready_and_events_time(fake):
     dev = cuda_backend.CudaBackend().device(0)
     stream, start, end = dev.stream_create(0), dev.event_create(0), dev.event_create(0)

@@ -1,20 +1,27 @@
 """Device printf output on the server: kept per session (bounded like CUDA's printf FIFO), never
 printed by the server, returned and cleared by CR_DEVICE_OUTPUT; the Python API writes it to
-sys.stdout at synchronising calls. Real emu servers on loopback."""
+sys.stdout at synchronising calls; the server says at CR_MODULE_LOAD whether a module prints, so
+a client never looks into (or decompresses) an image for it. Real emu servers on loopback."""
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from cricket.client.api import connect
-from cricket.client.device_output import image_prints
+from cricket.fatbin import image_calls_printf
 from cricket.protocol import gen as P
 from cricket.server.device_output import OutputBuffer
 
-PTX = Path(__file__).resolve().parents[1] / "emu" / "ptx"
+ROOT = Path(__file__).resolve().parents[2]
+PTX = ROOT / "tests" / "emu" / "ptx"
 PRINTF_PTX = (PTX / "printf.sm75.ptx").read_bytes()      # hello(int base, double scale)
 BASIC_PTX = (PTX / "basic.sm75.ptx").read_bytes()        # vecadd(a, b, c, n), no printf
 LINE = re.compile(r"^thread (\d+) of block (\d+): (-?\d+) ", re.M)
@@ -63,9 +70,57 @@ def test_output_reply_longer_than_its_maximum_is_refused():
 
 
 def test_images_are_classified_by_whether_they_call_vprintf(fatbins):
-    assert image_prints(PRINTF_PTX)
-    assert not image_prints(BASIC_PTX)
-    assert not image_prints(fatbins["vadd"].read_bytes())
+    assert image_calls_printf(PRINTF_PTX)
+    assert not image_calls_printf(BASIC_PTX)
+    assert not image_calls_printf(fatbins["vadd"].read_bytes())
+
+
+@pytest.fixture(scope="module")
+def compressed_printf_fatbin(tmp_path_factory) -> Path:
+    """examples/printf_kernel.cu as a fatbin whose SASS and PTX entries nvcc compressed."""
+    if not shutil.which("nvcc"):
+        pytest.skip("nvcc (CUDA 13) not found on PATH")
+    out = tmp_path_factory.mktemp("compressed") / "printf_kernel.fatbin"
+    r = subprocess.run(["nvcc", "-fatbin", "-arch=sm_75", "-Xfatbin", "-compress-all", "-o", str(out),
+                        str(ROOT / "examples" / "printf_kernel.cu")], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_module_load_reply_says_whether_the_module_calls_printf(emu_server, compressed_printf_fatbin):
+    compressed = compressed_printf_fatbin.read_bytes()
+    assert b"vprintf" not in compressed           # only a decompression shows it
+    K = P.cr_image_kind
+    with connect(emu_server.address) as conn:
+        for image, kind, prints in ((PRINTF_PTX, K.CR_IMAGE_PTX, True), (BASIC_PTX, K.CR_IMAGE_PTX, False),
+                                    (compressed, K.CR_IMAGE_FATBIN, True)):
+            res = conn._stub.CR_MODULE_LOAD(P.cr_module_load_args(
+                hash=hashlib.sha256(image).digest(), kind=kind, image=image))
+            assert res.status == 0 and bool(res.module.prints) is prints
+
+
+_LOAD_COMPRESSED = """
+import json, sys
+from cricket.client.api import connect
+with connect(sys.argv[1]) as conn:
+    hello = conn.load_module(sys.argv[2]).get_function("_Z5helloi")
+    hello(1, 2, 40)
+    conn.synchronize()
+    print(json.dumps({"fetches": conn.output.fetches,
+                      "imported": sorted(m for m in sys.modules if m.split(".")[0] in ("zstandard", "lz4"))}))
+"""
+
+
+def test_client_loads_a_compressed_fatbin_without_decompression_libraries(emu_server,
+                                                                          compressed_printf_fatbin):
+    r = subprocess.run([sys.executable, "-c", _LOAD_COMPRESSED, emu_server.address,
+                        str(compressed_printf_fatbin)], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert "hello from thread 1 of block 0, value 41" in lines     # the server found the printf
+    report = json.loads(lines[-1])
+    assert report == {"fetches": 1, "imported": []}
 
 
 # --- through a server --------------------------------------------------------------------------

@@ -86,8 +86,8 @@ def test_module_image_is_sent_once_and_found_by_hash_afterwards(service):
     image = b"\0.entry vadd\0" * 10
     digest = hashlib.sha256(image).digest()
     assert code_of(service.module_load, a, digest, ImageKind.PTX, b"") == NEED_IMAGE
-    ha = service.module_load(a, digest, ImageKind.PTX, image)
-    hb = service.module_load(b, digest, ImageKind.PTX, b"")   # hit: no bytes sent
+    ha = service.module_load(a, digest, ImageKind.PTX, image).handle
+    hb = service.module_load(b, digest, ImageKind.PTX, b"").handle   # hit: no bytes sent
     assert ha != hb and service.images.hits == 1
     fn = service.module_get_function(b, hb, "vadd")
     assert code_of(service.module_get_function, a, hb, "vadd") == curesult.INVALID_HANDLE
@@ -122,3 +122,17 @@ def test_load_backend_needs_the_admin_token(service):
     service.allow_backend_import = True
     with pytest.raises(BackendError, match="already loaded"):
         service.load_backend(admin, "plugin_backend:HostMemoryBackend", "")
+
+
+def test_whether_an_image_prints_is_kept_with_it_until_it_is_evicted():
+    from cricket.server.images import ImageCache, image_hash
+    cache = ImageCache(max_bytes=8)
+    first, second = b"1234", b"56789"
+    cache.put(image_hash(first), ImageKind.PTX, first)
+    assert cache.calls_printf(image_hash(first)) is None          # no backend said yet
+    cache.note_calls_printf(image_hash(first), True)
+    assert cache.calls_printf(image_hash(first)) is True
+    cache.put(image_hash(second), ImageKind.PTX, second)          # 9 bytes: the first goes
+    assert cache.get(image_hash(first)) is None and cache.calls_printf(image_hash(first)) is None
+    cache.note_calls_printf(image_hash(first), False)             # not held: not kept either
+    assert cache.calls_printf(image_hash(first)) is None
