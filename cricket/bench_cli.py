@@ -27,7 +27,16 @@ def _suite():
     return suite
 
 
+EXAMPLES = """\
+examples:
+  cricket bench --quick                        every bench, fewer sizes; ./bench-report/report.md
+  cricket bench --only rpc copy --backend cuda --out /tmp/gpu-report
+"""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EXAMPLES
     parser.add_argument("--quick", action="store_true",
                         help="fewer sizes and runs (about two minutes on two cores)")
     parser.add_argument("--only", nargs="+", metavar="NAME", default=None,

@@ -2,6 +2,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from cricket import _select
 
 
@@ -28,3 +30,10 @@ def test_purepython_env_forces_twin(monkeypatch):
     assert mod.__name__ == "json"
     monkeypatch.setenv("CRICKET_PUREPYTHON", "0")
     assert not _select.pure_python_forced()
+
+
+@pytest.mark.parametrize("command", ["run", "fatbin", "bench"])
+def test_subcommand_help_shows_examples(command):
+    r = run_cli(command, "--help")
+    assert r.returncode == 0 and "Traceback" not in r.stderr
+    assert f"examples:\n  cricket {command} " in r.stdout

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from cricket.client import driver_env
+from cricket.client.tied_child import tied_preexec
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +23,11 @@ class LocalServer:
     """Start ``python -m cricket server --unix PATH`` and wait until it accepts connections."""
 
     def __init__(self, backends: list[str] | None = None, *, extra_args: list[str] | None = None,
-                 env: dict[str, str] | None = None, start_timeout: float = 60.0) -> None:
+                 env: dict[str, str] | None = None, start_timeout: float = 60.0,
+                 tied: bool = False) -> None:
+        """``tied``: the server gets SIGTERM when the calling thread ends (``cricket run``, whose
+        server must never outlive it); off by default, as a CUDA program's first call, which
+        starts a server for the whole process, may come from a short-lived thread."""
         self._dir = tempfile.TemporaryDirectory(prefix="cricket-")
         self.socket_path = str(Path(self._dir.name) / "server.sock")
         ready = Path(self._dir.name) / "ready"
@@ -38,7 +43,8 @@ class LocalServer:
         server_env = driver_env.server_environment(dict(os.environ))
         server_env.pop("CUDA_VISIBLE_DEVICES", None)
         self.process = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
-                                        env={**server_env, **(env or {})})
+                                        env={**server_env, **(env or {})},
+                                        preexec_fn=tied_preexec() if tied else None)
         deadline = time.monotonic() + start_timeout
         while not ready.exists():
             if self.process.poll() is not None or time.monotonic() > deadline:

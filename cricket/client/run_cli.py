@@ -7,6 +7,11 @@ The program may link NVIDIA's runtime statically (nvcc's default; it then reache
 that loads ``libcudart.so.13``, reaching cricket's runtime shim). With no ``--server`` (and no ``CRICKET_SERVER``) a local server is
 started with the best backend available (``--backend`` picks one) and stopped afterwards. The exit
 status is the program's (128 + N when signal N ended it).
+
+SIGTERM, SIGINT and SIGHUP sent to ``cricket run`` reach the program as if it had been started
+directly (one a terminal sends to its whole foreground group is not sent twice). Neither the
+program nor the local server outlives ``cricket run``, even when SIGKILL ends it: the kernel then
+sends them SIGTERM (``PR_SET_PDEATHSIG``).
 """
 from __future__ import annotations
 
@@ -23,8 +28,21 @@ from pathlib import Path
 
 from cricket._checkout import in_source_checkout
 from cricket.client import driver_env
+from cricket.client.tied_child import tied_preexec
 
 log = logging.getLogger(__name__)
+
+EXAMPLES = """\
+examples:
+  cricket run -- ./saxpy 1024               a local server with the best backend (cuda, else emu)
+  cricket run --server gpuhost:20100 --stats -- python train.py
+                                            the GPU of a running server; what ran where, at the end
+"""
+
+#: signals sent to ``cricket run`` that the program gets too
+FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+#: si_code of a signal the kernel sent, as a terminal does to its whole foreground process group
+SI_KERNEL = 0x80
 
 PACKAGE = Path(__file__).resolve().parents[1]
 SHIM = PACKAGE / "_preload" / "libcricket-cudart.so"
@@ -35,6 +53,8 @@ class RunError(Exception):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EXAMPLES
     parser.add_argument("--server", metavar="ADDR", default=os.environ.get("CRICKET_SERVER"),
                         help="HOST:PORT or Unix socket path of a running cricket server "
                              "(default $CRICKET_SERVER; none: start a local one)")
@@ -116,9 +136,12 @@ class _Relay(threading.Thread):
                     return
                 self.sent = text.index("\n") + 1
                 new = text[self.sent:]
-            sys.stderr.write(new)
-            sys.stderr.flush()
             self.sent = len(text)
+            try:
+                sys.stderr.write(new)
+                sys.stderr.flush()
+            except (OSError, ValueError):     # our stderr was closed: the log stays in the file
+                self.done.set()
 
     def stop(self) -> None:
         self.done.set()
@@ -132,6 +155,21 @@ def run(command: list[str], server: str | None = None, backend: str = "", stats:
         command = command[1:]
     if not command:
         raise RunError("no command given: cricket run [--server ADDR] -- CMD ARGS...")
+    # In the main thread the signals to pass on are held from here (before any thread starts, so
+    # no other thread takes them) and taken one by one while the program runs; elsewhere the mask
+    # would be that thread's only, so the program is just waited for.
+    if threading.current_thread() is not threading.main_thread():
+        return _run(command, server, backend, stats, forwarding=False)
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {*FORWARDED, signal.SIGCHLD})
+    try:
+        return _run(command, server, backend, stats, forwarding=True)
+    finally:
+        while _pending(FORWARDED):        # taken here, not raised once unblocked
+            pass
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+
+
+def _run(command: list[str], server: str | None, backend: str, stats: bool, forwarding: bool) -> int:
     local = relay = None
     started = time.monotonic()
     if server:
@@ -143,7 +181,7 @@ def run(command: list[str], server: str | None = None, backend: str = "", stats:
     if not server:
         from cricket.client.local_server import LocalServer
         # unbuffered: the server's log lines reach the terminal while the program runs
-        local = LocalServer([backend] if backend else None, env={"PYTHONUNBUFFERED": "1"})
+        local = LocalServer([backend] if backend else None, env={"PYTHONUNBUFFERED": "1"}, tied=True)
         server = local.address
         relay = _Relay(local)
         relay.start()
@@ -151,20 +189,19 @@ def run(command: list[str], server: str | None = None, backend: str = "", stats:
         env = program_environment(server, backend, stats)
         if stats:
             where = f"local server {local.process.pid}" if local else f"server {server}"
-            print(f"[cricket] running {' '.join(command)} on {where}"
-                  f"{f' (backend {backend})' if backend else ''}", file=sys.stderr, flush=True)
+            _say(f"[cricket] running {' '.join(command)} on {where}"
+                 f"{f' (backend {backend})' if backend else ''}")
+        early = _pending(FORWARDED) if forwarding else None
+        if early:                             # it came while the local server started
+            return 128 + early
         try:
-            proc = subprocess.Popen(command, env=env)
+            proc = subprocess.Popen(command, env=env, preexec_fn=tied_preexec() if forwarding else None)
         except OSError as exc:
             raise RunError(f"cannot start {command[0]}: {exc}") from exc
-        try:
-            status = proc.wait()
-        except KeyboardInterrupt:
-            proc.send_signal(signal.SIGINT)
-            status = proc.wait()
+        status = _wait_forwarding(proc) if forwarding else proc.wait()
         if stats:
-            print(f"[cricket] {command[0]} exited with status {status} after "
-                  f"{time.monotonic() - started:.2f} s", file=sys.stderr, flush=True)
+            _say(f"[cricket] {command[0]} exited with status {status} after "
+                 f"{time.monotonic() - started:.2f} s")
         return 128 - status if status < 0 else status
     finally:
         if local is not None:
@@ -172,12 +209,43 @@ def run(command: list[str], server: str | None = None, backend: str = "", stats:
             local.stop()
 
 
+def _say(text: str) -> None:
+    """One line on stderr; a closed stderr does not end the program's run."""
+    try:
+        print(text, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _pending(signals: tuple[int, ...]) -> int | None:
+    """Take one of ``signals`` that is pending; its number, or None."""
+    info = signal.sigtimedwait(signals, 0)
+    return info.si_signo if info else None
+
+
+def _wait_forwarding(proc: subprocess.Popen) -> int:
+    """Wait for ``proc`` while passing on the signals sent to us; its wait status."""
+    watched = {*FORWARDED, signal.SIGCHLD}
+    while (status := proc.poll()) is None:
+        info = signal.sigtimedwait(watched, 1.0)   # the timeout only guards a lost SIGCHLD
+        if info is None or info.si_signo == signal.SIGCHLD:
+            continue
+        if info.si_code == SI_KERNEL:
+            continue        # a terminal's ^C or hangup: the program, in our group, has it already
+        log.info("passing signal %d on to %s", info.si_signo, proc.pid)
+        try:
+            proc.send_signal(info.si_signo)
+        except ProcessLookupError:
+            pass
+    return status
+
+
 def main(args: argparse.Namespace) -> int:
     try:
         return run(list(args.command), args.server, args.backend, args.stats)
     except RunError as exc:
-        print(f"cricket run: {exc}", file=sys.stderr)
+        _say(f"cricket run: {exc}")
         return 2
     except Exception as exc:                  # the local server failed to start, for one
-        print(f"cricket run: {exc}", file=sys.stderr)
+        _say(f"cricket run: {exc}")
         return 2

@@ -2,6 +2,10 @@
 
 Shows every fatbin wrapper and container, each entry (kind, arch, compression,
 sizes) and each kernel with its parameters (ordinal, offset, size).
+
+Exit status: 0 when it listed device code; 1 for an unreadable file or one with no CUDA device
+code (one line on stderr says which); 141 (as for a tool that SIGPIPE ended) when stdout was
+closed early, as by ``| head``, which ends the command quietly.
 """
 from __future__ import annotations
 
@@ -9,8 +13,10 @@ import argparse
 import json
 import logging
 import os
+import re
 import sys
 
+from .._stdout import closed_stdout
 from .container import Fatbin
 from .cubin import Cubin
 from .errors import FatbinError, NoImageError
@@ -19,29 +25,54 @@ from .layout import KernelLayout
 
 log = logging.getLogger(__name__)
 
+EXAMPLES = """\
+examples:
+  cricket fatbin ./saxpy --arch sm_90     list the kernels and the image an H100 loads
+  cricket fatbin libfoo.so --json --extract out/   as JSON, and write the cubins and PTX to out/
+"""
+
+_ARCH = re.compile(r"(?:sm_|compute_)?(\d+)")
+
+
+def parse_arch(text: str) -> int:
+    """``sm_90``, ``compute_90`` or ``90`` → 90."""
+    m = _ARCH.fullmatch(text.strip())
+    if not m:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an arch: give sm_90, compute_90 or 90")
+    return int(m.group(1))
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EXAMPLES
     parser.add_argument("file", metavar="FILE", help="executable, .so, .o, .fatbin or .cubin")
     parser.add_argument("--json", action="store_true", help="print the same as JSON")
     parser.add_argument("--extract", metavar="DIR",
                         help="write every decompressed cubin (.cubin) and PTX text (.ptx) to DIR")
     parser.add_argument("--records", action="store_true",
                         help="also list each kernel's raw .nv.info records")
-    parser.add_argument("--arch", type=int, metavar="SM",
-                        help="also say which image a device of this arch (e.g. 90) would load")
+    parser.add_argument("--arch", type=parse_arch, metavar="SM",
+                        help="also say which image a device of this arch (sm_90, compute_90 or 90) "
+                             "would load")
 
 
 def main(args: argparse.Namespace) -> int:
     try:
         code = find_device_code(args.file)
+        if not args.json and not (code.wrappers or code.fatbins or code.cubins):
+            print(f"{args.file} has no CUDA device code", file=sys.stderr)
+            return 1
         if args.json:
             json.dump(to_json(code, args.records, args.arch), sys.stdout, indent=2)
             sys.stdout.write("\n")
         else:
             print_text(code, args.records, args.arch)
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
         if args.extract:
             written = extract(code, args.extract)
             print(f"wrote {len(written)} files to {args.extract}", file=sys.stderr)
+    except BrokenPipeError:
+        return closed_stdout()
     except FatbinError as exc:
         print(f"cricket fatbin: error: {exc}", file=sys.stderr)
         return 1

@@ -3,6 +3,8 @@
 Example::
 
     python -m cricket.rpc serve --listen 127.0.0.1:20099 --register mypkg.calc:CalcImpl
+
+(``--register`` is a flag: it registers every program with the local rpcbind.)
 """
 from __future__ import annotations
 
@@ -51,11 +53,31 @@ def _address(text: str):
         raise UsageError(f"--listen: {exc}") from None
 
 
+SERVE_DESCRIPTION = """\
+Serve ONC RPC programs implemented in Python on one or more addresses, until SIGINT or SIGTERM.
+
+Each module:Class names an implementation: a subclass of the <VERSION>_Server skeleton that
+`python -m rpcgen FILE.x` generates, importable from PYTHONPATH (an instance works too). Once
+ready it prints one line per listener ("listening HOST:PORT" or "listening PATH"), then each
+program and version number in decimal (as rpcinfo takes them) and in hex."""
+
+SERVE_EXAMPLES = """\
+examples:
+  python -m cricket.rpc serve --listen 127.0.0.1:20099 calc_impl:CalcV1
+  python -m cricket.rpc serve --listen /tmp/calc.sock --listen 0.0.0.0:0 --register calc_impl:CalcV1
+                                       # then: rpcinfo -T tcp 127.0.0.1 PROGRAM VERSION
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m cricket.rpc")
+    parser = argparse.ArgumentParser(prog="python -m cricket.rpc",
+                                     description="ONC RPC tools; `serve --help` for the server.")
     sub = parser.add_subparsers(dest="command", required=True)
-    serve = sub.add_parser("serve", help="serve rpcgen skeleton implementations")
-    serve.add_argument("skeletons", nargs="+", metavar="module:Class")
+    serve = sub.add_parser("serve", help="serve rpcgen skeleton implementations",
+                           description=SERVE_DESCRIPTION, epilog=SERVE_EXAMPLES,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    serve.add_argument("skeletons", nargs="+", metavar="module:Class",
+                       help="an rpcgen-generated skeleton's implementation, as module:Class")
     serve.add_argument("--listen", action="append", default=[],
                        help="host:port or a Unix socket path (repeatable; default 127.0.0.1:0)")
     serve.add_argument("--register", action="store_true",
@@ -65,9 +87,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def program_line(program: int, version: int) -> str:
+    """``program 536870913 (0x20000001) version 1 (0x1)``."""
+    return f"program {program} (0x{program:08x}) version {version} (0x{version:x})"
+
+
 async def _serve(args: argparse.Namespace) -> int:
     addresses = [(text, _address(text)) for text in args.listen or ["127.0.0.1:0"]]
-    server = Server([_load(s) for s in args.skeletons], max_record_size=args.max_record)
+    impls = [_load(s) for s in args.skeletons]
+    server = Server(impls, max_record_size=args.max_record)
     bound = []
     for text, address in addresses:
         try:
@@ -84,6 +112,8 @@ async def _serve(args: argparse.Namespace) -> int:
     # One line per listener on stdout, once ready, so scripts can learn an ephemeral port.
     for b in bound:
         print(f"listening {b[0]}:{b[1]}" if isinstance(b, tuple) else f"listening {b}", flush=True)
+    for impl in impls:
+        print(program_line(impl.PROGRAM, impl.VERSION), flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

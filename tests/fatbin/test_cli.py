@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -76,3 +77,46 @@ def test_arch_option_names_the_image_a_device_loads():
     assert r.returncode == 0 and "sm_103 loads [2] ELF sm_100" in r.stdout
     r = cricket(str(fixture("params_multi.fatbin")), "--arch", "86", "--json")
     assert json.loads(r.stdout)["fatbins"][0]["selected"] is None
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "compute_90", "90"])
+def test_arch_option_takes_every_spelling(arch):
+    r = cricket(str(fixture("params_multi.fatbin")), "--arch", arch)
+    assert r.returncode == 0, r.stderr
+    assert "sm_90 loads [0] ELF sm_90" in r.stdout
+
+
+def test_an_arch_that_is_no_arch_is_refused_by_name():
+    r = cricket(str(fixture("params_multi.fatbin")), "--arch", "sm_9x")
+    assert r.returncode == 2
+    assert "'sm_9x' is not an arch" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_file_without_device_code_says_so_in_one_line(tmp_path):
+    host_only = tmp_path / "host_only"
+    host_only.write_bytes(open(sys.executable, "rb").read())
+    r = cricket(str(host_only))
+    assert r.returncode == 1
+    assert r.stdout == ""
+    assert r.stderr.strip().splitlines()[-1] == f"{host_only} has no CUDA device code"
+    assert "wrappers" not in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("form", [[], ["--json"]])
+def test_a_closed_stdout_ends_the_listing_quietly(form):
+    read_end, write_end = os.pipe()
+    os.close(read_end)      # as `| head` does once it has what it wants
+    try:
+        r = subprocess.run([sys.executable, "-m", "cricket", "fatbin", str(fixture("params_multi.fatbin")),
+                            "--records", *form], stdout=write_end, stderr=subprocess.PIPE, text=True,
+                           timeout=120)
+    finally:
+        os.close(write_end)
+    assert r.returncode == 141, r.stderr
+    assert "Traceback" not in r.stderr and "Broken pipe" not in r.stderr and "Exception" not in r.stderr
+
+
+def test_help_shows_examples():
+    r = cricket("--help")
+    assert r.returncode == 0
+    assert "examples:\n  cricket fatbin " in r.stdout

@@ -2,6 +2,10 @@
 cleanly by SIGTERM."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from cricket.rpc import Client, ProgUnavail
@@ -28,3 +32,25 @@ def test_serves_tcp_and_unix_listeners_and_stops_cleanly(tmp_path):
 def test_bad_skeleton_spec_is_reported(tmp_path):
     with pytest.raises(RuntimeError, match="module:Class"):
         ServerProcess("rpc_calc")
+
+
+def _serve_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cricket.rpc", "serve", *args], capture_output=True,
+                          text=True, timeout=60, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+
+
+def test_help_describes_the_command_and_its_argument_and_nothing_else():
+    r = _serve_cli("--help")
+    assert r.returncode == 0 and r.stderr == ""
+    assert r.stdout.startswith("usage: python -m cricket.rpc serve")
+    assert "module:Class names an implementation" in r.stdout
+    assert "examples:\n  python -m cricket.rpc serve --listen " in r.stdout
+
+
+def test_start_prints_program_and_version_in_decimal_and_hex():
+    sp = ServerProcess("rpc_calc:CalcV1")
+    try:
+        line = sp.proc.stdout.readline().strip()
+    finally:
+        log = sp.stop()
+    assert line == f"program {CALC_PROG} (0x{CALC_PROG:08x}) version 1 (0x1)", log
