@@ -34,27 +34,16 @@ from cricket.client.runtime import RUNTIME as rt
 from cricket.client.runtime import (StreamRef, _read_container, error_source, join_containers,
                                     read_linked_containers)
 from cricket.cudafacts import device_attributes, occupancy
+from cricket.cudafacts.curesult import (DEVICE_UNAVAILABLE, INVALID_HANDLE, INVALID_IMAGE, INVALID_VALUE, NOT_FOUND,
+                                        SUCCESS, UNKNOWN)
 
 hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
 
 log = logging.getLogger(__name__)
 
-# CUresult values (cuda.h)
-SUCCESS = 0
-INVALID_VALUE = 1
-OUT_OF_MEMORY = 2
 # No name in cuda.h: the value NVIDIA's driver gives cudart for an invalid launch configuration
 # (cudart passes it on unchanged as cudaErrorInvalidConfiguration; see launch_kernel)
 INVALID_CONFIGURATION = 9
-DEINITIALIZED = 4
-DEVICE_UNAVAILABLE = 46
-INVALID_IMAGE = 200
-INVALID_CONTEXT = 201
-INVALID_HANDLE = 400
-NOT_FOUND = 500
-NOT_READY = 600
-NOT_SUPPORTED = 801
-UNKNOWN = 999
 
 # The cudaError_t codes the client runtime raises that differ from the CUresult of the same failure.
 _RUNTIME_TO_DRIVER = {9: INVALID_VALUE, 17: INVALID_VALUE, 13: NOT_FOUND, 98: INVALID_HANDLE,
@@ -688,18 +677,11 @@ def _link(handle: int) -> Any:
     return state
 
 
-def _device_arch() -> int:
-    """The calling thread's device's compute capability as one number (7.5 -> 75)."""
-    device = rt.thread.device
-    return (rt.device_attribute(device, device_attributes.COMPUTE_CAPABILITY_MAJOR) * 10
-            + rt.device_attribute(device, device_attributes.COMPUTE_CAPABILITY_MINOR))
-
-
 @implements("cuLinkCreate")
 def link_create(count: int, options: int, values: int, pstate: int) -> int:
     _out(pstate)
     state = _jit().LinkState.create(_jit().read_options(count, options, values, "cuLinkCreate"),
-                                      _device_arch())
+                                      rt.compute_capability(rt.thread.device))
     handle = rt.new_handle()
     jit_links[handle] = state
     _file("links", handle)
@@ -759,13 +741,13 @@ _CONFIG_VALUES = {_SET_CACHE_CONFIG: range(4), _SET_SHARED_MEM_CONFIG: range(3)}
 def func_get_attribute(pi: int, attribute: int, func: int) -> int:
     _out(pi)
     f = _function(func)
-    cc = _device_arch()
+    cc = rt.compute_capability(rt.thread.device)
     if attribute in f.attributes:
         value = f.attributes[attribute]
     elif attribute in (5, 6):                  # PTX_VERSION, BINARY_VERSION
         value = cc
     elif attribute == _DYNAMIC_SHARED:
-        value = occupancy.default_max_dynamic_shared(_device_limits(), f.attributes.get(1, 0))
+        value = occupancy.default_max_dynamic_shared(rt.occupancy_limits(rt.thread.device), f.attributes.get(1, 0))
     elif 7 <= attribute <= 15:                 # cache mode, carve-out, cluster attributes
         value = 0
     else:
@@ -782,7 +764,7 @@ def func_set_attribute(func: int, attribute: int, value: int) -> int:
     if attribute in _CONFIG_VALUES:
         return SUCCESS if value in _CONFIG_VALUES[attribute] else INVALID_VALUE
     if attribute == _DYNAMIC_SHARED:
-        if not 0 <= value <= occupancy.max_dynamic_shared(_device_limits(), f.attributes.get(1, 0)):
+        if not 0 <= value <= occupancy.max_dynamic_shared(rt.occupancy_limits(rt.thread.device), f.attributes.get(1, 0)):
             return INVALID_VALUE
     if attribute in (_DYNAMIC_SHARED, 9):
         f.attributes[attribute] = value
@@ -887,15 +869,10 @@ def occupancy_max_active_blocks(num_blocks: int, func: int, block_size: int, dyn
     f = _function(func)
     if block_size <= 0:
         return INVALID_VALUE
-    dev = _device_limits()
+    dev = rt.occupancy_limits(rt.thread.device)
     hostmem.store_i32(num_blocks, occupancy.max_active_blocks(dev, _kernel_usage(f, dev), block_size,
                                                               dynamic_shared))
     return SUCCESS
-
-
-def _device_limits() -> occupancy.DeviceLimits:
-    device = rt.thread.device
-    return occupancy.DeviceLimits.from_attributes(lambda attribute: rt.device_attribute(device, attribute))
 
 
 def _kernel_usage(f: FunctionRecord, dev: occupancy.DeviceLimits) -> occupancy.KernelUsage:

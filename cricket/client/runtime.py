@@ -951,6 +951,16 @@ class Runtime:
         f = self.flat_limits(device)
         return f[0], f[1:4], f[4:7], f[7]
 
+    def compute_capability(self, device: int) -> int:
+        """The device's compute capability as one number (7.5 -> 75)."""
+        return (self.device_attribute(device, device_attributes.COMPUTE_CAPABILITY_MAJOR) * 10
+                + self.device_attribute(device, device_attributes.COMPUTE_CAPABILITY_MINOR))
+
+    def occupancy_limits(self, device: int) -> Any:
+        """The device's limits as the occupancy calculator takes them (both API faces ask here)."""
+        from cricket.cudafacts.occupancy import DeviceLimits
+        return DeviceLimits.from_attributes(lambda attribute: self.device_attribute(device, attribute))
+
     def device_attribute(self, device: int, attribute: int) -> int:
         devices = self.devices
         if not 0 <= device < len(devices):

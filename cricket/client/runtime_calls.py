@@ -748,7 +748,7 @@ def launch_kernel_ex(func: int, gxy: int, gz: int, bxy: int, bz: int, args: int,
 def func_get_attributes(values: int, func: int) -> int:
     k = rt.kernel(func)
     a = k.attributes
-    cc = rt.device_attribute(rt.thread.device, 75) * 10 + rt.device_attribute(rt.thread.device, 76)
+    cc = rt.compute_capability(rt.thread.device)
     hostmem.store_i64s(values, (a["shared_size_bytes"], a["const_size_bytes"], a["local_size_bytes"],
                                 a["max_threads_per_block"], a["num_regs"], a.get("ptx_version") or cc,
                                 a.get("binary_version") or cc, _kernel_usage(k).max_dynamic_shared))
@@ -765,7 +765,7 @@ def func_set_attribute(func: int, attribute: int, value: int) -> int:
     k = rt.kernel(func)
     value = _i32(value)
     if attribute == _MAX_DYNAMIC_SHARED:
-        limit = occupancy.max_dynamic_shared(_device_limits(), k.attributes["shared_size_bytes"])
+        limit = occupancy.max_dynamic_shared(rt.occupancy_limits(rt.thread.device), k.attributes["shared_size_bytes"])
         if not 0 <= value <= limit:
             return ERR_INVALID_VALUE
         k.attributes["max_dynamic_shared_size_bytes"] = value
@@ -774,16 +774,11 @@ def func_set_attribute(func: int, attribute: int, value: int) -> int:
     return SUCCESS
 
 
-def _device_limits() -> occupancy.DeviceLimits:
-    device = rt.thread.device
-    return occupancy.DeviceLimits.from_attributes(lambda attribute: rt.device_attribute(device, attribute))
-
-
 def _kernel_usage(k: KernelRecord, dev: occupancy.DeviceLimits | None = None) -> occupancy.KernelUsage:
     a = k.attributes
     dynamic = a.get("max_dynamic_shared_size_bytes")
     if dynamic is None:
-        dynamic = occupancy.default_max_dynamic_shared(dev or _device_limits(), a["shared_size_bytes"])
+        dynamic = occupancy.default_max_dynamic_shared(dev or rt.occupancy_limits(rt.thread.device), a["shared_size_bytes"])
     return occupancy.KernelUsage(num_regs=a["num_regs"], shared_size_bytes=a["shared_size_bytes"],
                                  max_threads_per_block=a["max_threads_per_block"], max_dynamic_shared=dynamic)
 
@@ -799,7 +794,7 @@ def occupancy_max_active_blocks(num_blocks: int, func: int, block_size: int, dyn
     if block_size <= 0:
         hostmem.store_i32(num_blocks, 0)
         return SUCCESS
-    dev = _device_limits()
+    dev = rt.occupancy_limits(rt.thread.device)
     hostmem.store_i32(num_blocks, occupancy.max_active_blocks(dev, _kernel_usage(k, dev), block_size,
                                                               dynamic_shared))
     return SUCCESS
