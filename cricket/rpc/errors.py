@@ -93,5 +93,10 @@ class RpcConnectionError(RpcError, ConnectionError):
     """The connection to the peer could not be made or was lost."""
 
 
+class TlsError(RpcConnectionError):
+    """RPC-over-TLS could not be set up (or a secret would go in clear); the message says why and
+    what to do."""
+
+
 class RpcTimeout(RpcError, TimeoutError):
     """No reply arrived within the configured timeout."""
