@@ -108,3 +108,21 @@ def test_asyncio_client_runs_a_session_inside_tls(start_server, certs, monkeypat
             await conn.close()
     asyncio.run(session())
     assert "TLS TLSv1.3" in server.output()
+
+
+def test_large_and_pipelined_copies_arrive_intact_inside_tls(start_server, certs, monkeypatch):
+    """Copies larger than the socket buffers, in both directions, with asynchronous copies queued
+    between them (the client then writes while replies wait to be read)."""
+    server = start_server(*tls_args(certs, required=True))
+    for k, v in tls_env(certs, client_cert=False).items():
+        monkeypatch.setenv(k, v)
+    rng = __import__("random").Random(16)
+    big = rng.randbytes(24 << 20)
+    with connect(server.address, shared_memory=False) as conn:
+        buf = conn.alloc(len(big))
+        conn.memcpy_htod(buf, big)
+        parts = [rng.randbytes(1 << 20) for _ in range(6)]
+        for i, part in enumerate(parts):
+            conn.memcpy_htod(int(buf) + i * len(part), part, sync=False)
+        expected = b"".join(parts) + big[len(parts) << 20:]
+        assert bytes(conn.memcpy_dtoh(buf, len(big))) == expected
