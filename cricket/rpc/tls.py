@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import message
 from .constants import LAST_FRAGMENT, AuthFlavor, AuthStat
-from .errors import AuthError, ProtocolError, RpcError, TlsError
+from .errors import AuthError, ProtocolError, ReplyError, RpcConnectionError, RpcError, TlsError
 from .record import mark
 from .tls_socket import TlsSocket
 from .transport import is_unix
@@ -167,7 +167,7 @@ class ClientTls:
             # TLS 1.3 finishes the client's handshake before the server has checked the client's
             # certificate: a NULL call inside TLS tells a refusal now, and clearly.
             tls.sendmsg([_null_call(self.prog, self.vers)])
-            message.decode_reply(_read_record(tls, address))
+            _answered(_read_record(tls, address))
         except (ssl.SSLError, ConnectionError) as exc:
             sock.close()
             raise handshake_error(exc, address) from None
@@ -216,6 +216,8 @@ class ClientTls:
         handshake (TLS 1.3 lets it) is told now, with a clear error."""
         try:
             await client.call(self.prog, self.vers, 0)
+        except ReplyError:
+            pass                        # an answer (PROG_UNAVAIL, ...) came inside TLS: accepted
         except RpcConnectionError as exc:
             await client.close()
             raise handshake_error(ConnectionResetError(str(exc)), client.address) from None
@@ -228,6 +230,14 @@ def _parse_mark(head: bytes, address: Any) -> int:
         raise ProtocolError(f"the server at {address} answered the TLS probe with a record of "
                             f"{size} bytes; not an RPC server?")
     return size
+
+
+def _answered(record: bytes) -> None:
+    """Any well-formed reply to the NULL call after the handshake: the server took us."""
+    try:
+        message.decode_reply(record)
+    except ReplyError:
+        pass
 
 
 def _null_call(prog: int, vers: int) -> bytes:

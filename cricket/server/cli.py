@@ -12,6 +12,7 @@ import os
 import sys
 
 from .._env import MAX_POLL_US, poll_us
+from ..rpc.tls_cli import server_tls_from_args
 from . import tls_options
 from .limits import DEFAULT_HELLO_TIMEOUT, DEFAULT_MAX_SESSIONS, PRE_HELLO_MAX_RECORD
 
@@ -106,7 +107,7 @@ def main(args: argparse.Namespace) -> int:
     from .app import ServerConfig, run_server
     try:
         listen = parse_listen(args.listen) if args.listen else None
-        tls = tls_options.server_tls(args)
+        tls = server_tls_from_args(args)
     except ValueError as exc:
         print(f"cricket server: {exc}", file=sys.stderr)
         return 2

@@ -4,44 +4,19 @@ from __future__ import annotations
 
 import argparse
 import logging
-import ssl
 from typing import Any
 
-from ..rpc.tls import ServerTls, server_context
+from ..rpc.tls import ServerTls
+from ..rpc.tls_cli import add_tls_arguments
 from ..rpc.transport import is_loopback
 
 log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("network security (RPC-over-TLS, RFC 9289)")
-    group.add_argument("--tls-cert", metavar="FILE",
-                       help="offer TLS with this PEM certificate (chain); needs --tls-key")
-    group.add_argument("--tls-key", metavar="FILE", help="the private key of --tls-cert")
-    group.add_argument("--tls-required", action="store_true",
-                       help="refuse every call before the TLS handshake (AUTH_ERROR); "
-                            "without it plain clients are served too")
-    group.add_argument("--tls-client-ca", metavar="FILE",
-                       help="mutual TLS: clients must show a certificate this CA signed; its "
-                            "subject is the session's identity in the log")
+    group = add_tls_arguments(parser)
     group.add_argument("--insecure", action="store_true",
                        help="listen on a non-loopback address without --token or client certificates")
-
-
-def server_tls(args: argparse.Namespace) -> ServerTls | None:
-    """The TLS settings the options ask for (None: no TLS); ``ValueError`` with a one-line reason."""
-    if not args.tls_cert and not args.tls_key:
-        if args.tls_required or args.tls_client_ca:
-            raise ValueError("--tls-required and --tls-client-ca need --tls-cert and --tls-key")
-        return None
-    if not (args.tls_cert and args.tls_key):
-        raise ValueError("--tls-cert and --tls-key go together")
-    try:
-        context = server_context(args.tls_cert, args.tls_key, args.tls_client_ca)
-    except (OSError, ssl.SSLError) as exc:
-        raise ValueError(f"the TLS certificate or key does not load: {exc}; "
-                         "`cricket tls-keygen DIR` makes a set for a first try") from None
-    return ServerTls(context, required=bool(args.tls_required))
 
 
 def exposure_problem(host: str, port: int, token: str, tls: ServerTls | None,
