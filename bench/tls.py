@@ -12,10 +12,8 @@ from __future__ import annotations
 import argparse
 import os
 import ssl
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,23 +21,13 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.config import Config, from_env  # noqa: E402
+from bench.copies import _rate  # noqa: E402
 from bench.report import BenchResult, Row  # noqa: E402
 from bench.servers import CricketServer  # noqa: E402
 from bench.stats import Sample, size_label  # noqa: E402
 
 MIB = 1 << 20
 BULK_GOAL = 0.5
-
-
-def _median_time(fn, calls: int, seconds: float) -> float:
-    fn()
-    times = []
-    end = time.perf_counter() + seconds
-    while len(times) < calls or time.perf_counter() < end:
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def _connect_tls(address: str, certs: dict[str, Path]):
@@ -75,8 +63,8 @@ def measure(cfg: Config, progress=lambda msg: None) -> BenchResult:
                 for r in range(cfg.repeat):
                     progress(f"run {r + 1}/{cfg.repeat}")
                     for name, conn in conns.items():
-                        runs[name].setdefault("null", []).append(
-                            _median_time(conn.ping, cfg.calls_for(0, most=2000), seconds))
+                        runs[name].setdefault("null", []).append(    # 1 / calls per second
+                            1 / _rate(conn.ping, 1, cfg.calls_for(0, most=2000), seconds))
                     for s in sizes:
                         data = memoryview(bytearray(b"\1" * s))
                         into = memoryview(bytearray(s))
@@ -85,9 +73,9 @@ def measure(cfg: Config, progress=lambda msg: None) -> BenchResult:
                             buf = conn.alloc(s)
                             try:
                                 runs[name].setdefault(f"htod {s}", []).append(
-                                    s / _median_time(lambda: conn.memcpy_htod(buf, data), n, seconds))
+                                    _rate(lambda: conn.memcpy_htod(buf, data), s, n, seconds))
                                 runs[name].setdefault(f"dtoh {s}", []).append(
-                                    s / _median_time(lambda: conn.memcpy_dtoh(buf, s, into=into), n, seconds))
+                                    _rate(lambda: conn.memcpy_dtoh(buf, s, into=into), s, n, seconds))
                             finally:
                                 buf.free()
         finally:
