@@ -101,13 +101,13 @@ def check_probe_reply(record: bytes, address: Any) -> None:
     try:
         message.decode_reply(record, lambda flavor, body: seen.append((flavor, bytes(body))))
     except AuthError as exc:
-        raise TlsError(f"the server at {address} does not offer RPC-over-TLS (it answered the "
+        raise TlsError(f"the server at {shown(address)} does not offer RPC-over-TLS (it answered the "
                        f"AUTH_TLS probe with {exc}); start it with --tls-cert and --tls-key, or "
                        "unset CRICKET_TLS") from None
     except RpcError as exc:
-        raise TlsError(f"the server at {address} answered the TLS probe with an error: {exc}") from None
+        raise TlsError(f"the server at {shown(address)} answered the TLS probe with an error: {exc}") from None
     if seen != [(AuthFlavor.AUTH_NONE, STARTTLS)]:
-        raise TlsError(f"the server at {address} answered the TLS probe without the STARTTLS "
+        raise TlsError(f"the server at {shown(address)} answered the TLS probe without the STARTTLS "
                        "verifier: it does not offer RPC-over-TLS")
 
 
@@ -120,18 +120,25 @@ def handshake_error(exc: BaseException, address: Any) -> TlsError:
                     "issued for, or set CRICKET_TLS_SERVER_NAME")
         else:
             hint = "set CRICKET_TLS_CA to the CA that signed the server's certificate"
-        return TlsError(f"TLS with {address}: the server's certificate was refused ({why}); {hint}")
+        return TlsError(f"TLS with {shown(address)}: the server's certificate was refused ({why}); {hint}")
     text = str(exc)
     if "certificate" in text.lower() or "alert" in text.lower() or isinstance(exc, ConnectionError):
-        return TlsError(f"TLS with {address}: the server refused the handshake ({text}); it may "
+        return TlsError(f"TLS with {shown(address)}: the server refused the handshake ({text}); it may "
                         "require a client certificate its CA signed: set CRICKET_TLS_CERT and "
                         "CRICKET_TLS_KEY")
-    return TlsError(f"TLS with {address} failed: {text or type(exc).__name__}")
+    return TlsError(f"TLS with {shown(address)} failed: {text or type(exc).__name__}")
+
+
+def shown(address: Any) -> str:
+    """``host:port`` for a TCP address tuple, else the address as it is."""
+    if isinstance(address, tuple) and len(address) >= 2:
+        return f"{address[0]}:{address[1]}"
+    return str(address)
 
 
 def _check_alpn(ssl_object: Any, address: Any) -> None:
     if ssl_object.selected_alpn_protocol() != ALPN:
-        raise TlsError(f"TLS with {address}: the server did not select ALPN {ALPN!r} (RFC 9289)")
+        raise TlsError(f"TLS with {shown(address)}: the server did not select ALPN {ALPN!r} (RFC 9289)")
 
 
 # --- client side -----------------------------------------------------------------------------------
@@ -227,7 +234,7 @@ def _parse_mark(head: bytes, address: Any) -> int:
     word = int.from_bytes(head, "big")
     size = word & ~LAST_FRAGMENT
     if not word & LAST_FRAGMENT or size > _MAX_PROBE_REPLY:
-        raise ProtocolError(f"the server at {address} answered the TLS probe with a record of "
+        raise ProtocolError(f"the server at {shown(address)} answered the TLS probe with a record of "
                             f"{size} bytes; not an RPC server?")
     return size
 
