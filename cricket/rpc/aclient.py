@@ -113,6 +113,8 @@ class AsyncClient:
             else:
                 coro = loop.create_connection(proto, *self.address)
             self._transport, _ = await asyncio.wait_for(coro, connect_timeout)
+        except RpcError:
+            raise                          # a TLS failure, already saying what to do
         except (OSError, asyncio.TimeoutError) as exc:
             raise RpcConnectionError(f"could not connect to the RPC server at {self.address}: "
                                      f"{exc}; is it running?") from exc

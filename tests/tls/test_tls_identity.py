@@ -58,3 +58,14 @@ def test_a_server_certificate_for_another_name_is_refused_clearly(start_server, 
     _use(monkeypatch, tls_env(certs, client_cert=False, CRICKET_TLS_SERVER_NAME="gpu.example.org"))
     with pytest.raises(TlsError, match="for another name"):
         connect(server.address)
+
+
+def test_asyncio_client_refuses_a_server_of_another_ca_clearly(start_server, certs, other_certs,
+                                                               monkeypatch):
+    import asyncio
+
+    from cricket.client import aio
+    server = start_server(*tls_args(certs, required=True))
+    _use(monkeypatch, tls_env(other_certs, client_cert=False))
+    with pytest.raises(TlsError, match="certificate was refused.*CRICKET_TLS_CA"):
+        asyncio.run(aio.connect(server.address))
