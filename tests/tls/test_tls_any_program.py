@@ -18,6 +18,7 @@ from rpc_calc import CALC_PROG  # noqa: E402
 from rpc_peers import ServerProcess  # noqa: E402
 
 ADD = 1
+WHOAMI = 5
 
 
 @pytest.fixture
@@ -56,3 +57,18 @@ def test_a_probe_for_a_program_not_served_still_sets_up_tls(calc_tls, certs):
     with Client(calc_tls.address, tls=ClientTls(client_context(str(certs["ca.crt"])))) as rpc:
         assert rpc.encrypted
         assert struct.unpack(">i", rpc.call(CALC_PROG, 1, ADD, [struct.pack(">ii", 1, 1)]))[0] == 2
+
+
+def test_handlers_see_the_client_certificate_subject(certs, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(REPO / "tests" / "tls"))
+    server = ServerProcess("tls_calc:TlsCalc", extra=(
+        "--tls-cert", str(certs["server.crt"]), "--tls-key", str(certs["server.key"]), "--tls-required",
+        "--tls-client-ca", str(certs["ca.crt"])))
+    try:
+        context = client_context(str(certs["ca.crt"]), str(certs["client.crt"]), str(certs["client.key"]))
+        with Client(server.address, tls=ClientTls(context, prog=CALC_PROG, vers=1)) as rpc:
+            reply = bytes(rpc.call(CALC_PROG, 1, WHOAMI))
+    finally:
+        server.stop()
+    size, = struct.unpack_from(">I", reply, 12)
+    assert reply[16:16 + size].decode() == "O=cricket,CN=cricket-client"
