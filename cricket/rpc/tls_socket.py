@@ -9,6 +9,7 @@ reads over TLS unchanged.
 """
 from __future__ import annotations
 
+import errno
 import socket
 import ssl
 import threading
@@ -75,6 +76,8 @@ class TlsSocket:
 
     def sendmsg(self, buffers: Any, ancdata: Any = (), flags: int = 0) -> int:
         """Encrypt and send ``buffers``; returns the plaintext bytes sent (see the class docstring)."""
+        if ancdata:
+            raise OSError(errno.EOPNOTSUPP, "ancillary data (file descriptors) cannot travel inside TLS")
         sent = 0
         if self._pending is not None:
             pending = self._pending
@@ -178,5 +181,13 @@ class TlsSocket:
         self._raw.close()
 
     def __getattr__(self, name: str) -> Any:
-        # setsockopt, fileno, family, getpeername, shutdown, ...: the TCP socket's own
-        return getattr(self._raw, name)
+        # Options, addresses and the descriptor are the TCP socket's own; a method that moves bytes
+        # and is not defined here (recv, sendall, recvmsg, ...) would bypass TLS: not offered.
+        if name in _RAW_ATTRIBUTES:
+            return getattr(self._raw, name)
+        raise AttributeError(f"{type(self).__name__} has no {name!r} (it would bypass TLS)")
+
+
+_RAW_ATTRIBUTES = frozenset({"setsockopt", "getsockopt", "fileno", "family", "type", "proto",
+                             "getpeername", "getsockname", "shutdown", "settimeout", "gettimeout",
+                             "setblocking", "getblocking"})

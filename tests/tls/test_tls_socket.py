@@ -8,6 +8,8 @@ import socket
 import ssl
 import threading
 
+import pytest
+
 from cricket.rpc.tls import client_context
 from cricket.rpc.tls_socket import TlsSocket
 
@@ -58,3 +60,19 @@ def test_short_nonblocking_writes_resume_without_loss(certs):
     assert short > 0                         # the small buffer did cut writes short
     assert bytes(received) == b"".join(pieces)
     assert bytes(got) == reply
+
+
+def test_nothing_reaches_the_raw_socket_around_tls(certs):
+    ours, theirs = socket.socketpair()
+    t = threading.Thread(target=_server, args=(theirs, certs, bytearray(), b"", 0))
+    t.start()
+    tls = TlsSocket(ours, client_context(str(certs["ca.crt"])), "localhost", 30)
+    try:
+        assert tls.fileno() == ours.fileno()           # for poll, and socket options
+        for name in ("send", "sendall", "recv", "recvmsg", "makefile", "sendfile"):
+            assert not hasattr(tls, name), name
+        with pytest.raises(OSError, match="inside TLS"):
+            tls.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, b"\0\0\0\0")])
+    finally:
+        t.join(30)
+        tls.close()
