@@ -1,4 +1,4 @@
-"""Failed authentications: each one logged at the default level with the peer and the time, the
+"""Failed authentications: each one logged at the default level with the peer and the time, a TCP
 peer slowed down (exponential back-off, shared by all its connections), and a connection closed
 after a few failures. Wraps the program's HELLO, where the token is checked."""
 from __future__ import annotations
@@ -76,8 +76,11 @@ def guard_hello(program: Any, server: Any, guard: AuthGuard | None = None) -> Au
     async def CR_HELLO(args: Any) -> Any:
         call = current_call()
         host = peer_host(call.peer)
+        # Local peers (a Unix socket) all share one name: slowing them down would let one local
+        # user delay every other; their failures are still logged and cut off.
+        remote = isinstance(call.peer, tuple)
         connection_id = current_connection_id()
-        wait = guard.wait(host)
+        wait = guard.wait(host) if remote else 0.0
         if wait:
             await asyncio.sleep(wait)
         res = hello(args)
@@ -88,6 +91,7 @@ def guard_hello(program: Any, server: Any, guard: AuthGuard | None = None) -> Au
                 guard.succeeded(host, connection_id)
             return res
         delay, count, close = guard.failed(host, connection_id)
+        delay = delay if remote else 0.0
         log.warning("authentication failed: wrong token in HELLO from %s at %s (%d in a row from "
                     "this host; answering after %.2f s%s)", call.peer or "a unix socket peer",
                     time.strftime("%Y-%m-%dT%H:%M:%S%z"), count, delay,

@@ -6,6 +6,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -108,3 +109,29 @@ def test_non_loopback_listen_without_authentication_refuses_to_start(certs):
     # TLS offered, but plain clients still welcome and no token: still refused
     r = subprocess.run([*base, *tls_args(certs)], capture_output=True, text=True, timeout=60, env=env, cwd=REPO)
     assert r.returncode == 1 and "refusing to listen" in r.stderr
+
+
+def test_wrong_tokens_over_a_unix_socket_are_cut_off_without_slowing_other_local_users(tmp_path):
+    path = tmp_path / "s.sock"
+    ready = tmp_path / "ready"
+    log = tmp_path / "server.log"
+    proc = subprocess.Popen([sys.executable, "-m", "cricket", "server", "--unix", str(path), "--backend", "emu",
+                             "--token", TOKEN, "--ready-file", str(ready)], cwd=REPO,
+                            stdout=open(log, "wb"), stderr=subprocess.STDOUT,
+                            env={**clean_env(), "PYTHONPATH": str(REPO), "CRICKET_LOG": "info"})
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        for _ in range(3):
+            with pytest.raises(CudaError):
+                connect(str(path), token="wrong")
+        with connect(str(path), token=TOKEN) as conn:
+            conn.ping()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    lines = [line for line in log.read_text().splitlines() if "authentication failed" in line]
+    assert len(lines) == 3 and all("unix socket" in line for line in lines)
+    assert all("answering after 0.00 s" in line for line in lines)
