@@ -16,14 +16,14 @@ ROOT = Path(__file__).resolve().parent.parent
 class CricketServer:
     """``python -m cricket server --listen 127.0.0.1:0 --backend NAME``; ``address`` once ready."""
 
-    def __init__(self, backend: str, *, start_timeout: float = 60.0) -> None:
+    def __init__(self, backend: str, *args: str, start_timeout: float = 60.0) -> None:
         self._dir = tempfile.TemporaryDirectory(prefix="cricket-bench-srv-")
         ready = Path(self._dir.name) / "ready"
         self._log = open(Path(self._dir.name) / "server.log", "wb")
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
         self.process = subprocess.Popen(
             [sys.executable, "-m", "cricket", "server", "--listen", "127.0.0.1:0", "--backend", backend,
-             "--ready-file", str(ready)], stdout=self._log, stderr=subprocess.STDOUT, env=env)
+             "--ready-file", str(ready), *args], stdout=self._log, stderr=subprocess.STDOUT, env=env)
         deadline = time.monotonic() + start_timeout
         while not ready.exists():
             if self.process.poll() is not None or time.monotonic() > deadline:

@@ -125,6 +125,11 @@ def bench_copy(cfg: Config, progress: Progress, backend: str = "emu") -> BenchRe
     return copies.measure(cfg, progress, backend=backend)
 
 
+def bench_tls(cfg: Config, progress: Progress) -> BenchResult:
+    from bench import tls
+    return tls.measure(cfg, progress)
+
+
 # ---- emulator ------------------------------------------------------------------------------------
 
 def bench_emu(cfg: Config, progress: Progress) -> BenchResult:
@@ -417,6 +422,7 @@ BENCHES: dict[str, Callable[[Config, Progress], BenchResult]] = {
     "fatbin": bench_fatbin,
     "overhead": bench_overhead,
     "calls": bench_calls,
+    "tls": bench_tls,
 }
 
 
@@ -424,6 +430,7 @@ TITLES = {
     "xdr": "XDR codec", "rpc": "ONC RPC NULL calls", "latency": "Round-trip latency by payload size",
     "copy": "Copy bandwidth by size", "emu": "emu backend throughput", "fatbin": "Fatbin registration",
     "overhead": "Remoting overhead (examples/overhead)", "calls": "Client calls and copies",
+    "tls": "RPC-over-TLS against plain TCP",
 }
 
 

@@ -17,6 +17,7 @@ SUBCOMMANDS = {
     "run": ("cricket.client.run_cli", "run a CUDA program with its calls remoted"),
     "fatbin": ("cricket.fatbin.cli", "list or extract the device code in a binary"),
     "bench": ("cricket.bench_cli", "run the microbenchmark suite"),
+    "tls-keygen": ("cricket.tls_keygen", "make a CA, server and client certificate for TLS"),
 }
 
 

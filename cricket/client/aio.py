@@ -20,9 +20,9 @@ import numpy as np
 
 from .. import __version__
 from ..cudafacts import curesult
-from ..protocol import MAX_INLINE, NEED_IMAGE, AsyncClient as _AsyncStub
+from ..protocol import MAX_INLINE, NEED_IMAGE, PROGRAM, VERSION, AsyncClient as _AsyncStub
 from ..protocol import gen as P
-from ..rpc import AsyncClient
+from ..rpc import AsyncClient, tls_env
 from ..rpc.record import FillableBytes
 from .api import MAX_RECORD, CudaError, Device, Dim3, _as_bytes, _dim3, image_kind
 from .device_output import DeviceOutput
@@ -152,10 +152,14 @@ class AsyncConnection:
 
 async def connect(address: str | tuple[str, int], *, token: str | None = None,
                   backend: str = "") -> AsyncConnection:
-    rpc = await AsyncClient.connect(address, max_record_size=MAX_RECORD, timeout=None)
+    rpc = await AsyncClient.connect(address, max_record_size=MAX_RECORD, timeout=None,
+                                    tls=tls_env.client_tls(PROGRAM, VERSION))
     conn = AsyncConnection(rpc)
     try:
-        await conn._hello(os.environ.get("CRICKET_TOKEN", "") if token is None else token, backend)
+        token = os.environ.get("CRICKET_TOKEN", "") if token is None else token
+        if token:
+            tls_env.check_secret_channel(rpc.address, rpc.encrypted)
+        await conn._hello(token, backend)
     except BaseException:
         await rpc.close()
         raise

@@ -32,7 +32,7 @@ from ..cudafacts import device_attributes
 from ..cudafacts import device_attributes as A
 from ..protocol import NEED_IMAGE, PROCEDURES, PROGRAM, VERSION, SyncClient
 from ..protocol import gen as P
-from ..rpc import Client
+from ..rpc import Client, tls_env
 from ..rpc.record import FillableBytes
 from . import shm
 from .device_output import DeviceOutput
@@ -350,12 +350,15 @@ class Connection:
         # cricket.client.shm: None attaches a region at the first large copy when CRICKET_SHM
         # allows and the server is on this host; False keeps every copy on the socket.
         self._shm_region: Any = False if shared_memory is False else None
-        self._rpc = Client(address, timeout=timeout, max_record_size=MAX_RECORD)
+        self._rpc = Client(address, timeout=timeout, max_record_size=MAX_RECORD,
+                           tls=tls_env.client_tls(PROGRAM, VERSION))
         self._stub = SyncClient(self._rpc)
         self._lock = threading.Lock()
         # device printf output of this session's kernels (written to sys.stdout at synchronising calls)
         self.output = DeviceOutput()
         token = os.environ.get("CRICKET_TOKEN", "") if token is None else token
+        if token:
+            tls_env.check_secret_channel(self._rpc.address, self._rpc.encrypted)
         res = self._check(self._stub.CR_HELLO(P.cr_hello_args(
             protocol=P.CRICKET_PROTOCOL,
             client=client_name or f"cricket-python {__version__} pid {os.getpid()}",

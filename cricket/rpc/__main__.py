@@ -20,6 +20,7 @@ from cricket._log import configure
 from .constants import DEFAULT_MAX_RECORD
 from .errors import RpcError
 from .server import Server
+from .tls_cli import add_tls_arguments, server_tls_from_args
 from .transport import parse_address, run
 
 log = logging.getLogger("cricket.rpc")
@@ -84,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="register the programs with the rpcbind running on this host")
     serve.add_argument("--max-record", type=int, default=DEFAULT_MAX_RECORD,
                        help="largest record accepted, in bytes")
+    add_tls_arguments(serve)
     return parser
 
 
@@ -95,7 +97,11 @@ def program_line(program: int, version: int) -> str:
 async def _serve(args: argparse.Namespace) -> int:
     addresses = [(text, _address(text)) for text in args.listen or ["127.0.0.1:0"]]
     impls = [_load(s) for s in args.skeletons]
-    server = Server(impls, max_record_size=args.max_record)
+    try:
+        tls = server_tls_from_args(args)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    server = Server(impls, max_record_size=args.max_record, tls=tls)
     bound = []
     for text, address in addresses:
         try:

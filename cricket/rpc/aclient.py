@@ -72,7 +72,8 @@ class AsyncClient:
     """An asyncio connection to one RPC server. Create with ``await AsyncClient.connect(address)``."""
 
     def __init__(self, address: Address, *, timeout: float | None = 25.0,
-                 auth: ClientAuth | None = None, max_record_size: int = DEFAULT_MAX_RECORD) -> None:
+                 auth: ClientAuth | None = None, max_record_size: int = DEFAULT_MAX_RECORD,
+                 tls: Any = None) -> None:
         keep_large_buffers()
         self.address = parse_address(address)
         self.timeout = timeout
@@ -90,6 +91,8 @@ class AsyncClient:
         self._error: RpcError | None = None
         self._transport: asyncio.Transport | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._tls = tls                    # a cricket.rpc.tls.ClientTls (RFC 9289), or None
+        self.encrypted = tls is not None
 
     @classmethod
     async def connect(cls, address: Address, *, connect_timeout: float | None = 10.0,
@@ -105,12 +108,18 @@ class AsyncClient:
         try:
             if is_unix(self.address):
                 coro = loop.create_unix_connection(proto, self.address)
+            elif self._tls is not None:
+                coro = self._tls.open(loop, proto, self.address)
             else:
                 coro = loop.create_connection(proto, *self.address)
             self._transport, _ = await asyncio.wait_for(coro, connect_timeout)
+        except RpcError:
+            raise                          # a TLS failure, already saying what to do
         except (OSError, asyncio.TimeoutError) as exc:
             raise RpcConnectionError(f"could not connect to the RPC server at {self.address}: "
                                      f"{exc}; is it running?") from exc
+        if self._tls is not None:
+            await self._tls.confirm(self)
 
     # --- public API -----------------------------------------------------------------------------
 

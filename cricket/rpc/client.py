@@ -106,7 +106,7 @@ class Client:
 
     def __init__(self, address: Address, *, timeout: float | None = 25.0,
                  connect_timeout: float | None = 10.0, auth: ClientAuth | None = None,
-                 max_record_size: int = DEFAULT_MAX_RECORD) -> None:
+                 max_record_size: int = DEFAULT_MAX_RECORD, tls: Any = None) -> None:
         keep_large_buffers()
         self.address = parse_address(address)
         self._timeout_s = timeout
@@ -120,6 +120,10 @@ class Client:
         except OSError as exc:
             raise RpcConnectionError(f"could not connect to the RPC server at {self.address}: "
                                      f"{exc.strerror or exc}; is it running?") from exc
+        # tls: a cricket.rpc.tls.ClientTls; RFC 9289 probe and handshake, then TLS on this socket
+        self.encrypted = tls is not None
+        if tls is not None:
+            self._sock = tls.wrap(self._sock, self.address, connect_timeout)
         self._rcvtimeo: float | None = None
         self._set_sndtimeo(timeout)
         self._reader = RecordReader(max_record_size)

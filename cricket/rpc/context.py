@@ -11,7 +11,9 @@ from .errors import RpcError
 @dataclass(slots=True)
 class CallContext:
     """The call being served. ``credentials`` is what the flavor's authenticator returned
-    (``None`` for AUTH_NONE, an :class:`~cricket.rpc.auth.AuthSysParms` for AUTH_SYS)."""
+    (``None`` for AUTH_NONE, an :class:`~cricket.rpc.auth.AuthSysParms` for AUTH_SYS);
+    ``tls_identity`` the client certificate's subject on a mutual-TLS connection
+    (:mod:`cricket.rpc.tls`)."""
 
     connection_id: int
     peer: Any
@@ -22,6 +24,7 @@ class CallContext:
     cred_flavor: int
     cred_body: bytes
     credentials: Any
+    tls_identity: str | None = None   # the subject of the client's TLS certificate (mutual TLS)
 
 
 class _NoReply:
@@ -72,4 +75,4 @@ def current_call() -> CallContext:
     except LookupError:
         raise RpcError("current_call() was used outside of an RPC handler") from None
     return CallContext(conn.id, conn.peer, xid, prog, vers, proc, cred_flavor, cred_body,
-                       credentials)
+                       credentials, getattr(conn, "tls_identity", None))

@@ -62,7 +62,12 @@ class AuthError(ReplyError):
     def __init__(self, stat: int, message: str | None = None) -> None:
         self.stat = AuthStat(stat) if stat in AuthStat._value2member_map_ else stat
         name = self.stat.name if isinstance(self.stat, AuthStat) else f"auth_stat {stat}"
-        super().__init__(message or f"authentication rejected: {name}")
+        hint = _AUTH_HINTS.get(stat, "")
+        super().__init__(message or f"authentication rejected: {name}{hint}")
+
+
+_AUTH_HINTS = {AuthStat.AUTH_TOOWEAK: " (the server requires RPC-over-TLS before any call: connect "
+                                      "with TLS, for cricket clients CRICKET_TLS=1)"}
 
 
 ACCEPT_ERRORS: dict[int, type[ReplyError]] = {
@@ -91,6 +96,11 @@ class RecordTooLarge(ProtocolError):
 
 class RpcConnectionError(RpcError, ConnectionError):
     """The connection to the peer could not be made or was lost."""
+
+
+class TlsError(RpcConnectionError):
+    """RPC-over-TLS could not be set up (or a secret would go in clear); the message says why and
+    what to do."""
 
 
 class RpcTimeout(RpcError, TimeoutError):

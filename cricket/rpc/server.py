@@ -54,11 +54,13 @@ from .errors import AuthError, RecordTooLarge, RpcError
 from .heap import keep_large_buffers
 from .record import RecordReader, frame, mark
 from .sink import SINK_MIN, PayloadSink, Receiving, SinkHook
+from .tls import ServerTls
 from .transport import Address, is_unix, new_event_loop, parse_address, widen_unix_buffer
 
 log = logging.getLogger(__name__)
 
 ConnectHook = Callable[[int, Any], Any]
+TlsHook = Callable[[int, "str | None"], Any]
 DisconnectHook = Callable[[int], Any]
 
 _CALL_HEAD = message.CALL_HEAD
@@ -135,7 +137,8 @@ class Server:
                  ordered: bool = True, poll: float = 0.0,
                  unadmitted_record_size: int | None = None,
                  admit_timeout: float | None = None,
-                 max_connections: int | None = None) -> None:
+                 max_connections: int | None = None,
+                 tls: ServerTls | None = None, on_tls: TlsHook | None = None) -> None:
         keep_large_buffers()
         if unadmitted_record_size is not None and not 0 <= unadmitted_record_size <= max_record_size:
             raise ValueError(f"unadmitted_record_size {unadmitted_record_size} must be between 0 and "
@@ -155,6 +158,10 @@ class Server:
         self.authenticators = default_authenticators() if authenticators is None else dict(authenticators)
         self.on_connect = on_connect
         self.on_disconnect = on_disconnect
+        # RPC-over-TLS (cricket.rpc.tls): offered on TCP connections when set;
+        # on_tls(connection_id, client certificate subject or None) after each handshake
+        self.tls = tls
+        self.on_tls = on_tls
         self.ordered = ordered
         self._programs: dict[tuple[int, int], dict[int, _Entry]] = {}
         self._builtin_null: set[tuple[int, int]] = set()   # versions whose NULL the runtime answers
@@ -203,6 +210,13 @@ class Server:
         conn = self._connections.get(connection_id)
         if conn is not None:
             conn.admit()
+
+    def close_connection(self, connection_id: int) -> None:
+        """Close a connection once the replies already written for it are sent. Call on the
+        event loop's thread."""
+        conn = self._connections.get(connection_id)
+        if conn is not None and not conn.closed:
+            conn._close()
 
     @property
     def programs(self) -> list[tuple[int, int]]:
@@ -318,6 +332,13 @@ class Server:
                                        low=versions[0], high=versions[-1])
 
 
+def _fast_none_auth(server: Server) -> NoneAuthenticator | None:
+    """The server's AUTH_NONE authenticator when it is the stock one (calls with AUTH_NONE then
+    take the fast path), else None."""
+    none = server.authenticators.get(AuthFlavor.AUTH_NONE)
+    return none if type(none) is NoneAuthenticator else None
+
+
 class _Connection(asyncio.BufferedProtocol):
     """One client connection: record reassembly, in-order dispatch, replies.
 
@@ -347,8 +368,9 @@ class _Connection(asyncio.BufferedProtocol):
         self._rview = memoryview(bytearray(_READ_SIZE if self.admitted else _UNADMITTED_READ_SIZE))
         self._direct = False         # the last buffer handed out was the record being received
         self._receiving: Receiving | None = None    # a call's opaque going into a payload sink
-        none = server.authenticators.get(AuthFlavor.AUTH_NONE)
-        self._none_auth = none if type(none) is NoneAuthenticator else None
+        self._none_auth = _fast_none_auth(server)
+        self.tls_gate: ServerTls | None = None       # TLS offered and not set up yet
+        self.tls_identity: str | None = None         # the client certificate's subject
 
     # --- asyncio.Protocol -----------------------------------------------------------------------
 
@@ -368,9 +390,19 @@ class _Connection(asyncio.BufferedProtocol):
         sock = transport.get_extra_info("socket")
         if sock is not None and sock.family == socket.AF_UNIX:
             widen_unix_buffer(sock)     # replies of device-to-host copies
+        elif server.tls is not None:
+            self.tls_gate = server.tls
+            if server.tls.required:
+                self._none_auth = None  # no fast path (nor payload sink) before the handshake
         self.server._connections[self.id] = self
         log.debug("connection %d from %s", self.id, self.peer)
         self._hook(self.server.on_connect, self.id, self.peer)
+
+    def tls_established(self) -> None:
+        """The TLS handshake is done (:mod:`cricket.rpc.tls`): calls run again, inside TLS."""
+        self._none_auth = _fast_none_auth(self.server)
+        self.busy = False
+        self._run_queue()
 
     def admit(self) -> None:
         """See :meth:`Server.admit`."""
@@ -606,6 +638,8 @@ class _Connection(asyncio.BufferedProtocol):
             else:
                 log.debug("connection %d: rejected a call: %s", self.id, exc)
                 self.send(exc.reply)
+            return
+        if self.tls_gate is not None and self.tls_gate.intercept(self, call):
             return
         authenticator = self.server.authenticators.get(call.cred_flavor)
         if authenticator is None:

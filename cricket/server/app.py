@@ -10,12 +10,15 @@ import signal
 import socket
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..backends.registry import BackendLoadError, BackendRegistry, parse_backend_option
 from ..rpc import Server
 from ..rpc.errors import RpcError
 from ..rpc.constants import DEFAULT_MAX_RECORD
 from ..rpc.transport import new_event_loop
+from .auth_guard import guard_hello
+from .tls_options import exposure_problem, note_identity
 from .limits import DEFAULT_HELLO_TIMEOUT, DEFAULT_MAX_SESSIONS, PRE_HELLO_MAX_RECORD
 
 log = logging.getLogger(__name__)
@@ -43,6 +46,8 @@ class ServerConfig:
     max_sessions: int = DEFAULT_MAX_SESSIONS
     hello_timeout: float = DEFAULT_HELLO_TIMEOUT
     allow_backend_import: bool = False
+    tls: Any = None                # a cricket.rpc.tls.ServerTls: RPC-over-TLS offered on TCP
+    insecure: bool = False         # listen beyond loopback with no authentication at all
 
 
 def load_backends(registry: BackendRegistry, options: list[str], strict: bool = False) -> list[str]:
@@ -85,10 +90,13 @@ def build(config: ServerConfig, registry: BackendRegistry | None = None):
                              image_cache=ImageCache(config.image_cache_bytes),
                              allow_backend_import=config.allow_backend_import)
     program = CricketProgram(service)
-    server = Server([program], max_record_size=MAX_RECORD, on_connect=program.on_connect,
+    server = Server([], max_record_size=MAX_RECORD, on_connect=program.on_connect,
                     on_disconnect=program.on_disconnect, poll=config.poll_us / 1e6,
                     unadmitted_record_size=PRE_HELLO_MAX_RECORD,
-                    admit_timeout=config.hello_timeout, max_connections=config.max_sessions)
+                    admit_timeout=config.hello_timeout, max_connections=config.max_sessions,
+                    tls=config.tls, on_tls=lambda cid, subject: note_identity(program, cid, subject))
+    guard_hello(program, server)
+    server.add(program)
     # Host-to-device bytes go from the socket straight into device memory where the backend allows.
     server.add_payload_sink(program.PROGRAM, program.VERSION, PROCEDURES["CR_MEMCPY_HTOD"],
                             HTOD_FIXED.size, program.receive_htod)
@@ -110,6 +118,9 @@ async def serve(config: ServerConfig) -> int:
             shown = str(path)
             socket_id = _inode(path)
         else:
+            problem = exposure_problem(config.host, config.port, config.token, config.tls, config.insecure)
+            if problem:
+                raise ServerStartError(problem)
             shown = f"{config.host}:{config.port}"
             address = await _listen(server, (config.host, config.port), shown)
             shown = f"{address[0]}:{address[1]}"

@@ -12,6 +12,8 @@ import os
 import sys
 
 from .._env import MAX_POLL_US, poll_us
+from ..rpc.tls_cli import server_tls_from_args
+from . import tls_options
 from .limits import DEFAULT_HELLO_TIMEOUT, DEFAULT_MAX_SESSIONS, PRE_HELLO_MAX_RECORD
 
 log = logging.getLogger(__name__)
@@ -56,6 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="let an admin client load a backend by module:Class, importing that "
                              "module on the server (without it clients load only backends named "
                              "by entry point or on this command line)")
+    tls_options.add_arguments(parser)
 
 
 def _positive(kind: type):
@@ -104,6 +107,7 @@ def main(args: argparse.Namespace) -> int:
     from .app import ServerConfig, run_server
     try:
         listen = parse_listen(args.listen) if args.listen else None
+        tls = server_tls_from_args(args)
     except ValueError as exc:
         print(f"cricket server: {exc}", file=sys.stderr)
         return 2
@@ -114,7 +118,8 @@ def main(args: argparse.Namespace) -> int:
         admin_token=args.admin_token, ready_file=args.ready_file,
         image_cache_bytes=args.image_cache_mb << 20, register=args.register,
         poll_us=min(max(args.poll_us, 0.0), MAX_POLL_US), max_sessions=args.max_sessions,
-        hello_timeout=args.hello_timeout, allow_backend_import=args.allow_backend_import)
+        hello_timeout=args.hello_timeout, allow_backend_import=args.allow_backend_import,
+        tls=tls, insecure=args.insecure)
     if config.register and config.unix_path:
         print("cricket server: --register works with TCP only (rpcbind maps TCP ports)", file=sys.stderr)
         return 2

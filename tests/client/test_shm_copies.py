@@ -195,7 +195,7 @@ def test_a_server_reached_over_a_non_loopback_address_is_treated_as_remote(caplo
 def _tcp_server(tmp_path: Path, host: str):
     """A `cricket server --listen HOST:0` (emu); yields its HOST:PORT."""
     ready = tmp_path / "ready"
-    proc = subprocess.Popen([sys.executable, "-m", "cricket", "server", "--listen", f"{host}:0",
+    proc = subprocess.Popen([sys.executable, "-m", "cricket", "server", "--listen", f"{host}:0", "--insecure",
                              "--backend", "emu", "--ready-file", str(ready)], cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

@@ -185,7 +185,7 @@ def test_a_peer_that_is_not_loopback_is_refused(start_server, region):
     address = _non_loopback_ipv4()
     if address is None:
         pytest.skip("this host has no IPv4 address besides loopback")
-    server = start_server("--backend", "emu", "--listen", f"{address}:0")
+    server = start_server("--backend", "emu", "--listen", f"{address}:0", "--insecure")
     with connect(server.address) as conn:
         res = _attach(conn, region.path, region.size)
         assert res.status == curesult.NOT_SUPPORTED and "not a loopback address" in res.message
