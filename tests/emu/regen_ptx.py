@@ -44,6 +44,8 @@ BUILDS = {
     "cub": ["sm75", "sm90"],
     "warp_size": ["sm75", "sm75G"],
     "simd_intrinsics": ["sm75", "sm90"],
+    "wmma": ["sm80"],
+    "mma_sync": ["sm80"],
 }
 RDC = ["rdc/rdc_a", "rdc/rdc_b"]
 

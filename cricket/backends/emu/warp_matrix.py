@@ -1,0 +1,228 @@
+"""Run-time warp matrix operations the generated block code calls: wmma.load/store, mma, ldmatrix,
+stmatrix, movmatrix.
+
+Registers arrive as one value per lane (``.b32`` as uint32, ``.f64`` as uint64 bits). A collective
+operation gathers each warp's 32 lanes into a (warps, 32, elements) array, builds the whole
+matrices with the fragment layouts of ``fragments``, computes with NumPy and scatters back.
+
+Arithmetic of ``mma`` (the PTX ISA fixes the operand types, not the order of the sums):
+
+* ``.f16``/``.bf16``/``.tf32`` multiplicands: every product is exact in float64 and the sum of a
+  row by a column is formed in float64, then rounded once to the accumulator type (``.rn``). The
+  hardware adds in an unspecified order, so results may differ from a GPU in the last bits.
+* ``.tf32`` operands are ``.b32`` registers of which the tensor core reads only the tf32 bits
+  (sign, exponent, ten mantissa bits); the low 13 bits are ignored, not rounded. Programs round
+  with ``cvt.rna.tf32.f32`` first (``wmma::__float_to_tf32``).
+* ``.f64``: float64 products and sums, ``.rn``.
+* ``.s8``/``.u8`` with ``.s32`` accumulators: exact integers (float64 holds every sum exactly),
+  wrapped to 32 bits, or clamped to the ``.s32`` range with ``.satfinite``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import CUDA_ERROR_NOT_SUPPORTED, EmuError
+from .fragments import WARP, Fragment
+
+ndarray = np.ndarray
+_RAW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_TF32_MASK = np.uint32(0xFFFFE000)
+_S32_MIN, _S32_MAX = -(1 << 31), (1 << 31) - 1
+
+
+def warps(X, L, what: str) -> int:
+    """The number of warps in lanes ``L``; each must be complete (all 32 lanes, together)."""
+    n = X.N if L is None else len(L)
+    ok = X.T % WARP == 0 and n % WARP == 0
+    if ok and L is not None and n:
+        first = L[::WARP]
+        ok = not (first % WARP).any() and bool((L[WARP - 1::WARP] - first == WARP - 1).all())
+    if not ok:
+        raise EmuError(CUDA_ERROR_NOT_SUPPORTED,
+                       f"{what} reached by only part of a warp: warp matrix instructions need all 32 lanes "
+                       "of the warp together (a block size that is a multiple of 32, no lane exited or "
+                       "diverged)")
+    return n // WARP
+
+
+def _lane_ids(X, L):
+    return X.laneid if L is None else X.laneid[L]
+
+
+def _registers(regs, n: int, reg_bytes: int) -> ndarray:
+    """Per-lane register values as an (n, len(regs)) array of raw bits."""
+    buf = np.empty((n, len(regs)), _RAW[reg_bytes])
+    for k, v in enumerate(regs):
+        buf[:, k] = v
+    return buf
+
+
+def _split(buf: ndarray) -> list:
+    """An (n, R) array back into R contiguous per-lane register values."""
+    return list(np.ascontiguousarray(buf.T))
+
+
+def _values(raw: ndarray, etype: str) -> ndarray:
+    """Raw element bits as float64 values."""
+    if etype == "f16":
+        return raw.view(np.float16).astype(np.float64)
+    if etype == "bf16":
+        return (raw.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+    if etype == "tf32":
+        return (raw & _TF32_MASK).view(np.float32).astype(np.float64)
+    if etype == "f32":
+        return raw.view(np.float32).astype(np.float64)
+    if etype == "f64":
+        return raw.view(np.float64)
+    if etype in ("s8", "s32"):
+        return raw.view(np.int8 if etype == "s8" else np.int32).astype(np.float64)
+    return raw.astype(np.float64)
+
+
+def _raw(values: ndarray, etype: str, satfinite: bool) -> ndarray:
+    """float64 results as raw accumulator bits."""
+    if etype == "f32":
+        return values.astype(np.float32).view(np.uint32)
+    if etype == "f16":
+        return values.astype(np.float16).view(np.uint16)
+    if etype == "f64":
+        return values.view(np.uint64)
+    # .s32: the sums are exact integers
+    if satfinite:
+        values = np.clip(values, _S32_MIN, _S32_MAX)
+    return values.astype(np.int64).astype(np.int32).view(np.uint32)
+
+
+def _matrix(regs, frag: Fragment, n: int, w: int) -> ndarray:
+    """The (warps, rows, cols) float64 matrices that a fragment's registers hold."""
+    buf = _registers(regs, n, frag.reg_bytes)
+    raw = buf.view(_RAW[frag.ebytes]).reshape(w, WARP, frag.elements)
+    m = np.zeros((w, frag.rows, frag.cols))
+    m[:, frag.row, frag.col] = _values(raw, frag.etype)
+    return m
+
+
+class MmaOp:
+    """One matrix multiply-accumulate form: D = A * B + C over the fragments of a warp."""
+
+    def __init__(self, name: str, a: Fragment, b: Fragment, c: Fragment, d: Fragment, satfinite: bool) -> None:
+        self.name = name
+        self.a, self.b, self.c, self.d = a, b, c, d
+        self.satfinite = satfinite
+
+    def __call__(self, X, L, a, b, c) -> list:
+        w = warps(X, L, self.name)
+        n = w * WARP
+        prod = np.matmul(_matrix(a, self.a, n, w), _matrix(b, self.b, n, w))
+        prod += _matrix(c, self.c, n, w)
+        d = self.d
+        raw = _raw(prod[:, d.row, d.col], d.etype, self.satfinite)
+        return _split(np.ascontiguousarray(raw).reshape(n, -1).view(_RAW[d.reg_bytes]))
+
+
+class WmmaMemory:
+    """wmma.load / wmma.store of one fragment: element (r, c) at ``p + (r * stride + c) * size``
+    (``.row``) or ``p + (c * stride + r) * size`` (``.col``); stride counts elements."""
+
+    def __init__(self, frag: Fragment, col_major: bool) -> None:
+        self.frag = frag
+        self.col_major = col_major
+        self.unique = frag.rows * frag.cols // WARP
+        self.dt = _RAW[frag.ebytes]
+
+    def default_stride(self) -> int:
+        return self.frag.rows if self.col_major else self.frag.cols
+
+    def _addresses(self, X, L, base, stride):
+        lane = _lane_ids(X, L)
+        f = self.frag
+        major, minor = (f.col, f.row) if self.col_major else (f.row, f.col)
+        stride = np.asarray(stride).astype(np.int64)
+        if stride.ndim:
+            stride = stride.reshape(-1)
+        bdt = np.asarray(base).dtype
+        for u in range(self.unique):
+            off = (major[:, u].astype(np.int64)[lane] * stride + minor[:, u][lane]) * f.ebytes
+            yield u, base + off.astype(bdt)
+
+    def load(self, X, L, mask, space: str, base, stride) -> list:
+        n = X.N if L is None else len(L)
+        ld = getattr(X, "ld_" + space)
+        raw = np.empty((n, self.frag.elements), self.dt)
+        for u, addr in self._addresses(X, L, base, stride):
+            raw[:, u] = ld(addr, self.dt, 1, L, mask)[0]
+        for e in range(self.unique, self.frag.elements):
+            raw[:, e] = raw[:, e % self.unique]
+        return _split(raw.view(_RAW[self.frag.reg_bytes]))
+
+    def store(self, X, L, mask, space: str, base, stride, regs) -> None:
+        n = X.N if L is None else len(L)
+        st = getattr(X, "st_" + space)
+        raw = _registers(regs, n, self.frag.reg_bytes).view(self.dt)
+        for u, addr in self._addresses(X, L, base, stride):
+            st(addr, self.dt, (raw[:, u],), L, mask)
+
+
+def _rows_to_fragments(rows: ndarray, w: int, num: int, trans: bool) -> ndarray:
+    """(w, 8*num, 4) words, row r of matrix i at 8i + r, as (w, 32, num) fragment registers."""
+    m = rows.reshape(w, num, 8, 4)
+    if trans:
+        m = np.ascontiguousarray(m.view(np.uint16).swapaxes(2, 3)).view(np.uint32)
+    return m.reshape(w, num, WARP).transpose(0, 2, 1)
+
+
+def ldmatrix(X, L, mask, space: str, addr, num: int, trans: bool) -> list:
+    """ldmatrix.sync.aligned.m8n8.x{num}{.trans}.b16: lane 8i + r gives the address of row r of
+    matrix i (eight .b16, 16 bytes); lane l receives row l / 4, columns 2 (l % 4) and +1 of each."""
+    w = warps(X, L, "ldmatrix")
+    lane = _lane_ids(X, L)
+    active = lane < 8 * num
+    if type(mask) is ndarray:
+        active = active & mask
+    elif not mask:
+        active = np.zeros_like(active)
+    words = getattr(X, "ld_" + space)(addr, np.uint32, 4, L, active)
+    rows = np.stack([np.broadcast_to(v, lane.shape) for v in words], axis=1).reshape(w, WARP, 4)[:, :8 * num]
+    return _split(_rows_to_fragments(rows, w, num, trans).reshape(w * WARP, num))
+
+
+def stmatrix(X, L, mask, space: str, addr, num: int, trans: bool, regs) -> None:
+    """stmatrix.sync.aligned.m8n8.x{num}{.trans}.shared.b16: the inverse of ldmatrix."""
+    w = warps(X, L, "stmatrix")
+    n = w * WARP
+    lane = _lane_ids(X, L)
+    frags = _registers(regs, n, 4).reshape(w, WARP, num).transpose(0, 2, 1)   # (w, num, 32)
+    m = np.ascontiguousarray(frags).reshape(w, num, 8, 4)
+    if trans:
+        m = np.ascontiguousarray(m.view(np.uint16).swapaxes(2, 3)).view(np.uint32)
+    rows = np.zeros((w, WARP, 4), np.uint32)
+    rows[:, :8 * num] = m.reshape(w, 8 * num, 4)
+    rows = rows.reshape(n, 4)
+    active = lane < 8 * num
+    if type(mask) is ndarray:
+        active = active & mask
+    elif not mask:
+        return
+    getattr(X, "st_" + space)(addr, np.uint32, tuple(rows[:, k] for k in range(4)), L, active)
+
+
+def movmatrix(X, L, a) -> ndarray:
+    """movmatrix.sync.aligned.m8n8.trans.b16: the transpose of the warp's 8x8 .b16 fragment."""
+    w = warps(X, L, "movmatrix")
+    frag = _registers((a,), w * WARP, 4).reshape(w, 8, 4)       # lane l: row l / 4, word l % 4
+    t = np.ascontiguousarray(frag.view(np.uint16).swapaxes(1, 2)).view(np.uint32)
+    return t.reshape(w * WARP)
+
+
+def round_tf32(bits, mode: str):
+    """f32 bits rounded to tf32 (``.rna``: to nearest, ties away from zero; ``.rn``: ties to even;
+    ``.rz``: toward zero); infinities and NaNs pass unchanged."""
+    b = np.asarray(bits, np.uint32)
+    if mode == "rz":
+        r = b & _TF32_MASK
+    elif mode == "rna":
+        r = (b + np.uint32(0x1000)) & _TF32_MASK
+    else:
+        r = (b + np.uint32(0xFFF) + ((b >> np.uint32(13)) & np.uint32(1))) & _TF32_MASK
+    out = np.where((b & np.uint32(0x7F800000)) == np.uint32(0x7F800000), b, r)
+    return out if out.ndim else out[()]
