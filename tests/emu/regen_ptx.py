@@ -46,6 +46,7 @@ BUILDS = {
     "simd_intrinsics": ["sm75", "sm90"],
     "wmma": ["sm80"],
     "mma_sync": ["sm80"],
+    "wmma_gemm": ["sm80"],
 }
 RDC = ["rdc/rdc_a", "rdc/rdc_b"]
 

@@ -178,3 +178,18 @@ def test_wmma_needs_the_whole_warp(runner, rng):
     with pytest.raises(EmuError) as e:
         runner.launch(mod, "wmma_f16_shared", (1,), (16,), runner.put(a), runner.put(a), pd)
     assert "all 32 lanes" in str(e.value)
+
+
+def test_tiled_wmma_gemm_matches_numpy(rng, two_batches):
+    """examples/wmma_gemm.cuh: shared-memory tiles, four warps per block, many blocks."""
+    m, n, k = 64, 96, 48
+    a = rng.integers(-4, 5, (m, k)).astype(np.float16)
+    b = rng.integers(-4, 5, (k, n)).astype(np.float16)
+
+    def body(r):
+        mod = r.module("wmma_gemm", "sm80")
+        pc = r.zeros(m * n, np.float32)
+        r.launch(mod, "wmma_gemm", (n // 32, m // 32), (128,), r.put(a), r.put(b), pc, m, n, k)
+        return {"c": r.get(pc, m * n, np.float32)}
+    c = two_batches(body)["c"].reshape(m, n)
+    assert np.array_equal(c, (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32))

@@ -93,13 +93,22 @@ def _raw(values: ndarray, etype: str, satfinite: bool) -> ndarray:
     return values.astype(np.int64).astype(np.int32).view(np.uint32)
 
 
-def _matrix(regs, frag: Fragment, n: int, w: int) -> ndarray:
+def _gather_index(frag: Fragment) -> ndarray | None:
+    """For each element of the row-major matrix, its first position in the warp's flattened
+    (lane, element) fragment; None where that is the identity (the wmma layout)."""
+    flat = (frag.row * frag.cols + frag.col).reshape(-1)
+    first = np.full(frag.rows * frag.cols, -1, np.intp)
+    first[flat[::-1]] = np.arange(flat.size - 1, -1, -1)
+    if (first < 0).any():
+        raise ValueError("fragment misses matrix elements")
+    return None if np.array_equal(first, np.arange(first.size)) else first
+
+
+def _matrix(regs, frag: Fragment, index, n: int, w: int) -> ndarray:
     """The (warps, rows, cols) float64 matrices that a fragment's registers hold."""
-    buf = _registers(regs, n, frag.reg_bytes)
-    raw = buf.view(_RAW[frag.ebytes]).reshape(w, WARP, frag.elements)
-    m = np.zeros((w, frag.rows, frag.cols))
-    m[:, frag.row, frag.col] = _values(raw, frag.etype)
-    return m
+    raw = _registers(regs, n, frag.reg_bytes).view(_RAW[frag.ebytes]).reshape(w, WARP * frag.elements)
+    raw = raw[:, : frag.rows * frag.cols] if index is None else np.take(raw, index, axis=1)
+    return _values(raw, frag.etype).reshape(w, frag.rows, frag.cols)
 
 
 class MmaOp:
@@ -109,15 +118,20 @@ class MmaOp:
         self.name = name
         self.a, self.b, self.c, self.d = a, b, c, d
         self.satfinite = satfinite
+        self._ia, self._ib, self._ic = (_gather_index(f) for f in (a, b, c))
+        flat = (d.row * d.cols + d.col).reshape(-1)
+        self._scatter_d = None if np.array_equal(flat, np.arange(flat.size)) else flat
 
     def __call__(self, X, L, a, b, c) -> list:
         w = warps(X, L, self.name)
         n = w * WARP
-        prod = np.matmul(_matrix(a, self.a, n, w), _matrix(b, self.b, n, w))
-        prod += _matrix(c, self.c, n, w)
+        prod = np.matmul(_matrix(a, self.a, self._ia, n, w), _matrix(b, self.b, self._ib, n, w))
+        prod += _matrix(c, self.c, self._ic, n, w)
         d = self.d
-        raw = _raw(prod[:, d.row, d.col], d.etype, self.satfinite)
-        return _split(np.ascontiguousarray(raw).reshape(n, -1).view(_RAW[d.reg_bytes]))
+        out = prod.reshape(w, -1)
+        out = out if self._scatter_d is None else np.take(out, self._scatter_d, axis=1)
+        raw = _raw(np.ascontiguousarray(out), d.etype, self.satfinite)
+        return _split(raw.reshape(n, -1).view(_RAW[d.reg_bytes]))
 
 
 class WmmaMemory:
@@ -133,34 +147,37 @@ class WmmaMemory:
     def default_stride(self) -> int:
         return self.frag.rows if self.col_major else self.frag.cols
 
-    def _addresses(self, X, L, base, stride):
+    def _addresses(self, X, L, mask, base, stride):
+        """Every lane's unique elements at once: (addresses, lanes, mask), ``unique`` per lane."""
         lane = _lane_ids(X, L)
-        f = self.frag
+        f, u = self.frag, self.unique
         major, minor = (f.col, f.row) if self.col_major else (f.row, f.col)
         stride = np.asarray(stride).astype(np.int64)
-        if stride.ndim:
-            stride = stride.reshape(-1)
+        stride = stride.reshape(-1, 1) if stride.ndim else stride
+        off = (major[:, :u].astype(np.int64)[lane] * stride + minor[:, :u][lane]) * f.ebytes
         bdt = np.asarray(base).dtype
-        for u in range(self.unique):
-            off = (major[:, u].astype(np.int64)[lane] * stride + minor[:, u][lane]) * f.ebytes
-            yield u, base + off.astype(bdt)
+        base = np.asarray(base).reshape(-1, 1) if np.ndim(base) else base
+        addr = (base + off.astype(bdt)).reshape(-1)
+        lanes = np.repeat(np.arange(X.N, dtype=np.intp) if L is None else L, u)
+        if type(mask) is ndarray:
+            mask = np.repeat(mask, u)
+        return addr, lanes, mask
 
     def load(self, X, L, mask, space: str, base, stride) -> list:
         n = X.N if L is None else len(L)
-        ld = getattr(X, "ld_" + space)
+        addr, lanes, m = self._addresses(X, L, mask, base, stride)
+        vals = getattr(X, "ld_" + space)(addr, self.dt, 1, lanes, m)[0]
         raw = np.empty((n, self.frag.elements), self.dt)
-        for u, addr in self._addresses(X, L, base, stride):
-            raw[:, u] = ld(addr, self.dt, 1, L, mask)[0]
-        for e in range(self.unique, self.frag.elements):
-            raw[:, e] = raw[:, e % self.unique]
+        raw[:, : self.unique] = np.broadcast_to(vals, (n * self.unique,)).reshape(n, self.unique)
+        for e in range(self.unique, self.frag.elements, self.unique):
+            raw[:, e:e + self.unique] = raw[:, : self.unique]
         return _split(raw.view(_RAW[self.frag.reg_bytes]))
 
     def store(self, X, L, mask, space: str, base, stride, regs) -> None:
         n = X.N if L is None else len(L)
-        st = getattr(X, "st_" + space)
-        raw = _registers(regs, n, self.frag.reg_bytes).view(self.dt)
-        for u, addr in self._addresses(X, L, base, stride):
-            st(addr, self.dt, (raw[:, u],), L, mask)
+        raw = _registers(regs, n, self.frag.reg_bytes).view(self.dt)[:, : self.unique]
+        addr, lanes, m = self._addresses(X, L, mask, base, stride)
+        getattr(X, "st_" + space)(addr, self.dt, (np.ascontiguousarray(raw).reshape(-1),), lanes, m)
 
 
 def _rows_to_fragments(rows: ndarray, w: int, num: int, trans: bool) -> ndarray:
