@@ -33,16 +33,22 @@ _S32_MIN, _S32_MAX = -(1 << 31), (1 << 31) - 1
 def warps(X, L, what: str) -> int:
     """The number of warps in lanes ``L``; each must be complete (all 32 lanes, together)."""
     n = X.N if L is None else len(L)
-    ok = X.T % WARP == 0 and n % WARP == 0
-    if ok and L is not None and n:
-        first = L[::WARP]
-        ok = not (first % WARP).any() and bool((L[WARP - 1::WARP] - first == WARP - 1).all())
-    if not ok:
+    if not _whole_warps(X, L, n):
         raise EmuError(CUDA_ERROR_NOT_SUPPORTED,
                        f"{what} reached by only part of a warp: warp matrix instructions need all 32 lanes "
                        "of the warp together (a block size that is a multiple of 32, no lane exited or "
                        "diverged)")
     return n // WARP
+
+
+def _whole_warps(X, L, n: int) -> bool:
+    """True when lanes ``L`` are whole warps in order (so lane ids run 0..31 in every warp)."""
+    if X.T % WARP or n % WARP:
+        return False
+    if L is None or not n:
+        return True
+    first = L[::WARP]
+    return not (first % WARP).any() and bool((L[WARP - 1::WARP] - first == WARP - 1).all())
 
 
 def _lane_ids(X, L):
@@ -143,22 +149,39 @@ class WmmaMemory:
         self.col_major = col_major
         self.unique = frag.rows * frag.cols // WARP
         self.dt = _RAW[frag.ebytes]
+        self._lanes: dict = {}          # batch size -> each lane's index repeated ``unique`` times
 
     def default_stride(self) -> int:
         return self.frag.rows if self.col_major else self.frag.cols
 
     def _addresses(self, X, L, mask, base, stride):
         """Every lane's unique elements at once: (addresses, lanes, mask), ``unique`` per lane."""
-        lane = _lane_ids(X, L)
         f, u = self.frag, self.unique
+        n = X.N if L is None else len(L)
         major, minor = (f.col, f.row) if self.col_major else (f.row, f.col)
+        major, minor = major[:, :u].astype(np.int64), minor[:, :u].astype(np.int64)
         stride = np.asarray(stride).astype(np.int64)
-        stride = stride.reshape(-1, 1) if stride.ndim else stride
-        off = (major[:, :u].astype(np.int64)[lane] * stride + minor[:, :u][lane]) * f.ebytes
         bdt = np.asarray(base).dtype
-        base = np.asarray(base).reshape(-1, 1) if np.ndim(base) else base
-        addr = (base + off.astype(bdt)).reshape(-1)
-        lanes = np.repeat(np.arange(X.N, dtype=np.intp) if L is None else L, u)
+        if _whole_warps(X, L, n):           # lane ids repeat 0..31: broadcast over (warp, lane, element)
+            shape = (n // WARP, WARP, 1)
+            if stride.ndim:
+                stride = stride.reshape(shape)
+            off = (major * stride + minor) * f.ebytes
+            base = np.asarray(base).reshape(shape) if np.ndim(base) else base
+            full = (n // WARP, WARP, u)
+        else:
+            lane = _lane_ids(X, L)
+            if stride.ndim:
+                stride = stride.reshape(-1, 1)
+            off = (major[lane] * stride + minor[lane]) * f.ebytes
+            base = np.asarray(base).reshape(-1, 1) if np.ndim(base) else base
+            full = (n, u)
+        addr = np.broadcast_to(base + off.astype(bdt), full).reshape(-1)
+        lanes = self._lanes.get(n) if L is None else None
+        if lanes is None:
+            lanes = np.repeat(np.arange(X.N, dtype=np.intp) if L is None else L, u)
+            if L is None:
+                self._lanes = {n: lanes}
         if type(mask) is ndarray:
             mask = np.repeat(mask, u)
         return addr, lanes, mask
