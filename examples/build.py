@@ -67,6 +67,7 @@ EXAMPLES = (
     Example("warp_reduce", ("warp_reduce.cu",)),
     Example("shared_memory_config", ("shared_memory_config.cu",)),
     Example("wmma_gemm", ("wmma_gemm.cu",), ("-arch=sm_80",)),
+    Example("mma_ldmatrix", ("mma_ldmatrix.cu",), ("-arch=sm_80",)),
 )
 BY_NAME = {e.name: e for e in EXAMPLES}
 

@@ -47,6 +47,7 @@ BUILDS = {
     "wmma": ["sm80"],
     "mma_sync": ["sm80"],
     "wmma_gemm": ["sm80"],
+    "stmatrix": ["sm90"],
 }
 RDC = ["rdc/rdc_a", "rdc/rdc_b"]
 

@@ -156,3 +156,22 @@ def test_mma_sync_with_part_of_a_warp_is_refused(runner):
     with pytest.raises(EmuError) as e:
         runner.launch(mod, "mma_m16n8k8_tf32", (1,), (20,), z, z, z, z)
     assert "all 32 lanes" in str(e.value)
+
+
+@pytest.mark.parametrize("num", [1, 2, 4])
+@pytest.mark.parametrize("trans", [False, True])
+def test_stmatrix_writes_each_fragment_back_as_rows(num, trans, rng, two_batches):
+    """stmatrix (sm_90 PTX) is ldmatrix's inverse: fragments in, 8x8 row-major matrices out."""
+    mats = rng.integers(0, 1 << 16, (ITEMS, num, 8, 8)).astype(np.uint16)
+    frags = np.zeros((ITEMS, 32, num), np.uint32)
+    for w in range(ITEMS):
+        for i in range(num):
+            frags[w, :, i] = fragment_of(mats[w, i].T if trans else mats[w, i])
+    kernel = f"stmatrix_x{num}" + ("_trans" if trans else "")
+
+    def body(r):
+        mod = r.module("stmatrix", "sm90")
+        po = r.zeros(mats.size, np.uint16)
+        r.launch(mod, kernel, GRID, BLOCK, r.put(frags), po)
+        return {"out": r.get(po, mats.size, np.uint16)}
+    assert np.array_equal(two_batches(body)["out"].reshape(mats.shape), mats)
