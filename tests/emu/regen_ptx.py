@@ -48,6 +48,7 @@ BUILDS = {
     "mma_sync": ["sm80"],
     "wmma_gemm": ["sm80"],
     "stmatrix": ["sm90"],
+    "mma_raw": ["sm90"],
 }
 RDC = ["rdc/rdc_a", "rdc/rdc_b"]
 

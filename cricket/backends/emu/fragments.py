@@ -23,8 +23,9 @@ _LANE = np.arange(WARP)[:, None]
 _G = _LANE >> 2
 _T = _LANE & 3
 
-# Element types of fragments: (bytes per element, NumPy dtype of the raw bits).
-ELEMENT_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "f32": 4, "f64": 8, "s8": 1, "u8": 1, "s32": 4, "b16": 2}
+# Bits of each element type of a fragment.
+ELEMENT_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "f64": 64, "s8": 8, "u8": 8, "s32": 32, "b16": 16,
+                "s4": 4, "u4": 4, "e4m3": 8, "e5m2": 8}
 
 
 @dataclass(frozen=True)
@@ -42,18 +43,26 @@ class Fragment:
         return self.row.shape[1]
 
     @property
+    def ebits(self) -> int:
+        return ELEMENT_BITS[self.etype]
+
+    @property
     def ebytes(self) -> int:
-        return ELEMENT_BYTES[self.etype]
+        return max(1, self.ebits // 8)
 
     @property
     def reg_bytes(self) -> int:
         return 8 if self.etype == "f64" else 4
 
 
+def _per_register(etype: str) -> int:
+    return 1 if etype == "f64" else 32 // ELEMENT_BITS[etype]
+
+
 def _frag(rows: int, cols: int, etype: str, row, col) -> Fragment:
     row = np.broadcast_to(np.asarray(row), np.broadcast(row, col).shape).astype(np.intp)
     col = np.broadcast_to(np.asarray(col), row.shape).astype(np.intp)
-    per = max(1, (8 if etype == "f64" else 4) // ELEMENT_BYTES[etype])
+    per = _per_register(etype)
     e = row.shape[1]
     if e % per:
         raise ValueError(f"{e} {etype} elements do not fill whole registers")
@@ -70,7 +79,8 @@ def _accumulator(m: int, n: int, etype: str) -> Fragment:
 def mma_fragments(shape: str, atype: str, btype: str, ctype: str, dtype: str) -> tuple[Fragment, ...]:
     """(A, B, C, D) fragments of ``mma.sync.aligned.<shape>`` with these types."""
     m, n, k = _dims(shape)
-    t8 = atype in ("s8", "u8")
+    t8 = atype in ("s8", "u8", "e4m3", "e5m2")      # four 8-bit elements per register
+    t4 = atype in ("s4", "u4")                      # eight 4-bit elements per register
     if shape == "m8n8k4" and atype == "f64":
         a = _frag(8, 4, "f64", _G, _T)
         b = _frag(4, 8, "f64", _T, _G)
@@ -78,15 +88,12 @@ def mma_fragments(shape: str, atype: str, btype: str, ctype: str, dtype: str) ->
         i = np.arange(4)[None, :]
         a = _frag(8, 16, atype, _G, 4 * _T + i)
         b = _frag(16, 8, btype, 4 * _T + i, _G)
-    elif shape == "m16n8k4" and atype == "tf32":
-        i = np.arange(2)[None, :]
-        a = _frag(16, 4, "tf32", _G + 8 * i, _T)
-        b = _frag(4, 8, "tf32", _T, _G)
-    elif shape == "m16n8k8" and atype == "tf32":
-        i = np.arange(4)[None, :]
-        a = _frag(16, 8, "tf32", _G + 8 * (i % 2), _T + 4 * (i // 2))
-        j = np.arange(2)[None, :]
-        b = _frag(8, 8, "tf32", _T + 4 * j, _G)
+    elif shape in ("m16n8k4", "m16n8k8", "m16n8k16") and atype in ("tf32", "f64") and (k < 16 or atype == "f64"):
+        # a_i: row g + 8 (i % 2), col t + 4 (i / 2); b_j: row t + 4j, col g
+        i = np.arange(k // 2)[None, :]
+        a = _frag(16, k, atype, _G + 8 * (i % 2), _T + 4 * (i // 2))
+        j = np.arange(k // 4)[None, :]
+        b = _frag(k, 8, btype, _T + 4 * j, _G)
     elif shape == "m16n8k8" and atype in ("f16", "bf16"):
         i = np.arange(4)[None, :]
         a = _frag(16, 8, atype, _G + 8 * (i // 2), 2 * _T + i % 2)
@@ -97,6 +104,16 @@ def mma_fragments(shape: str, atype: str, btype: str, ctype: str, dtype: str) ->
         a = _frag(16, 16, atype, _G + 8 * ((i // 2) % 2), 2 * _T + i % 2 + 8 * (i // 4))
         j = np.arange(4)[None, :]
         b = _frag(16, 8, btype, 2 * _T + j % 2 + 8 * (j // 2), _G)
+    elif shape == "m8n8k32" and t4:
+        i = np.arange(8)[None, :]
+        a = _frag(8, 32, atype, _G, 8 * _T + i)
+        b = _frag(32, 8, btype, 8 * _T + i, _G)
+    elif shape in ("m16n8k32", "m16n8k64") and t4:
+        # a_i: row g + 8 ((i / 8) % 2), col 8t + (i % 8) + 32 (i / 16); b_j: row 8t + (j % 8) + 32 (j / 8)
+        i = np.arange(k // 2)[None, :]
+        a = _frag(16, k, atype, _G + 8 * ((i // 8) % 2), 8 * _T + i % 8 + 32 * (i // 16))
+        j = np.arange(k // 4)[None, :]
+        b = _frag(k, 8, btype, 8 * _T + j % 8 + 32 * (j // 8), _G)
     elif shape == "m16n8k16" and t8:
         i = np.arange(8)[None, :]
         a = _frag(16, 16, atype, _G + 8 * (i // 4), 4 * _T + i % 4)
@@ -117,7 +134,7 @@ def mma_fragments(shape: str, atype: str, btype: str, ctype: str, dtype: str) ->
 def wmma_fragment(rows: int, cols: int, etype: str, nregs: int) -> Fragment:
     """A wmma fragment of a ``rows x cols`` matrix held in ``nregs`` registers per lane."""
     unique = rows * cols // WARP
-    per = max(1, (8 if etype == "f64" else 4) // ELEMENT_BYTES[etype])
+    per = _per_register(etype)
     e = np.arange(nregs * per)[None, :]
     if nregs * per < unique or (nregs * per) % unique:
         raise KeyError(f"{nregs} registers for a {rows}x{cols} .{etype} wmma fragment")

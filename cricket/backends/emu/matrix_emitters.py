@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from . import warp_matrix
 from .errors import not_supported
-from .fragments import ELEMENT_BYTES, mma_fragments, wmma_fragment, wmma_matrix
+from .fragments import ELEMENT_BITS, mma_fragments, wmma_fragment, wmma_matrix
 from .ptx.ast import Instr, Vec
 
 MATRIX_OPS = {"wmma", "mma", "ldmatrix", "stmatrix", "movmatrix"}
-_WMMA_TYPES = ("f16", "bf16", "tf32", "f32", "f64", "s8", "u8", "s32")
-_MMA_SHAPES = ("m8n8k4", "m8n8k16", "m16n8k4", "m16n8k8", "m16n8k16", "m16n8k32")
+_WMMA_TYPES = ("f16", "bf16", "tf32", "f32", "f64", "s8", "u8", "s32", "s4", "u4", "b1")
+_MMA_SHAPES = ("m8n8k4", "m8n8k16", "m8n8k32", "m16n8k4", "m16n8k8", "m16n8k16", "m16n8k32", "m16n8k64")
+_INTEGER = ("s8", "u8", "s4", "u4")
 
 
 def _form(ins: Instr) -> str:
@@ -110,11 +111,13 @@ class MatrixEmitters:
     # ---- mma.sync ----------------------------------------------------------------------------
     def op_mma(self, ins: Instr, idx: int) -> None:
         shape = next((m for m in ins.mods if m in _MMA_SHAPES), None)
-        types = [m for m in ins.mods if m in ELEMENT_BYTES]
+        types = [m for m in ins.mods if m in ELEMENT_BITS]
         if shape is None or len(types) != 4 or "sync" not in ins.mods or "row" not in ins.mods:
             raise not_supported(f"mma form `{_form(ins)}`")
         dtype, atype, btype, ctype = types
-        if (atype in ("s8", "u8")) != (btype in ("s8", "u8")) or (atype not in ("s8", "u8") and atype != btype):
+        fp8 = ("e4m3", "e5m2")
+        if not ((atype in _INTEGER and btype in _INTEGER and atype[1] == btype[1]) or atype == btype
+                or (atype in fp8 and btype in fp8)):
             raise not_supported(f"mma form `{_form(ins)}`")
         frags = mma_fragments(shape, atype, btype, ctype, dtype)
         d, a, b, c = (_items(o) for o in ins.operands)

@@ -14,8 +14,9 @@ Arithmetic of ``mma`` (the PTX ISA fixes the operand types, not the order of the
   (sign, exponent, ten mantissa bits); the low 13 bits are ignored, not rounded. Programs round
   with ``cvt.rna.tf32.f32`` first (``wmma::__float_to_tf32``).
 * ``.f64``: float64 products and sums, ``.rn``.
-* ``.s8``/``.u8`` with ``.s32`` accumulators: exact integers (float64 holds every sum exactly),
-  wrapped to 32 bits, or clamped to the ``.s32`` range with ``.satfinite``.
+* ``.s8``/``.u8``/``.s4``/``.u4`` with ``.s32`` accumulators: exact integers (float64 holds every
+  sum exactly), wrapped to 32 bits, or clamped to the ``.s32`` range with ``.satfinite``.
+* ``.e4m3``/``.e5m2`` (fp8) multiplicands: decoded exactly, then as ``.f16``.
 """
 from __future__ import annotations
 
@@ -68,8 +69,27 @@ def _split(buf: ndarray) -> list:
     return list(np.ascontiguousarray(buf.T))
 
 
+def _e4m3_table() -> ndarray:
+    """float64 value of every .e4m3 byte: bias 7, three mantissa bits, no infinity, NaN = S.1111.111."""
+    b = np.arange(256)
+    exp, man = (b >> 3) & 15, b & 7
+    mag = np.where(exp == 0, man / 8 * 2.0 ** -6, (1 + man / 8) * 2.0 ** (exp - 7))
+    mag = np.where((exp == 15) & (man == 7), np.nan, mag)
+    return np.where(b >> 7, -mag, mag)
+
+
+_E4M3 = _e4m3_table()
+
+
 def _values(raw: ndarray, etype: str) -> ndarray:
     """Raw element bits as float64 values."""
+    if etype == "e4m3":
+        return _E4M3[raw]
+    if etype == "e5m2":                 # the high byte of an IEEE binary16
+        return (raw.astype(np.uint16) << np.uint16(8)).view(np.float16).astype(np.float64)
+    if etype in ("s4", "u4"):
+        v = raw.astype(np.float64)
+        return np.where(raw >= 8, v - 16, v) if etype == "s4" else v
     if etype == "f16":
         return raw.view(np.float16).astype(np.float64)
     if etype == "bf16":
@@ -112,7 +132,12 @@ def _gather_index(frag: Fragment) -> ndarray | None:
 
 def _matrix(regs, frag: Fragment, index, n: int, w: int) -> ndarray:
     """The (warps, rows, cols) float64 matrices that a fragment's registers hold."""
-    raw = _registers(regs, n, frag.reg_bytes).view(_RAW[frag.ebytes]).reshape(w, WARP * frag.elements)
+    buf = _registers(regs, n, frag.reg_bytes)
+    if frag.ebits == 4:                 # two elements per byte, the low nibble first
+        b = buf.view(np.uint8)
+        raw = np.stack([b & np.uint8(15), b >> np.uint8(4)], axis=-1).reshape(w, WARP * frag.elements)
+    else:
+        raw = buf.view(_RAW[frag.ebytes]).reshape(w, WARP * frag.elements)
     raw = raw[:, : frag.rows * frag.cols] if index is None else np.take(raw, index, axis=1)
     return _values(raw, frag.etype).reshape(w, frag.rows, frag.cols)
 
