@@ -60,7 +60,6 @@ FORMS = {
     "mma_m16n8k16_f64": (16, 8, 16, "f64", "f64", "f64", f64_a, f64_b),
 }
 BITS = {"s4": 4, "u4": 4, "u8": 8, "s8": 8, "e4m3": 8, "e5m2": 8, "f64": 64, "s32": 32, "f32": 32}
-FP8_VALUES = np.array([-4, -3, -2, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 2, 3, 4])
 
 
 def e4m3_byte(v: float) -> int:
@@ -76,22 +75,6 @@ def e5m2_byte(v: float) -> int:
     bits = int(np.float16(v).view(np.uint16))
     assert bits & 0xFF == 0
     return bits >> 8
-
-
-def values(rng, shape, etype):
-    if etype == "s4":
-        return rng.integers(-8, 8, shape).astype(np.float64)
-    if etype == "u4":
-        return rng.integers(0, 16, shape).astype(np.float64)
-    if etype == "s8":
-        return rng.integers(-128, 128, shape).astype(np.float64)
-    if etype == "u8":
-        return rng.integers(0, 256, shape).astype(np.float64)
-    if etype in ("e4m3", "e5m2"):
-        return rng.choice(FP8_VALUES, shape)
-    if etype == "s32":
-        return rng.integers(-(1 << 20), 1 << 20, shape).astype(np.float64)
-    return rng.integers(-8, 9, shape) * 0.25
 
 
 def bits_of(x: np.ndarray, etype: str) -> np.ndarray:
@@ -119,9 +102,10 @@ def registers(mat: np.ndarray, etype: str, layout, nel: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize("kernel", sorted(FORMS))
-def test_mma_raw_forms_match_numpy_bit_for_bit(kernel, rng, two_batches):
+def test_mma_raw_forms_match_numpy_bit_for_bit(kernel, matrix_values, two_batches):
     m, n, k, at, bt, ct, la, lb = FORMS[kernel]
-    a, b, c = values(rng, (ITEMS, m, k), at), values(rng, (ITEMS, k, n), bt), values(rng, (ITEMS, m, n), ct)
+    a, b = matrix_values((ITEMS, m, k), at), matrix_values((ITEMS, k, n), bt)
+    c = matrix_values((ITEMS, m, n), ct)
     cl = m16n8_c if m == 16 else m8n8_c
     nc = 4 if m == 16 else 2
     ra = registers(a, at, la, m * k // 32)

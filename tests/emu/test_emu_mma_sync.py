@@ -43,16 +43,6 @@ def encode(x: np.ndarray, etype: str) -> np.ndarray:
     return x.astype(HOST[etype])
 
 
-def values(rng, shape, etype: str) -> np.ndarray:
-    if etype == "u8":
-        return rng.integers(0, 256, shape).astype(np.float64)
-    if etype == "s8":
-        return rng.integers(-128, 128, shape).astype(np.float64)
-    if etype == "s32":
-        return rng.integers(-(1 << 30), 1 << 30, shape).astype(np.float64)
-    return rng.integers(-4, 5, shape) * (0.25 if etype in ("f64", "tf32") else 1.0)
-
-
 def run_mma(two_batches, kernel: str, a, b, c) -> np.ndarray:
     m, n, k, (at, bt), ct, _ = MMA[kernel]
 
@@ -65,10 +55,10 @@ def run_mma(two_batches, kernel: str, a, b, c) -> np.ndarray:
 
 
 @pytest.mark.parametrize("kernel", sorted(MMA))
-def test_mma_sync_exact_sums_match_numpy_bit_for_bit(kernel, rng, two_batches):
+def test_mma_sync_exact_sums_match_numpy_bit_for_bit(kernel, matrix_values, two_batches):
     m, n, k, (at, bt), ct, sat = MMA[kernel]
-    a, b = values(rng, (ITEMS, m, k), at), values(rng, (ITEMS, k, n), bt)
-    c = values(rng, (ITEMS, m, n), ct)
+    a, b = matrix_values((ITEMS, m, k), at), matrix_values((ITEMS, k, n), bt)
+    c = matrix_values((ITEMS, m, n), ct)
     d = run_mma(two_batches, kernel, a, b, c)
     exact = np.matmul(a, b) + c
     if ct == "s32":     # 32-bit two's complement wraps; .satfinite clamps
@@ -141,13 +131,15 @@ def test_movmatrix_transposes_the_fragment(runner, rng):
 
 
 def test_ldmatrix_fragments_feed_mma(runner, rng):
+    """examples/mma_ldmatrix.cuh: d = A * B + 1 from ldmatrix fragments, t = A[:8, :8] transposed."""
     a = rng.integers(-4, 5, (16, 16)).astype(np.float16)
     b = rng.integers(-4, 5, (16, 8)).astype(np.float16)
     mod = runner.module("mma_sync", "sm80")
-    pd = runner.zeros(128, np.float32)
-    runner.launch(mod, "ldmatrix_mma_tile", (1,), (32,), runner.put(a), runner.put(b), pd)
+    pd, pt = runner.zeros(128, np.float32), runner.zeros(64, np.float16)
+    runner.launch(mod, "tile_mma", (1,), (32,), runner.put(a), runner.put(b), pd, pt)
     d = runner.get(pd, 128, np.float32).reshape(16, 8)
-    assert np.array_equal(d, (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32))
+    assert np.array_equal(d, (a.astype(np.float64) @ b.astype(np.float64) + 1).astype(np.float32))
+    assert np.array_equal(runner.get(pt, 64, np.float16).reshape(8, 8), a[:8, :8].T)
 
 
 def test_mma_sync_with_part_of_a_warp_is_refused(runner):

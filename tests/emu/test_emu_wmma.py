@@ -63,17 +63,6 @@ def stored(m: np.ndarray, col_major: bool) -> tuple[np.ndarray, int]:
     return (flat.view(np.uint8) if flat.itemsize == 1 else flat), ld
 
 
-def small_values(rng, shape, etype: str) -> np.ndarray:
-    """Values whose products and sums are exact in every accumulator type."""
-    if etype == "u8":
-        return rng.integers(0, 256, shape).astype(np.float64)
-    if etype == "s8":
-        return rng.integers(-128, 128, shape).astype(np.float64)
-    if etype == "s32":
-        return rng.integers(-(1 << 20), 1 << 20, shape).astype(np.float64)
-    return rng.integers(-4, 5, shape) * (0.5 if etype in ("f64", "tf32") else 1.0)
-
-
 def run_wmma(two_batches, kernel: str, a: np.ndarray, b: np.ndarray, c: np.ndarray, c_col: bool):
     m, n, k, at, ct, la, lb = WMMA[kernel]
     abuf, lda = stored(encode(a, at), la == "col")
@@ -97,11 +86,11 @@ def reference(a, b, c, etype_c: str):
 
 @pytest.mark.parametrize("kernel", sorted(WMMA))
 @pytest.mark.parametrize("c_col", [False, True])
-def test_wmma_exact_sums_match_numpy_bit_for_bit(kernel, c_col, rng, two_batches):
+def test_wmma_exact_sums_match_numpy_bit_for_bit(kernel, c_col, matrix_values, two_batches):
     m, n, k, at, ct, _, _ = WMMA[kernel]
-    a = small_values(rng, (ITEMS, m, k), at)
-    b = small_values(rng, (ITEMS, k, n), at)
-    c = small_values(rng, (ITEMS, m, n), ct)
+    a = matrix_values((ITEMS, m, k), at)
+    b = matrix_values((ITEMS, k, n), at)
+    c = matrix_values((ITEMS, m, n), ct)
     d = run_wmma(two_batches, kernel, a, b, c, c_col)
     assert np.array_equal(d, reference(a, b, c, ct))
 

@@ -126,29 +126,26 @@ class MatrixEmitters:
         self._mma_call(ins, list(frags), d, a, b, c)
 
     # ---- ldmatrix / stmatrix / movmatrix -----------------------------------------------------
-    def _matrix8_form(self, ins: Instr) -> tuple[int, bool]:
+    def _matrix8(self, ins: Instr, regs_at: int) -> tuple[int, bool, list, str, str]:
+        """(count, .trans, registers, space, address) of ldmatrix/stmatrix ``.m8n8.x{count}.b16``."""
         num = next((int(m[1:]) for m in ins.mods if m in ("x1", "x2", "x4")), None)
         if num is None or "m8n8" not in ins.mods or "b16" not in ins.mods:
             raise not_supported(f"`{_form(ins)}` (the emulator has the .m8n8 .b16 forms)")
-        return num, "trans" in ins.mods
+        regs = _items(ins.operands[regs_at])
+        if len(regs) != num:
+            raise not_supported(f"`{_form(ins)}` with {len(regs)} registers for {num} matrices")
+        space, addr = self.address(ins.operands[1 - regs_at], self.mem_space(ins))
+        return num, "trans" in ins.mods, regs, space, addr
 
     def op_ldmatrix(self, ins: Instr, idx: int) -> None:
-        num, trans = self._matrix8_form(ins)
-        regs = _items(ins.operands[0])
-        if len(regs) != num:
-            raise not_supported(f"`{_form(ins)}` with {len(regs)} destination registers")
-        space, addr = self.address(ins.operands[1], self.mem_space(ins))
+        num, trans, regs, space, addr = self._matrix8(ins, 0)
         self.at(idx)
         r = self.new_tmp()
         self.emit(f"{r} = {self._wm()}.ldmatrix(X, L, {self.mask_expr()}, {space!r}, {addr}, {num}, {trans})")
         self._write_regs(regs, r, 4)
 
     def op_stmatrix(self, ins: Instr, idx: int) -> None:
-        num, trans = self._matrix8_form(ins)
-        regs = _items(ins.operands[1])
-        if len(regs) != num:
-            raise not_supported(f"`{_form(ins)}` with {len(regs)} source registers")
-        space, addr = self.address(ins.operands[0], self.mem_space(ins))
+        num, trans, regs, space, addr = self._matrix8(ins, 1)
         self.at(idx)
         self.emit(f"{self._wm()}.stmatrix(X, L, {self.mask_expr()}, {space!r}, {addr}, {num}, {trans}, "
                   f"{self._read_regs(regs, 4)})")

@@ -212,24 +212,5 @@ extern "C" __global__ void movmatrix_trans(const uint32_t* in, uint32_t* out) {
     out[i] = d;
 }
 
-// A warp tile the way GEMM kernels build it: A (16x16, row-major) and B (16x8, row-major, so
-// ldmatrix .trans) staged in shared memory, fragments from ldmatrix, then mma.sync.
-extern "C" __global__ void ldmatrix_mma_tile(const half* a, const half* b, float* d) {
-    __shared__ half sa[16 * 16], sb[16 * 8];
-    int l = lane(), g = l >> 2, t = l % 4;
-    for (int i = l; i < 256; i += 32) sa[i] = a[i];
-    for (int i = l; i < 128; i += 32) sb[i] = b[i];
-    __syncwarp();
-    uint32_t ra[4], rb[2];
-    // x4 on A: matrices (rows 0-7, cols 0-7), (rows 8-15, cols 0-7), (rows 0-7, cols 8-15), (rows 8-15, cols 8-15)
-    uint32_t pa = (uint32_t)__cvta_generic_to_shared(&sa[(l % 16) * 16 + (l / 16) * 8]);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(ra[0]), "=r"(ra[1]), "=r"(ra[2]), "=r"(ra[3]) : "r"(pa));
-    uint32_t pb = (uint32_t)__cvta_generic_to_shared(&sb[(l % 16) * 8]);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];" : "=r"(rb[0]), "=r"(rb[1]) : "r"(pb));
-    float rd[4] = {0, 0, 0, 0};
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};" : "+f"(rd[0]), "+f"(rd[1]), "+f"(rd[2]), "+f"(rd[3])
-        : "r"(ra[0]), "r"(ra[1]), "r"(ra[2]), "r"(ra[3]), "r"(rb[0]), "r"(rb[1]));
-    for (int i = 0; i < 4; i++) d[(g + 8 * (i / 2)) * 8 + 2 * t + i % 2] = rd[i];
-}
+// The example's warp tile: fragments from ldmatrix (x4, and x2 .trans), then mma.sync and movmatrix.
+#include "../../../examples/mma_ldmatrix.cuh"
