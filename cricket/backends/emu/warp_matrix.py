@@ -16,7 +16,7 @@ Arithmetic of ``mma`` (the PTX ISA fixes the operand types, not the order of the
 * ``.f64``: float64 products and sums, ``.rn``.
 * ``.s8``/``.u8``/``.s4``/``.u4`` with ``.s32`` accumulators: exact integers (float64 holds every
   sum exactly), wrapped to 32 bits, or clamped to the ``.s32`` range with ``.satfinite``.
-* ``.e4m3``/``.e5m2`` (fp8) multiplicands: decoded exactly, then as ``.f16``.
+* ``.e4m3``/``.e5m2`` (fp8) multiplicands: decoded exactly, then summed as for ``.f16``.
 """
 from __future__ import annotations
 
