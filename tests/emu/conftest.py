@@ -124,7 +124,7 @@ def exact_matrix_values(rng, shape, etype: str) -> np.ndarray:
     """float64 values of a matrix of element type ``etype`` whose products and sums are exact in
     every accumulator type: the full integer range for 4/8-bit integers, small integers (quarters
     for .f64/.tf32) for floats, a few fp8 values."""
-    ints = {"s4": (-8, 8), "u4": (0, 16), "s8": (-128, 128), "u8": (0, 256), "s32": (-(1 << 20), 1 << 20)}
+    ints = {"b1": (0, 2), "s4": (-8, 8), "u4": (0, 16), "s8": (-128, 128), "u8": (0, 256), "s32": (-(1 << 20), 1 << 20)}
     if etype in ints:
         return rng.integers(*ints[etype], shape).astype(np.float64)
     if etype in ("e4m3", "e5m2"):

@@ -1,4 +1,4 @@
-"""mma.sync sub-byte (s4/u4), fp8 (e4m3/e5m2), m8n8k16/k32 and sm_90 f64 forms (cuda/mma_raw.cu).
+"""mma.sync .b1 (and/xor popc), sub-byte (s4/u4), fp8 (e4m3/e5m2), m8n8k16/k32 and sm_90 f64 forms (cuda/mma_raw.cu).
 
 The kernels take raw fragment registers; this test places the matrix elements with the PTX ISA's
 layouts (g = lane >> 2, t = lane % 4), so a layout the emulator gets wrong gives a wrong product.
@@ -46,7 +46,15 @@ def f64_b(j):
     return T + 4 * j, G + 0 * j
 
 
-# kernel: (M, N, K, A type, B type, C type, A layout, B layout, .satfinite)
+def b1_a(i):         # m16n8k128 and m16n8k256
+    return G + 8 * ((i // 32) % 2), 32 * T + i % 32 + 128 * (i // 64)
+
+
+def b1_b(j):
+    return 32 * T + j % 32 + 128 * (j // 32), G + 0 * j
+
+
+# kernel: (M, N, K, A type, B type, C type, A layout, B layout)
 FORMS = {
     "mma_m16n8k32_s4": (16, 8, 32, "s4", "s4", "s32", s4_a, s4_b),
     "mma_m16n8k64_u4_s4": (16, 8, 64, "u4", "s4", "s32", s4_a, s4_b),
@@ -55,11 +63,15 @@ FORMS = {
                           lambda j: (4 * T + j, G + 0 * j)),
     "mma_m16n8k32_e4m3": (16, 8, 32, "e4m3", "e4m3", "f32", s8_k32_a, s8_k32_b),
     "mma_m16n8k32_e5m2_e4m3": (16, 8, 32, "e5m2", "e4m3", "f32", s8_k32_a, s8_k32_b),
+    "mma_m8n8k128_b1_xor": (8, 8, 128, "b1", "b1", "s32", lambda i: (G + 0 * i, 32 * T + i),
+                            lambda j: (32 * T + j, G + 0 * j)),
+    "mma_m16n8k128_b1_and": (16, 8, 128, "b1", "b1", "s32", b1_a, b1_b),
+    "mma_m16n8k256_b1_xor": (16, 8, 256, "b1", "b1", "s32", b1_a, b1_b),
     "mma_m16n8k4_f64": (16, 8, 4, "f64", "f64", "f64", f64_a, f64_b),
     "mma_m16n8k8_f64": (16, 8, 8, "f64", "f64", "f64", f64_a, f64_b),
     "mma_m16n8k16_f64": (16, 8, 16, "f64", "f64", "f64", f64_a, f64_b),
 }
-BITS = {"s4": 4, "u4": 4, "u8": 8, "s8": 8, "e4m3": 8, "e5m2": 8, "f64": 64, "s32": 32, "f32": 32}
+BITS = {"b1": 1, "s4": 4, "u4": 4, "u8": 8, "s8": 8, "e4m3": 8, "e5m2": 8, "f64": 64, "s32": 32, "f32": 32}
 
 
 def e4m3_byte(v: float) -> int:
@@ -120,5 +132,9 @@ def test_mma_raw_forms_match_numpy_bit_for_bit(kernel, matrix_values, two_batche
     d = two_batches(body)["d"].reshape(ITEMS, 32, nc)
     rows, cols = cl(np.arange(nc)[None, :])
     got = d.view({"f64": np.float64, "f32": np.float32, "s32": np.int32}[ct])
-    expect = (np.matmul(a, b) + c)[:, rows, cols]
+    if kernel.endswith("_xor"):        # popc(a ^ b): the positions where the bits differ
+        product = (a[:, :, :, None] != b[:, None, :, :]).sum(axis=2)
+    else:
+        product = np.matmul(a, b)
+    expect = (product + c)[:, rows, cols]
     assert np.array_equal(got, expect.astype(got.dtype))

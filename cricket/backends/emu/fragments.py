@@ -25,7 +25,7 @@ _T = _LANE & 3
 
 # Bits of each element type of a fragment.
 ELEMENT_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "f64": 64, "s8": 8, "u8": 8, "s32": 32, "b16": 16,
-                "s4": 4, "u4": 4, "e4m3": 8, "e5m2": 8}
+                "s4": 4, "u4": 4, "e4m3": 8, "e5m2": 8, "b1": 1}
 
 
 @dataclass(frozen=True)
@@ -77,56 +77,27 @@ def _accumulator(m: int, n: int, etype: str) -> Fragment:
 
 
 def mma_fragments(shape: str, atype: str, btype: str, ctype: str, dtype: str) -> tuple[Fragment, ...]:
-    """(A, B, C, D) fragments of ``mma.sync.aligned.<shape>`` with these types."""
+    """(A, B, C, D) fragments of ``mma.sync.aligned.<shape>`` with these types.
+
+    The ISA's tables for every shape but the sm_70 quad-pair m8n8k4 ``.f16`` follow one pattern in
+    ``p``, the elements per register (1 for .tf32/.f64, 2 for .f16/.bf16, 4 for 8-bit, 8 for 4-bit,
+    32 for .b1): m16n8: ``a_i`` at row ``g + 8 ((i / p) % 2)``, column ``p t + i % p + 4p (i / 2p)``;
+    ``b_j`` at row ``p t + j % p + 4p (j / p)``, column ``g``. m8n8 (k = 4p): ``a_i`` at (g, p t + i),
+    ``b_j`` at (p t + j, g)."""
     m, n, k = _dims(shape)
-    t8 = atype in ("s8", "u8", "e4m3", "e5m2")      # four 8-bit elements per register
-    t4 = atype in ("s4", "u4")                      # eight 4-bit elements per register
-    if shape == "m8n8k4" and atype == "f64":
-        a = _frag(8, 4, "f64", _G, _T)
-        b = _frag(4, 8, "f64", _T, _G)
-    elif shape == "m8n8k16" and t8:
-        i = np.arange(4)[None, :]
-        a = _frag(8, 16, atype, _G, 4 * _T + i)
-        b = _frag(16, 8, btype, 4 * _T + i, _G)
-    elif shape in ("m16n8k4", "m16n8k8", "m16n8k16") and atype in ("tf32", "f64") and (k < 16 or atype == "f64"):
-        # a_i: row g + 8 (i % 2), col t + 4 (i / 2); b_j: row t + 4j, col g
-        i = np.arange(k // 2)[None, :]
-        a = _frag(16, k, atype, _G + 8 * (i % 2), _T + 4 * (i // 2))
-        j = np.arange(k // 4)[None, :]
-        b = _frag(k, 8, btype, _T + 4 * j, _G)
-    elif shape == "m16n8k8" and atype in ("f16", "bf16"):
-        i = np.arange(4)[None, :]
-        a = _frag(16, 8, atype, _G + 8 * (i // 2), 2 * _T + i % 2)
-        j = np.arange(2)[None, :]
-        b = _frag(8, 8, btype, 2 * _T + j, _G)
-    elif shape == "m16n8k16" and atype in ("f16", "bf16"):
-        i = np.arange(8)[None, :]
-        a = _frag(16, 16, atype, _G + 8 * ((i // 2) % 2), 2 * _T + i % 2 + 8 * (i // 4))
-        j = np.arange(4)[None, :]
-        b = _frag(16, 8, btype, 2 * _T + j % 2 + 8 * (j // 2), _G)
-    elif shape == "m8n8k32" and t4:
-        i = np.arange(8)[None, :]
-        a = _frag(8, 32, atype, _G, 8 * _T + i)
-        b = _frag(32, 8, btype, 8 * _T + i, _G)
-    elif shape in ("m16n8k32", "m16n8k64") and t4:
-        # a_i: row g + 8 ((i / 8) % 2), col 8t + (i % 8) + 32 (i / 16); b_j: row 8t + (j % 8) + 32 (j / 8)
-        i = np.arange(k // 2)[None, :]
-        a = _frag(16, k, atype, _G + 8 * ((i // 8) % 2), 8 * _T + i % 8 + 32 * (i // 16))
-        j = np.arange(k // 4)[None, :]
-        b = _frag(k, 8, btype, 8 * _T + j % 8 + 32 * (j // 8), _G)
-    elif shape == "m16n8k16" and t8:
-        i = np.arange(8)[None, :]
-        a = _frag(16, 16, atype, _G + 8 * (i // 4), 4 * _T + i % 4)
-        j = np.arange(4)[None, :]
-        b = _frag(16, 8, btype, 4 * _T + j, _G)
-    elif shape == "m16n8k32" and t8:
-        i = np.arange(16)[None, :]
-        a = _frag(16, 32, atype, _G + 8 * ((i // 4) % 2), 4 * _T + i % 4 + 16 * (i // 8))
-        j = np.arange(8)[None, :]
-        b = _frag(32, 8, btype, 4 * _T + j % 4 + 16 * (j // 4), _G)
-    else:
+    p = _per_register(atype)
+    allowed = {8: (4 * p,), 16: (4 * p, 8 * p) + ((16,) if atype == "f64" else ())}.get(m, ())
+    m8_types = ("f64", "s8", "u8", "s4", "u4", "b1")
+    if n != 8 or k not in allowed or _per_register(btype) != p or (m == 8 and atype not in m8_types):
         raise KeyError(f"mma shape .{shape} with .{atype} multiplicands")
-    assert (a.rows, a.cols, b.rows, b.cols) == (m, k, k, n)
+    i = np.arange(m * k // WARP)[None, :]
+    j = np.arange(k * n // WARP)[None, :]
+    if m == 8:
+        a = _frag(m, k, atype, _G + 0 * i, p * _T + i)
+        b = _frag(k, n, btype, p * _T + j, _G + 0 * j)
+    else:
+        a = _frag(m, k, atype, _G + 8 * ((i // p) % 2), p * _T + i % p + 4 * p * (i // (2 * p)))
+        b = _frag(k, n, btype, p * _T + j % p + 4 * p * (j // p), _G + 0 * j)
     return a, b, _accumulator(m, n, ctype), _accumulator(m, n, dtype)
 
 

@@ -13,7 +13,8 @@ from .ptx.ast import Instr, Vec
 
 MATRIX_OPS = {"wmma", "mma", "ldmatrix", "stmatrix", "movmatrix"}
 _WMMA_TYPES = ("f16", "bf16", "tf32", "f32", "f64", "s8", "u8", "s32", "s4", "u4", "b1")
-_MMA_SHAPES = ("m8n8k4", "m8n8k16", "m8n8k32", "m16n8k4", "m16n8k8", "m16n8k16", "m16n8k32", "m16n8k64")
+_MMA_SHAPES = ("m8n8k4", "m8n8k16", "m8n8k32", "m8n8k128", "m16n8k4", "m16n8k8", "m16n8k16", "m16n8k32",
+               "m16n8k64", "m16n8k128", "m16n8k256")
 _INTEGER = ("s8", "u8", "s4", "u4")
 
 
@@ -102,7 +103,10 @@ class MatrixEmitters:
 
     def _mma_call(self, ins: Instr, frags: list, d: list, a: list, b: list, c: list) -> None:
         fa, fb, fc, fd = frags
-        op = self.kc.bind(warp_matrix.MmaOp(_form(ins), fa, fb, fc, fd, "satfinite" in ins.mods), "mma")
+        if fa.etype == "b1" and "popc" not in ins.mods:
+            raise not_supported(f"mma form `{_form(ins)}` (.b1 takes .and.popc or .xor.popc)")
+        op = self.kc.bind(warp_matrix.MmaOp(_form(ins), fa, fb, fc, fd, "satfinite" in ins.mods,
+                                            "xor" in ins.mods), "mma")
         r = self.new_tmp()
         self.emit(f"{r} = {op}(X, L, {self._read_regs(a, fa.reg_bytes)}, {self._read_regs(b, fb.reg_bytes)}, "
                   f"{self._read_regs(c, fc.reg_bytes)})")

@@ -16,6 +16,8 @@ Arithmetic of ``mma`` (the PTX ISA fixes the operand types, not the order of the
 * ``.f64``: float64 products and sums, ``.rn``.
 * ``.s8``/``.u8``/``.s4``/``.u4`` with ``.s32`` accumulators: exact integers (float64 holds every
   sum exactly), wrapped to 32 bits, or clamped to the ``.s32`` range with ``.satfinite``.
+* ``.b1`` with ``.and.popc`` / ``.xor.popc``: each product is the population count of the bitwise
+  AND (XOR) of a row of A and a column of B.
 * ``.e4m3``/``.e5m2`` (fp8) multiplicands: decoded exactly, then summed as for ``.f16``.
 """
 from __future__ import annotations
@@ -87,6 +89,8 @@ def _values(raw: ndarray, etype: str) -> ndarray:
         return _E4M3[raw]
     if etype == "e5m2":                 # the high byte of an IEEE binary16
         return (raw.astype(np.uint16) << np.uint16(8)).view(np.float16).astype(np.float64)
+    if etype == "b1":
+        return raw.astype(np.float64)
     if etype in ("s4", "u4"):
         v = raw.astype(np.float64)
         return np.where(raw >= 8, v - 16, v) if etype == "s4" else v
@@ -133,7 +137,9 @@ def _gather_index(frag: Fragment) -> ndarray | None:
 def _matrix(regs, frag: Fragment, index, n: int, w: int) -> ndarray:
     """The (warps, rows, cols) float64 matrices that a fragment's registers hold."""
     buf = _registers(regs, n, frag.reg_bytes)
-    if frag.ebits == 4:                 # two elements per byte, the low nibble first
+    if frag.ebits == 1:                 # thirty-two elements per register, bit 0 first
+        raw = np.unpackbits(buf.view(np.uint8), axis=-1, bitorder="little").reshape(w, WARP * frag.elements)
+    elif frag.ebits == 4:               # two elements per byte, the low nibble first
         b = buf.view(np.uint8)
         raw = np.stack([b & np.uint8(15), b >> np.uint8(4)], axis=-1).reshape(w, WARP * frag.elements)
     else:
@@ -145,10 +151,12 @@ def _matrix(regs, frag: Fragment, index, n: int, w: int) -> ndarray:
 class MmaOp:
     """One matrix multiply-accumulate form: D = A * B + C over the fragments of a warp."""
 
-    def __init__(self, name: str, a: Fragment, b: Fragment, c: Fragment, d: Fragment, satfinite: bool) -> None:
+    def __init__(self, name: str, a: Fragment, b: Fragment, c: Fragment, d: Fragment, satfinite: bool,
+                 xor_popc: bool = False) -> None:
         self.name = name
         self.a, self.b, self.c, self.d = a, b, c, d
         self.satfinite = satfinite
+        self.xor_popc = xor_popc
         self._ia, self._ib, self._ic = (_gather_index(f) for f in (a, b, c))
         flat = (d.row * d.cols + d.col).reshape(-1)
         self._scatter_d = None if np.array_equal(flat, np.arange(flat.size)) else flat
@@ -156,7 +164,10 @@ class MmaOp:
     def __call__(self, X, L, a, b, c) -> list:
         w = warps(X, L, self.name)
         n = w * WARP
-        prod = np.matmul(_matrix(a, self.a, self._ia, n, w), _matrix(b, self.b, self._ib, n, w))
+        ma, mb = _matrix(a, self.a, self._ia, n, w), _matrix(b, self.b, self._ib, n, w)
+        prod = np.matmul(ma, mb)
+        if self.xor_popc:                   # popc(a ^ b) = popc(a) + popc(b) - 2 popc(a & b)
+            prod = ma.sum(axis=2)[:, :, None] + mb.sum(axis=1)[:, None, :] - 2 * prod
         prod += _matrix(c, self.c, self._ic, n, w)
         d = self.d
         out = prod.reshape(w, -1)

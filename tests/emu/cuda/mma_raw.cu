@@ -68,3 +68,13 @@ extern "C" __global__ void mma_m16n8k16_f64(const double* a, const double* b, co
           DB(4, 0), DB(4, 1), DB(4, 2), DB(4, 3), DC);
     DSTORE
 }
+
+// .b1: d = popc(row of A AND/XOR column of B) + c
+extern "C" __global__ void mma_m8n8k128_b1_xor(const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* d) {
+    uint32_t r0, r1;
+    asm("mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.xor.popc {%0,%1}, {%2}, {%3}, {%4,%5};"
+        : "=r"(r0), "=r"(r1) : "r"(R(a, 1, 0)), "r"(R(b, 1, 0)), "r"(R(c, 2, 0)), "r"(R(c, 2, 1)));
+    R(d, 2, 0) = r0; R(d, 2, 1) = r1;
+}
+MMA_B32_4(mma_m16n8k128_b1_and, "mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.and.popc {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};", 2, 1, A2, B1)
+MMA_B32_4(mma_m16n8k256_b1_xor, "mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.xor.popc {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};", 4, 2, A4, B2)
