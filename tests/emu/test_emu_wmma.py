@@ -7,8 +7,13 @@ PTX ISA leaves the order of the additions inside the tensor core unspecified.
 """
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import numpy as np
 import pytest
+
+from cricket.backends.emu.errors import EmuError
 
 ITEMS, GRID, BLOCK = 4, (2,), (64,)      # two warps per block, one item per warp
 PAD = 16                                  # extra elements per leading dimension
@@ -160,7 +165,6 @@ def test_wmma_fragments_in_shared_memory(runner, rng):
 
 def test_wmma_needs_the_whole_warp(runner, rng):
     """A block of 16 threads is half a warp: the collective cannot run and says why."""
-    from cricket.backends.emu.errors import EmuError
     a = np.zeros(256, np.float16)
     mod = runner.module("wmma", "sm80")
     pd = runner.zeros(256, np.float32)
@@ -182,3 +186,24 @@ def test_tiled_wmma_gemm_matches_numpy(rng, two_batches):
         return {"c": r.get(pc, m * n, np.float32)}
     c = two_batches(body)["c"].reshape(m, n)
     assert np.array_equal(c, (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32))
+
+
+@pytest.mark.nvcc
+def test_debug_builds_of_the_matrix_kernels_run(tmp_path, make_runner, rng):
+    """-G keeps fragments in local memory and moves them through many more registers."""
+    cuda = Path(__file__).resolve().parent / "cuda"
+    texts = {}
+    for name in ("wmma", "mma_sync"):
+        out = tmp_path / f"{name}.ptx"
+        subprocess.run(["nvcc", "-ptx", "-G", "-arch=sm_80", str(cuda / f"{name}.cu"), "-o", str(out)], check=True)
+        texts[name] = out.read_text()
+    r = make_runner()
+    a = rng.integers(-4, 5, (16, 16)).astype(np.float16)
+    b = rng.integers(-4, 5, (16, 16)).astype(np.float16)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    pd = r.zeros(256, np.float32)
+    r.launch(r.dev.load_module([texts["wmma"]]), "wmma_f16_shared", (1,), (64,), r.put(a), r.put(b), pd)
+    assert np.array_equal(r.get(pd, 256, np.float32).reshape(16, 16), (exact + 1).astype(np.float32))
+    pd, pt = r.zeros(128, np.float32), r.zeros(64, np.float16)
+    r.launch(r.dev.load_module([texts["mma_sync"]]), "tile_mma", (1,), (32,), r.put(a), r.put(b[:, :8].copy()), pd, pt)
+    assert np.array_equal(r.get(pd, 128, np.float32).reshape(16, 8), (exact[:, :8] + 1).astype(np.float32))
