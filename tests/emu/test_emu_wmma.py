@@ -207,3 +207,42 @@ def test_debug_builds_of_the_matrix_kernels_run(tmp_path, make_runner, rng):
     pd, pt = r.zeros(128, np.float32), r.zeros(64, np.float16)
     r.launch(r.dev.load_module([texts["mma_sync"]]), "tile_mma", (1,), (32,), r.put(a), r.put(b[:, :8].copy()), pd, pt)
     assert np.array_equal(r.get(pd, 128, np.float32).reshape(16, 8), (exact[:, :8] + 1).astype(np.float32))
+
+
+def packed(m: np.ndarray, bits: int) -> np.ndarray:
+    """Rows of small integers packed ``bits`` wide, element 0 in the lowest bits (as registers)."""
+    v = (m.astype(np.int64) & ((1 << bits) - 1)).astype(np.uint8)
+    if bits == 1:
+        return np.packbits(v, axis=-1, bitorder="little")
+    return (v[..., 0::2] | (v[..., 1::2] << 4)).astype(np.uint8)
+
+
+@pytest.mark.parametrize("kernel,etype,k,c_col", [("wmma_s4_m8n8k32", "s4", 32, False),
+                                                 ("wmma_u4_m8n8k32", "u4", 32, True),
+                                                 ("wmma_b1_m8n8k128", "b1", 128, False)])
+def test_sub_byte_wmma_matches_numpy(kernel, etype, k, c_col, matrix_values, two_batches):
+    """wmma::experimental s4/u4 (mma) and b1 (bmma_sync, XOR + POPC): A row-major, B column-major."""
+    bits = 1 if etype == "b1" else 4
+    ld = 2 * k                                            # padded leading dimension, in elements
+    a = matrix_values((ITEMS, 8, k), etype)
+    b = matrix_values((ITEMS, k, 8), etype)
+    c = matrix_values((ITEMS, 8, 8), "s32")
+    abuf = np.zeros((ITEMS, 8, ld), np.int64)
+    abuf[:, :, :k] = a
+    bbuf = np.zeros((ITEMS, 8, ld), np.int64)
+    bbuf[:, :, :k] = b.transpose(0, 2, 1)                 # column n of B is row n of the buffer
+    cmem = (c.transpose(0, 2, 1) if c_col else c).astype(np.int32)
+
+    def body(r):
+        mod = r.module("wmma", "sm80")
+        pd = r.zeros(cmem.size, np.int32)
+        r.launch(mod, kernel, GRID, BLOCK, r.put(packed(abuf, bits)), r.put(packed(bbuf, bits)), r.put(cmem), pd,
+                 ld, ld)
+        return {"d": r.get(pd, cmem.size, np.int32)}
+    d = two_batches(body)["d"].reshape(ITEMS, 8, 8)
+    d = d.transpose(0, 2, 1) if c_col else d
+    if etype == "b1":
+        product = (a[:, :, :, None] != b[:, None, :, :]).sum(axis=2)
+    else:
+        product = np.matmul(a, b)
+    assert np.array_equal(d, (product + c).astype(np.int32))

@@ -8,7 +8,8 @@ A fragment is a few registers per lane, spread over the 32 lanes of a warp. A ``
 * ``wmma`` fragments: the PTX ISA leaves their distribution over the lanes unspecified, and a
   program can only rely on all fragments of one kind sharing one layout (so that element-wise
   loops over ``frag.x[i]`` work). The emulator uses a plain one: lane ``l`` holds elements
-  ``l*U .. l*U+U-1`` of the row-major matrix, ``U = rows*cols/32``. Where the ISA gives a
+  ``l*U .. l*U+U-1`` of the row-major matrix, ``U = rows*cols/32`` (sub-byte types: of the matrix
+  in its memory order). Where the ISA gives a
   fragment more registers than that (``.f16`` multiplicands always have eight ``.f16x2``
   registers), the extra elements repeat the first ``U``.
 """
@@ -102,14 +103,20 @@ def mma_fragments(shape: str, atype: str, btype: str, ctype: str, dtype: str) ->
 
 
 # ---- wmma: the emulator's layout ---------------------------------------------------------------
-def wmma_fragment(rows: int, cols: int, etype: str, nregs: int) -> Fragment:
-    """A wmma fragment of a ``rows x cols`` matrix held in ``nregs`` registers per lane."""
+def wmma_fragment(rows: int, cols: int, etype: str, nregs: int, col_major: bool = False) -> Fragment:
+    """A wmma fragment of a ``rows x cols`` matrix held in ``nregs`` registers per lane.
+
+    Sub-byte fragments (.s4, .u4, .b1) are ordered like their memory (``col_major``: lane ``l``
+    holds elements ``l*U ..`` of the column-major matrix), so that each lane's register is one
+    32-bit word of it."""
     unique = rows * cols // WARP
     per = _per_register(etype)
     e = np.arange(nregs * per)[None, :]
     if nregs * per < unique or (nregs * per) % unique:
         raise KeyError(f"{nregs} registers for a {rows}x{cols} .{etype} wmma fragment")
     idx = _LANE * unique + e % unique
+    if col_major and ELEMENT_BITS[etype] < 8:
+        return _frag(rows, cols, etype, idx % rows, idx // rows)
     return _frag(rows, cols, etype, idx // cols, idx % cols)
 
 
@@ -119,7 +126,7 @@ def _dims(shape: str) -> tuple[int, int, int]:
     return int(m), int(n), int(k)
 
 
-WMMA_SHAPES = {"m16n16k16", "m32n8k16", "m8n32k16", "m16n16k8", "m8n8k4"}
+WMMA_SHAPES = {"m16n16k16", "m32n8k16", "m8n32k16", "m16n16k8", "m8n8k4", "m8n8k32", "m8n8k128"}
 
 
 def wmma_matrix(shape: str, which: str) -> tuple[int, int]:

@@ -68,7 +68,7 @@ class MatrixEmitters:
         else:
             addr_o, regs = ins.operands[0], _items(ins.operands[1])
         rows, cols = wmma_matrix(shape, which)
-        frag = wmma_fragment(rows, cols, etype, len(regs))
+        frag = wmma_fragment(rows, cols, etype, len(regs), col_major)
         access = warp_matrix.WmmaMemory(frag, col_major)
         op = self.kc.bind(access, "wmem")
         space, addr = self.address(addr_o, self.mem_space(ins))
@@ -95,10 +95,12 @@ class MatrixEmitters:
         else:
             raise not_supported(f"wmma form `{_form(ins)}`")
         d, a, b, c = (_items(o) for o in ins.operands)
+        alayout, blayout = [m for m in ins.mods if m in ("row", "col")][:2]
         frags = []
-        for which, etype, regs in (("a", atype, a), ("b", btype, b), ("c", ctype, c), ("d", dtype, d)):
+        for which, etype, regs, col in (("a", atype, a, alayout == "col"), ("b", btype, b, blayout == "col"),
+                                        ("c", ctype, c, False), ("d", dtype, d, False)):
             rows, cols = wmma_matrix(shape, which)
-            frags.append(wmma_fragment(rows, cols, etype, len(regs)))
+            frags.append(wmma_fragment(rows, cols, etype, len(regs), col))
         self._mma_call(ins, frags, d, a, b, c)
 
     def _mma_call(self, ins: Instr, frags: list, d: list, a: list, b: list, c: list) -> None:

@@ -178,40 +178,46 @@ class MmaOp:
 
 class WmmaMemory:
     """wmma.load / wmma.store of one fragment: element (r, c) at ``p + (r * stride + c) * size``
-    (``.row``) or ``p + (c * stride + r) * size`` (``.col``); stride counts elements."""
+    (``.row``) or ``p + (c * stride + r) * size`` (``.col``); stride counts elements. Sub-byte
+    elements move as whole 32-bit words, one per lane (their fragments follow the memory order)."""
 
     def __init__(self, frag: Fragment, col_major: bool) -> None:
         self.frag = frag
         self.col_major = col_major
         self.unique = frag.rows * frag.cols // WARP
-        self.dt = _RAW[frag.ebytes]
-        self._lanes: dict = {}          # batch size -> each lane's index repeated ``unique`` times
+        self.per_access = 32 // frag.ebits if frag.ebits < 8 else 1     # elements per access
+        self.accesses = self.unique // self.per_access                   # distinct accesses per lane
+        self.slots = frag.elements // self.per_access                    # accesses' worth of registers
+        self.dt = np.uint32 if frag.ebits < 8 else _RAW[frag.ebytes]
+        self._lanes: dict = {}          # batch size -> each lane's index repeated ``accesses`` times
 
     def default_stride(self) -> int:
         return self.frag.rows if self.col_major else self.frag.cols
 
     def _addresses(self, X, L, mask, base, stride):
-        """Every lane's unique elements at once: (addresses, lanes, mask), ``unique`` per lane."""
-        f, u = self.frag, self.unique
+        """Every lane's accesses at once: (addresses, lanes, mask), ``accesses`` per lane."""
+        f, u = self.frag, self.accesses
         n = X.N if L is None else len(L)
         major, minor = (f.col, f.row) if self.col_major else (f.row, f.col)
-        major, minor = major[:, :u].astype(np.int64), minor[:, :u].astype(np.int64)
+        first = slice(0, self.unique, self.per_access)
+        major, minor = major[:, first].astype(np.int64), minor[:, first].astype(np.int64)
         stride = np.asarray(stride).astype(np.int64)
         bdt = np.asarray(base).dtype
-        if _whole_warps(X, L, n):           # lane ids repeat 0..31: broadcast over (warp, lane, element)
+        if _whole_warps(X, L, n):           # lane ids repeat 0..31: broadcast over (warp, lane, access)
             shape = (n // WARP, WARP, 1)
             if stride.ndim:
                 stride = stride.reshape(shape)
-            off = (major * stride + minor) * f.ebytes
+            off = major * stride + minor
             base = np.asarray(base).reshape(shape) if np.ndim(base) else base
             full = (n // WARP, WARP, u)
         else:
             lane = _lane_ids(X, L)
             if stride.ndim:
                 stride = stride.reshape(-1, 1)
-            off = (major[lane] * stride + minor[lane]) * f.ebytes
+            off = major[lane] * stride + minor[lane]
             base = np.asarray(base).reshape(-1, 1) if np.ndim(base) else base
             full = (n, u)
+        off = (off * f.ebits) >> 3          # elements to bytes
         addr = np.broadcast_to(base + off.astype(bdt), full).reshape(-1)
         lanes = self._lanes.get(n) if L is None else None
         if lanes is None:
@@ -224,17 +230,18 @@ class WmmaMemory:
 
     def load(self, X, L, mask, space: str, base, stride) -> list:
         n = X.N if L is None else len(L)
+        u = self.accesses
         addr, lanes, m = self._addresses(X, L, mask, base, stride)
         vals = getattr(X, "ld_" + space)(addr, self.dt, 1, lanes, m)[0]
-        raw = np.empty((n, self.frag.elements), self.dt)
-        raw[:, : self.unique] = np.broadcast_to(vals, (n * self.unique,)).reshape(n, self.unique)
-        for e in range(self.unique, self.frag.elements, self.unique):
-            raw[:, e:e + self.unique] = raw[:, : self.unique]
+        raw = np.empty((n, self.slots), self.dt)
+        raw[:, :u] = np.broadcast_to(vals, (n * u,)).reshape(n, u)
+        for e in range(u, self.slots, u):
+            raw[:, e:e + u] = raw[:, :u]
         return _split(raw.view(_RAW[self.frag.reg_bytes]))
 
     def store(self, X, L, mask, space: str, base, stride, regs) -> None:
         n = X.N if L is None else len(L)
-        raw = _registers(regs, n, self.frag.reg_bytes).view(self.dt)[:, : self.unique]
+        raw = _registers(regs, n, self.frag.reg_bytes).view(self.dt)[:, : self.accesses]
         addr, lanes, m = self._addresses(X, L, mask, base, stride)
         getattr(X, "st_" + space)(addr, self.dt, (np.ascontiguousarray(raw).reshape(-1),), lanes, m)
 

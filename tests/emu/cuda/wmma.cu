@@ -77,3 +77,43 @@ extern "C" __global__ void wmma_f16_shared(const half* a, const half* b, float* 
     __syncthreads();
     for (int i = threadIdx.x; i < 256; i += blockDim.x) d[i] = sd[i];
 }
+
+// Sub-byte wmma (wmma::experimental, sm_75+): A row-major, B column-major, packed low bits first.
+extern "C" __global__ void wmma_s4_m8n8k32(const void* a, const void* b, const int* c, int* d, int lda, int ldb) {
+    using namespace nvcuda::wmma::experimental;
+    int w = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    wmma::fragment<wmma::matrix_a, 8, 8, 32, precision::s4, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 8, 8, 32, precision::s4, wmma::col_major> fb;
+    wmma::fragment<wmma::accumulator, 8, 8, 32, int> fc;
+    wmma::load_matrix_sync(fa, (const char*)a + w * 8 * lda / 2, lda);
+    wmma::load_matrix_sync(fb, (const char*)b + w * 8 * ldb / 2, ldb);
+    wmma::load_matrix_sync(fc, c + w * 64, 8, wmma::mem_row_major);
+    wmma::mma_sync(fc, fa, fb, fc);
+    wmma::store_matrix_sync(d + w * 64, fc, 8, wmma::mem_row_major);
+}
+
+extern "C" __global__ void wmma_u4_m8n8k32(const void* a, const void* b, const int* c, int* d, int lda, int ldb) {
+    using namespace nvcuda::wmma::experimental;
+    int w = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    wmma::fragment<wmma::matrix_a, 8, 8, 32, precision::u4, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 8, 8, 32, precision::u4, wmma::col_major> fb;
+    wmma::fragment<wmma::accumulator, 8, 8, 32, int> fc;
+    wmma::load_matrix_sync(fa, (const char*)a + w * 8 * lda / 2, lda);
+    wmma::load_matrix_sync(fb, (const char*)b + w * 8 * ldb / 2, ldb);
+    wmma::load_matrix_sync(fc, c + w * 64, 8, wmma::mem_col_major);
+    wmma::mma_sync(fc, fa, fb, fc);
+    wmma::store_matrix_sync(d + w * 64, fc, 8, wmma::mem_col_major);
+}
+
+extern "C" __global__ void wmma_b1_m8n8k128(const void* a, const void* b, const int* c, int* d, int lda, int ldb) {
+    using namespace nvcuda::wmma::experimental;
+    int w = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    wmma::fragment<wmma::matrix_a, 8, 8, 128, precision::b1, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 8, 8, 128, precision::b1, wmma::col_major> fb;
+    wmma::fragment<wmma::accumulator, 8, 8, 128, int> fc;
+    wmma::load_matrix_sync(fa, (const char*)a + w * 8 * lda / 8, lda);
+    wmma::load_matrix_sync(fb, (const char*)b + w * 8 * ldb / 8, ldb);
+    wmma::load_matrix_sync(fc, c + w * 64, 8, wmma::mem_row_major);
+    wmma::bmma_sync(fc, fa, fb, fc, bmmaBitOpXOR, bmmaAccumulateOpPOPC);
+    wmma::store_matrix_sync(d + w * 64, fc, 8, wmma::mem_row_major);
+}
