@@ -219,7 +219,8 @@ def packed(m: np.ndarray, bits: int) -> np.ndarray:
 
 @pytest.mark.parametrize("kernel,etype,k,c_col", [("wmma_s4_m8n8k32", "s4", 32, False),
                                                  ("wmma_u4_m8n8k32", "u4", 32, True),
-                                                 ("wmma_b1_m8n8k128", "b1", 128, False)])
+                                                 ("wmma_b1_m8n8k128", "b1", 128, False),
+                                                 ("wmma_b1_m8n8k128", "b1", 128, True)])
 def test_sub_byte_wmma_matches_numpy(kernel, etype, k, c_col, matrix_values, two_batches):
     """wmma::experimental s4/u4 (mma) and b1 (bmma_sync, XOR + POPC): A row-major, B column-major."""
     bits = 1 if etype == "b1" else 4
@@ -237,7 +238,7 @@ def test_sub_byte_wmma_matches_numpy(kernel, etype, k, c_col, matrix_values, two
         mod = r.module("wmma", "sm80")
         pd = r.zeros(cmem.size, np.int32)
         r.launch(mod, kernel, GRID, BLOCK, r.put(packed(abuf, bits)), r.put(packed(bbuf, bits)), r.put(cmem), pd,
-                 ld, ld)
+                 ld, ld, int(c_col))
         return {"d": r.get(pd, cmem.size, np.int32)}
     d = two_batches(body)["d"].reshape(ITEMS, 8, 8)
     d = d.transpose(0, 2, 1) if c_col else d

@@ -78,42 +78,32 @@ extern "C" __global__ void wmma_f16_shared(const half* a, const half* b, float* 
     for (int i = threadIdx.x; i < 256; i += blockDim.x) d[i] = sd[i];
 }
 
-// Sub-byte wmma (wmma::experimental, sm_75+): A row-major, B column-major, packed low bits first.
-extern "C" __global__ void wmma_s4_m8n8k32(const void* a, const void* b, const int* c, int* d, int lda, int ldb) {
+// Sub-byte wmma (wmma::experimental, sm_75+): A row-major, B column-major, packed low bits first;
+// .b1 multiplies with bmma_sync (XOR, then POPC).
+template <typename P, int K, int BITS>
+__device__ void wmma_sub_byte(const void* a, const void* b, const int* c, int* d, int lda, int ldb, bool c_col) {
     using namespace nvcuda::wmma::experimental;
     int w = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    wmma::fragment<wmma::matrix_a, 8, 8, 32, precision::s4, wmma::row_major> fa;
-    wmma::fragment<wmma::matrix_b, 8, 8, 32, precision::s4, wmma::col_major> fb;
-    wmma::fragment<wmma::accumulator, 8, 8, 32, int> fc;
-    wmma::load_matrix_sync(fa, (const char*)a + w * 8 * lda / 2, lda);
-    wmma::load_matrix_sync(fb, (const char*)b + w * 8 * ldb / 2, ldb);
-    wmma::load_matrix_sync(fc, c + w * 64, 8, wmma::mem_row_major);
-    wmma::mma_sync(fc, fa, fb, fc);
-    wmma::store_matrix_sync(d + w * 64, fc, 8, wmma::mem_row_major);
+    wmma::fragment<wmma::matrix_a, 8, 8, K, P, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 8, 8, K, P, wmma::col_major> fb;
+    wmma::fragment<wmma::accumulator, 8, 8, K, int> fc;
+    wmma::layout_t lc = c_col ? wmma::mem_col_major : wmma::mem_row_major;
+    wmma::load_matrix_sync(fa, (const char*)a + w * 8 * lda * BITS / 8, lda);
+    wmma::load_matrix_sync(fb, (const char*)b + w * 8 * ldb * BITS / 8, ldb);
+    wmma::load_matrix_sync(fc, c + w * 64, 8, lc);
+    if constexpr (BITS == 1)
+        wmma::bmma_sync(fc, fa, fb, fc, bmmaBitOpXOR, bmmaAccumulateOpPOPC);
+    else
+        wmma::mma_sync(fc, fa, fb, fc);
+    wmma::store_matrix_sync(d + w * 64, fc, 8, lc);
 }
 
-extern "C" __global__ void wmma_u4_m8n8k32(const void* a, const void* b, const int* c, int* d, int lda, int ldb) {
-    using namespace nvcuda::wmma::experimental;
-    int w = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    wmma::fragment<wmma::matrix_a, 8, 8, 32, precision::u4, wmma::row_major> fa;
-    wmma::fragment<wmma::matrix_b, 8, 8, 32, precision::u4, wmma::col_major> fb;
-    wmma::fragment<wmma::accumulator, 8, 8, 32, int> fc;
-    wmma::load_matrix_sync(fa, (const char*)a + w * 8 * lda / 2, lda);
-    wmma::load_matrix_sync(fb, (const char*)b + w * 8 * ldb / 2, ldb);
-    wmma::load_matrix_sync(fc, c + w * 64, 8, wmma::mem_col_major);
-    wmma::mma_sync(fc, fa, fb, fc);
-    wmma::store_matrix_sync(d + w * 64, fc, 8, wmma::mem_col_major);
-}
+#define WMMA_SUB_BYTE(NAME, P, K, BITS)                                                              \
+    extern "C" __global__ void NAME(const void* a, const void* b, const int* c, int* d, int lda, int ldb, \
+                                    bool c_col) {                                                    \
+        wmma_sub_byte<nvcuda::wmma::experimental::precision::P, K, BITS>(a, b, c, d, lda, ldb, c_col); \
+    }
 
-extern "C" __global__ void wmma_b1_m8n8k128(const void* a, const void* b, const int* c, int* d, int lda, int ldb) {
-    using namespace nvcuda::wmma::experimental;
-    int w = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    wmma::fragment<wmma::matrix_a, 8, 8, 128, precision::b1, wmma::row_major> fa;
-    wmma::fragment<wmma::matrix_b, 8, 8, 128, precision::b1, wmma::col_major> fb;
-    wmma::fragment<wmma::accumulator, 8, 8, 128, int> fc;
-    wmma::load_matrix_sync(fa, (const char*)a + w * 8 * lda / 8, lda);
-    wmma::load_matrix_sync(fb, (const char*)b + w * 8 * ldb / 8, ldb);
-    wmma::load_matrix_sync(fc, c + w * 64, 8, wmma::mem_row_major);
-    wmma::bmma_sync(fc, fa, fb, fc, bmmaBitOpXOR, bmmaAccumulateOpPOPC);
-    wmma::store_matrix_sync(d + w * 64, fc, 8, wmma::mem_row_major);
-}
+WMMA_SUB_BYTE(wmma_s4_m8n8k32, s4, 32, 4)
+WMMA_SUB_BYTE(wmma_u4_m8n8k32, u4, 32, 4)
+WMMA_SUB_BYTE(wmma_b1_m8n8k128, b1, 128, 1)
