@@ -49,8 +49,8 @@ class Bench:
         self.dev.memcpy_htod(p, a)
         return p
 
-    def mod(self, name):
-        return self.dev.load_module([(PTX / f"{name}.sm75.ptx").read_text()])
+    def mod(self, name, variant="sm75"):
+        return self.dev.load_module([(PTX / f"{name}.{variant}.ptx").read_text()])
 
     def kernel_row(self, what, mod, kernel, grid, block, args, ref_fn, goal_m, shared=0):
         fn = mod.get_function(kernel)
@@ -111,6 +111,7 @@ class Bench:
         mm = self.mod("matmul")
         self.kernel_row("tiled matmul 256x256x256 (shared memory)", mm, "matmul_tiled", (k // 16, k // 16), (16, 16),
                         (pA, pB, pC, k, k, k), lambda: A @ B, 100)
+        self.wmma_gemm_row()
 
         fn = basic.get_function("vecadd")
         params = pack_params(fn, pa, pb, pc, 256)
@@ -125,6 +126,16 @@ class Bench:
                           "ref_times": ref_times, "goal_s": 0.5e-3})
         self.rows.append(("fixed cost of a small launch (vecadd, 256 threads)", f"{t * 1e3:.3f} ms",
                           f"{tref * 1e3:.4f} ms", f"{t / tref:,.0f}x", "<= 0.5 ms", "yes" if t <= 0.5e-3 else "no"))
+
+    def wmma_gemm_row(self, k: int = 512):
+        """The tiled tensor-core GEMM of examples/wmma_gemm.cuh (wmma, f16 in, f32 accumulate)."""
+        A = self.rng.standard_normal((k, k)).astype(np.float16)
+        B = self.rng.standard_normal((k, k)).astype(np.float16)
+        pA, pB, pC = self.put(A), self.put(B), self.dev.mem_alloc(4 * k * k)
+        A64, B64 = A.astype(np.float64), B.astype(np.float64)
+        self.kernel_row(f"tiled wmma GEMM {k}x{k}x{k} (tensor cores, shared memory)", self.mod("wmma_gemm", "sm80"),
+                        "wmma_gemm", (k // 32, k // 32), (128,), (pA, pB, pC, k, k, k),
+                        lambda: (A64 @ B64).astype(np.float32), 100)
 
     def table(self) -> str:
         head = ("what", "ours", "reference (NumPy, same data)", "ratio", "goal", "met")

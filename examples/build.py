@@ -66,6 +66,8 @@ EXAMPLES = (
     Example("device_query", ("device_query.cu",), ("-ldl",)),
     Example("warp_reduce", ("warp_reduce.cu",)),
     Example("shared_memory_config", ("shared_memory_config.cu",)),
+    Example("wmma_gemm", ("wmma_gemm.cu",), ("-arch=sm_80",)),
+    Example("mma_ldmatrix", ("mma_ldmatrix.cu",), ("-arch=sm_80",)),
 )
 BY_NAME = {e.name: e for e in EXAMPLES}
 
@@ -94,7 +96,7 @@ def ptx_command(source: str, outdir: Path, nvcc: str = "nvcc") -> list[str]:
             str(HERE / source)]
 
 
-HEADERS = ("check.h", "driver_check.h", "bench_timing.h")    # what examples include: a change rebuilds them all
+HEADERS = ("check.h", "driver_check.h", "bench_timing.h", "wmma_gemm.cuh", "mma_ldmatrix.cuh")    # what examples include: a change rebuilds them all
 
 
 def up_to_date(example: Example, outdir: Path) -> bool:

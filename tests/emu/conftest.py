@@ -115,3 +115,24 @@ def make_runner():
     yield make
     for r in made:
         r.close()
+
+
+FP8_VALUES = np.array([-4, -3, -2, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 2, 3, 4])
+
+
+def exact_matrix_values(rng, shape, etype: str) -> np.ndarray:
+    """float64 values of a matrix of element type ``etype`` whose products and sums are exact in
+    every accumulator type: the full integer range for 4/8-bit integers, small integers (quarters
+    for .f64/.tf32) for floats, a few fp8 values."""
+    ints = {"b1": (0, 2), "s4": (-8, 8), "u4": (0, 16), "s8": (-128, 128), "u8": (0, 256), "s32": (-(1 << 20), 1 << 20)}
+    if etype in ints:
+        return rng.integers(*ints[etype], shape).astype(np.float64)
+    if etype in ("e4m3", "e5m2"):
+        return rng.choice(FP8_VALUES, shape)
+    return rng.integers(-4, 5, shape) * (0.25 if etype in ("f64", "tf32") else 1.0)
+
+
+@pytest.fixture
+def matrix_values(rng):
+    """``matrix_values(shape, etype)``: see ``exact_matrix_values``."""
+    return lambda shape, etype: exact_matrix_values(rng, shape, etype)

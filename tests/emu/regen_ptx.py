@@ -44,6 +44,11 @@ BUILDS = {
     "cub": ["sm75", "sm90"],
     "warp_size": ["sm75", "sm75G"],
     "simd_intrinsics": ["sm75", "sm90"],
+    "wmma": ["sm80"],
+    "mma_sync": ["sm80"],
+    "wmma_gemm": ["sm80"],
+    "stmatrix": ["sm90"],
+    "mma_raw": ["sm90"],
 }
 RDC = ["rdc/rdc_a", "rdc/rdc_b"]
 

@@ -74,6 +74,9 @@ cp.async.ca.shared.global [%r1], [%rd1], 4; cp.async.commit_group; cp.async.wait
 add.f16x2 %r1, %r2, %r3; fma.rn.f16x2 %r1, %r2, %r3, %r4; mul.f16x2 %r1, %r2, %r3; neg.f16x2 %r1, %r2
 add.rn.bf16 %rs1, %rs2, %rs3; fma.rn.bf16x2 %r1, %r2, %r3, %r4; max.f16x2 %r1, %r2, %r3; cvt.rn.f16x2.f32 %r1, %f1, %f2
 bmsk.clamp.b32 %r1, %r2, %r3; szext.wrap.s32 %r1, %r2, %r3
+ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r5]; movmatrix.sync.aligned.m8n8.trans.b16 %r1, %r2
+mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2}, {%r3}, {%f5, %f6, %f7, %f4}
+wmma.load.a.sync.aligned.row.m8n8k4.f64 {%fd1}, [%rd1], %r1; cvt.rna.tf32.f32 %r1, %f1
 trap; brkpt; exit
 """
 
@@ -103,9 +106,7 @@ def test_census_instruction_forms_compile():
 
 
 @pytest.mark.parametrize("instr,feature", [
-    ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, "
-     "{%f1, %f2, %f3, %f4}", "tensor-core"),
-    ("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r5]", "tensor-core"),
+    ("wgmma.fence.sync.aligned", "tensor-core"),
     ("mbarrier.init.shared.b64 [%r1], %r2", "mbarrier"),
     ("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4]",
      "TMA"),

@@ -99,14 +99,14 @@ def test_unsupported_instruction_is_refused_at_load_with_its_name(make_runner):
 .visible .entry k(.param .u64 p)
 {
     .reg .b32 %r<8>;
-    wmma.load.a.sync.aligned.row.m16n16k16.f16 {%r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7}, [p];
+    wgmma.fence.sync.aligned;
     ret;
 }
 """
     with pytest.raises(EmuError) as e:
         r.dev.load_module([text])
     assert e.value.code == 801
-    assert "tensor-core" in str(e.value) and "wmma.load" in str(e.value)
+    assert "tensor-core" in str(e.value) and "wgmma.fence" in str(e.value)
 
 
 def test_texture_fetch_is_refused_at_load(make_runner):

@@ -74,7 +74,7 @@ UNSUPPORTED = """
 .visible .entry tensor(.param .u64 p)
 {
     .reg .b32 %r<9>;
-    ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r5];
+    wgmma.fence.sync.aligned;
     ret;
 }
 """

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .dtypes import CMP_INT, COMPUTE, INT_X2, SGN, SIZE, SPACES, STORAGE, UNS, type_mods
 from .errors import EmuError, not_supported
+from .matrix_emitters import MATRIX_OPS, MatrixEmitters
 from .memory import LOCAL_WINDOW, SHARED_WINDOW
 from .ptx.ast import Addr, Imm, Instr, Pair, Reg, Sink, Special, Sym, Vec
 from .ptx.parser import VIDEO_SELECTOR_OPS
@@ -22,10 +23,10 @@ SUPPORTED_OPS = {
     "activemask", "call", "nanosleep", "prefetch", "prefetchu", "isspacep", "cp", "dp4a",
     "pmevent", "discard", "createpolicy", "vprintf", "assertfail", "mapa", "getctarank", "bmsk", "szext",
     "griddepcontrol",
-} | VIDEO_SELECTOR_OPS
+} | VIDEO_SELECTOR_OPS | MATRIX_OPS
 
 
-class InstructionEmitters:
+class InstructionEmitters(MatrixEmitters):
     """Mixin of ``BlockCodegen``: ``op_<opcode>(instr, index)`` emits the code of one instruction."""
 
     # ---- data movement -----------------------------------------------------------------------
@@ -742,6 +743,9 @@ class InstructionEmitters:
 
     # ---- conversions -------------------------------------------------------------------------
     def op_cvt(self, ins: Instr, idx: int) -> None:
+        if "tf32" in ins.mods:
+            self.cvt_tf32(ins)
+            return
         ts = type_mods(ins.mods)
         dst, src = ts[0], ts[1]
         rnd = next((m for m in ins.mods if m in ("rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi")), "")

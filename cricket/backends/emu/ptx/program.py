@@ -27,8 +27,7 @@ EXIT = -1
 
 # Opcodes with a feature name: refused at module load with CUDA_ERROR_NOT_SUPPORTED.
 UNSUPPORTED_FEATURES = {
-    "wmma": "tensor-core instruction", "mma": "tensor-core instruction", "ldmatrix": "tensor-core instruction",
-    "stmatrix": "tensor-core instruction", "wgmma": "tensor-core instruction",
+    "wgmma": "tensor-core instruction",
     "tcgen05": "tensor-core instruction", "mbarrier": "TMA/asynchronous barrier (mbarrier)",
     "cp.async.bulk": "TMA bulk copy", "cp.reduce.async.bulk": "TMA bulk copy",
     "elect": "elect.sync (sm_90 cluster feature)", "setmaxnreg": "setmaxnreg",
@@ -117,7 +116,7 @@ class KernelIR:
         return ins.text(), src
 
 
-WARP_OPS = {"shfl", "vote", "match", "redux", "activemask"}
+WARP_OPS = {"shfl", "vote", "match", "redux", "activemask", "wmma", "mma", "ldmatrix", "stmatrix", "movmatrix"}
 
 
 class Program:
