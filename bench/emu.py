@@ -112,6 +112,8 @@ class Bench:
         self.kernel_row("tiled matmul 256x256x256 (shared memory)", mm, "matmul_tiled", (k // 16, k // 16), (16, 16),
                         (pA, pB, pC, k, k, k), lambda: A @ B, 100)
 
+        self.recursion_row()
+
         fn = basic.get_function("vecadd")
         params = pack_params(fn, pa, pb, pc, 256)
         self.dev.launch(fn, (1,), (256,), 0, params)
@@ -126,8 +128,31 @@ class Bench:
         self.rows.append(("fixed cost of a small launch (vecadd, 256 threads)", f"{t * 1e3:.3f} ms",
                           f"{tref * 1e3:.4f} ms", f"{t / tref:,.0f}x", "<= 0.5 ms", "yes" if t <= 0.5e-3 else "no"))
 
+    def recursion_row(self):
+        """Recursive device functions (fib, ackermann, a tree walk) with real per-lane call frames."""
+        n, size = 1 << 14, 29
+        values = ((np.arange(size) * 37) % 23 - 11).astype(np.int32)
+        outs = [self.dev.mem_alloc(4 * n) for _ in range(3)] + [self.dev.mem_alloc(8 * n)]
+
+        def fib(k):
+            return k if k < 2 else fib(k - 1) + fib(k - 2)
+
+        def ack(m, k):
+            return k + 1 if m == 0 else ack(m - 1, 1) if k == 0 else ack(m - 1, ack(m, k - 1))
+
+        def walk(node, depth):
+            if node >= size:
+                return depth
+            seen = int(values[(node + node % 3) % size]) * (node % 3 + 1)
+            return seen + 2 * walk(2 * node + 1, depth + 1) - walk(2 * node + 2, depth + 1)
+
+        def python_recursion():
+            return [(fib(i % 15), ack(i % 3, i % 4), (i % 23) % 2, walk(i % size, 0)) for i in range(n)]
+        self.kernel_row("recursive calls (fib, ackermann, tree walk), 16K threads", self.mod("calls"), "recursion",
+                        (n // 256,), (256,), (self.put(values), size, *outs, n), python_recursion, 10)
+
     def table(self) -> str:
-        head = ("what", "ours", "reference (NumPy, same data)", "ratio", "goal", "met")
+        head = ("what", "ours", "reference (NumPy, or Python for recursion; same data)", "ratio", "goal", "met")
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         lines += ["| " + " | ".join(r) + " |" for r in self.rows]
         return "\n".join(lines)

@@ -66,6 +66,8 @@ EXAMPLES = (
     Example("device_query", ("device_query.cu",), ("-ldl",)),
     Example("warp_reduce", ("warp_reduce.cu",)),
     Example("shared_memory_config", ("shared_memory_config.cu",)),
+    Example("recursion", ("recursion.cu",)),
+    Example("function_pointers", ("function_pointers.cu",)),
 )
 BY_NAME = {e.name: e for e in EXAMPLES}
 

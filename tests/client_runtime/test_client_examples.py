@@ -11,7 +11,8 @@ from client_runtime_support import ROOT, cricket_run
 SELF_CHECKING = ["vector_add", "device_info", "matmul_tiled", "reduction", "streams_events", "symbols",
                  "struct_by_value", "templates", "printf_kernel", "launch_kernel", "memory", "error_paths",
                  "dlopen_host", "two_tu", "rdc", "threads", "fork_child", "driver_contexts", "jit_link",
-                 "mapped_memory", "device_query", "warp_reduce", "shared_memory_config"]
+                 "mapped_memory", "device_query", "warp_reduce", "shared_memory_config",
+                 "recursion", "function_pointers"]
 
 
 @pytest.mark.nvcc

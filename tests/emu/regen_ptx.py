@@ -44,6 +44,7 @@ BUILDS = {
     "cub": ["sm75", "sm90"],
     "warp_size": ["sm75", "sm75G"],
     "simd_intrinsics": ["sm75", "sm90"],
+    "calls": ["sm75", "sm75G", "sm90"],
 }
 RDC = ["rdc/rdc_a", "rdc/rdc_b"]
 

@@ -17,6 +17,7 @@ from .codegen import CompiledKernel, KernelCompiler, compile_kernel
 from .dtypes import NP, STORAGE
 from .errors import (CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NO_BINARY_FOR_GPU,
                      CUDA_ERROR_NOT_FOUND, STICKY_CODES, EmuError)
+from .calls import function_address
 from .executor import DEFAULT_MAX_STEPS, SM_COUNT, WARP_SIZE, LaunchConfig, run_kernel
 from .memory import DEFAULT_ARENA, GLOBAL_BASE, DeviceArena
 from .ptx.parser import parse
@@ -165,6 +166,9 @@ class EmuModule:
             if isinstance(item, tuple):
                 _, name, off = item
                 name = self.program.global_name(0, name) if name not in self.globals else name
+                if name not in self.globals and name in self.program.functions:    # a function pointer
+                    vals.append(function_address(self.program, name) + off)
+                    continue
                 if name not in self.globals:
                     raise EmuError(CUDA_ERROR_NOT_FOUND, f"initialiser of {var.name} refers to unknown {name}")
                 vals.append(self.globals[name][0] + off)

@@ -489,6 +489,9 @@ class _Parser:
                 self.next()
                 self.skip_braces()
                 continue
+            if kind == "id" and self.peek(1)[1] == ":" and self.peek(2)[1] == ".callprototype":
+                self.skip_to(";")          # the prototype of an indirect call: the call names it
+                continue
             if kind == "id" and self.peek(1)[1] == ":":
                 self.next()
                 self.next()
