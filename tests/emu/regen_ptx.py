@@ -45,6 +45,7 @@ BUILDS = {
     "warp_size": ["sm75", "sm75G"],
     "simd_intrinsics": ["sm75", "sm90"],
     "calls": ["sm75", "sm75G", "sm90"],
+    "heap": ["sm75", "sm75G"],
 }
 RDC = ["rdc/rdc_a", "rdc/rdc_b"]
 

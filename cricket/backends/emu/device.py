@@ -18,6 +18,7 @@ from .dtypes import NP, STORAGE
 from .errors import (CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NO_BINARY_FOR_GPU,
                      CUDA_ERROR_NOT_FOUND, STICKY_CODES, EmuError)
 from .calls import function_address
+from .heap import discard_heap, heap_of
 from .executor import DEFAULT_MAX_STEPS, SM_COUNT, WARP_SIZE, LaunchConfig, run_kernel
 from .memory import DEFAULT_ARENA, GLOBAL_BASE, DeviceArena
 from .ptx.parser import parse
@@ -258,6 +259,7 @@ class EmuDevice:
             self.sticky = None
             for ptr in list(self.arena._sizes):
                 self.arena.free(GLOBAL_BASE + ptr)
+            discard_heap(self.arena)
             self._module_allocs.clear()
             for mod in list(self._modules):
                 mod.loaded = False                # as after a context reset: load modules again
@@ -265,6 +267,16 @@ class EmuDevice:
 
     def close(self) -> None:
         self.arena.close()
+
+    # ---- limits ------------------------------------------------------------------------------
+    def malloc_heap_size(self) -> int:
+        """Bytes of the device malloc heap (cudaLimitMallocHeapSize)."""
+        return heap_of(self.arena).size
+
+    def set_malloc_heap_size(self, size: int) -> None:
+        """Set cudaLimitMallocHeapSize; CUDA_ERROR_INVALID_VALUE after a kernel used the heap."""
+        with self._lock:
+            heap_of(self.arena).set_size(size)
 
     # ---- memory ------------------------------------------------------------------------------
     def mem_alloc(self, size: int) -> int:

@@ -383,8 +383,6 @@ class _KernelBuilder:
         name = tgt.name.split("@m")[0]
         if name in ("vprintf", "__assertfail", "malloc", "free") and (
                 self.prog.functions.get(tgt.name, (None,))[0] is None or self.prog.functions[tgt.name][0].body is None):
-            if name in ("malloc", "free"):
-                raise not_supported(f"device-side {name}()")
             self.out.append(Instr(name.lstrip("_"), (), rets + args, guard, s.loc))
             return
         fn, mi = self.prog.functions[tgt.name]
