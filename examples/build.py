@@ -68,6 +68,7 @@ EXAMPLES = (
     Example("shared_memory_config", ("shared_memory_config.cu",)),
     Example("recursion", ("recursion.cu",)),
     Example("function_pointers", ("function_pointers.cu",)),
+    Example("device_malloc", ("device_malloc.cu",)),
 )
 BY_NAME = {e.name: e for e in EXAMPLES}
 

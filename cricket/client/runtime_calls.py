@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 
 from cricket.client import device_output, launch_attributes, mapped, runtime_api
-from cricket.cudafacts import occupancy
+from cricket.cudafacts import limits, occupancy
 from cricket.cudafacts.cudart_errors import CUDART_VERSION
 from cricket.cudafacts.device_attributes import MAX as ATTRIBUTE_MAX
 from cricket.client.runtime import (
@@ -287,7 +287,7 @@ def profiler_start_stop() -> int:
     return SUCCESS                     # no profiler is attached to a remote device
 
 
-_LIMITS = {0: 1024, 1: 1 << 20, 2: 8 << 20}   # stack size, printf FIFO, malloc heap
+_LIMITS = dict(limits.DEFAULTS)
 
 
 @implements("cudaDeviceGetLimit")
@@ -305,6 +305,8 @@ def device_set_limit(limit: int, value: int) -> int:
     if limit == 1 and not device_output.set_buffer_size(
             rt.conn, value, rt.conn.output.armed and rt.stats.launches > 0):
         return ERR_INVALID_VALUE         # printf FIFO: set on the server, before any printing launch
+    if limit == limits.MALLOC_HEAP_SIZE:
+        rt.conn.set_limit(limit, value)  # the device's heap, before a kernel uses it
     _LIMITS[limit] = value
     return SUCCESS
 

@@ -13,12 +13,13 @@ import logging
 
 import numpy as np
 
+from ...cudafacts.limits import DEFAULTS, MALLOC_HEAP_SIZE
 from .errors import CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_INVALID_VALUE, EmuError, not_supported
 from .ptx.ast import Instr
 
 log = logging.getLogger(__name__)
 
-DEFAULT_HEAP_SIZE = 8 << 20
+DEFAULT_HEAP_SIZE = DEFAULTS[MALLOC_HEAP_SIZE]
 GRANULE = 16                     # alignment and unit of a device malloc
 _U64 = np.uint64
 
