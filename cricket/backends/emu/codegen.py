@@ -14,7 +14,7 @@ import struct
 
 import numpy as np
 
-from . import calls, heap, rt
+from . import calls, heap, rt, video_scalar
 from .errors import EmuError, not_supported
 from .dtypes import NP, SIZE, STORAGE, UNS
 from .ptx.ast import Imm, Instr, Not, Reg, Sink, Special, Sym
@@ -60,7 +60,8 @@ class KernelCompiler:
         self.ns: dict = {"np": np, "rt": rt, "get": rt.get, "put": rt.put, "sel": rt.sel,
                          "ndarray": np.ndarray,
                          "callpush": calls.callpush, "callret": calls.callret,
-                         "heap_malloc": heap.heap_malloc, "heap_free": heap.heap_free}
+                         "heap_malloc": heap.heap_malloc, "heap_free": heap.heap_free,
+                         "vscalar": video_scalar.video_scalar}
         self.ns.update(NP)
         self._const_names: dict = {}
         self._vars: dict[str, str] = {}
@@ -176,7 +177,7 @@ def compile_kernel(ir: KernelIR) -> CompiledKernel:
     return KernelCompiler(ir).compile()
 
 
-class BlockCodegen(InstructionEmitters, heap.HeapEmitters):
+class BlockCodegen(InstructionEmitters, heap.HeapEmitters, video_scalar.ScalarVideoEmitters):
     def __init__(self, kc: KernelCompiler, block: Block) -> None:
         self.kc = kc
         self.ir = kc.ir
