@@ -46,6 +46,7 @@ BUILDS = {
     "simd_intrinsics": ["sm75", "sm90"],
     "calls": ["sm75", "sm75G", "sm90"],
     "heap": ["sm75", "sm75G"],
+    "mbarrier": ["sm80", "sm90"],
 }
 RDC = ["rdc/rdc_a", "rdc/rdc_b"]
 

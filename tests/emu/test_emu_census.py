@@ -106,7 +106,6 @@ def test_census_instruction_forms_compile():
     ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, "
      "{%f1, %f2, %f3, %f4}", "tensor-core"),
     ("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r5]", "tensor-core"),
-    ("mbarrier.init.shared.b64 [%r1], %r2", "mbarrier"),
     ("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4]",
      "TMA"),
     ("suld.b.1d.v4.b32.trap {%r1, %r2, %r3, %r4}, [%rd1, {%r5}]", "surface"),

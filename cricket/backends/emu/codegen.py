@@ -14,7 +14,7 @@ import struct
 
 import numpy as np
 
-from . import calls, heap, rt, video_scalar
+from . import async_copy, calls, heap, rt, video_scalar
 from .errors import EmuError, not_supported
 from .dtypes import NP, SIZE, STORAGE, UNS
 from .ptx.ast import Imm, Instr, Not, Reg, Sink, Special, Sym
@@ -61,7 +61,8 @@ class KernelCompiler:
                          "ndarray": np.ndarray,
                          "callpush": calls.callpush, "callret": calls.callret,
                          "heap_malloc": heap.heap_malloc, "heap_free": heap.heap_free,
-                         "vscalar": video_scalar.video_scalar}
+                         "vscalar": video_scalar.video_scalar, "mbar": async_copy.mbarrier_update,
+                         "mbar_pending": async_copy.pending_count, "bulk_copy": async_copy.bulk_copy}
         self.ns.update(NP)
         self._const_names: dict = {}
         self._vars: dict[str, str] = {}
@@ -177,7 +178,8 @@ def compile_kernel(ir: KernelIR) -> CompiledKernel:
     return KernelCompiler(ir).compile()
 
 
-class BlockCodegen(InstructionEmitters, heap.HeapEmitters, video_scalar.ScalarVideoEmitters):
+class BlockCodegen(async_copy.AsyncEmitters, InstructionEmitters, heap.HeapEmitters,
+                   video_scalar.ScalarVideoEmitters):
     def __init__(self, kc: KernelCompiler, block: Block) -> None:
         self.kc = kc
         self.ir = kc.ir

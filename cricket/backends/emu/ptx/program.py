@@ -30,8 +30,9 @@ EXIT = -1
 UNSUPPORTED_FEATURES = {
     "wmma": "tensor-core instruction", "mma": "tensor-core instruction", "ldmatrix": "tensor-core instruction",
     "stmatrix": "tensor-core instruction", "wgmma": "tensor-core instruction",
-    "tcgen05": "tensor-core instruction", "mbarrier": "TMA/asynchronous barrier (mbarrier)",
-    "cp.async.bulk": "TMA bulk copy", "cp.reduce.async.bulk": "TMA bulk copy",
+    "tcgen05": "tensor-core instruction",
+    "cp.async.bulk.tensor": "TMA tensor copy", "cp.async.bulk.prefetch.tensor": "TMA tensor copy",
+    "cp.reduce.async.bulk": "TMA bulk reduction",
     "elect": "elect.sync (sm_90 cluster feature)", "setmaxnreg": "setmaxnreg",
     "tex": "texture fetch", "tld4": "texture gather",
     "txq": "texture query", "suld": "surface load", "sust": "surface store", "sured": "surface reduction",
