@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import EmuError
+from .rt import video_primary
 from .ptx.ast import Instr
 
 _COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
@@ -50,25 +51,11 @@ def video_scalar(op: str, n: int, a, b, c, asigned: bool, bsigned: bool, dsigned
     tb = _part(b, bsigned, bsel)
     if op == "vmad":
         return _vmad(ta, tb, _ints(c, n), asigned, bsigned, negate, po, scale, sat)
-    if op == "vadd":
-        tmp = ta + tb
-    elif op == "vsub":
-        tmp = ta - tb
-    elif op == "vabsdiff":
-        tmp = np.abs(ta - tb)
-    elif op == "vmin":
-        tmp = np.minimum(ta, tb)
-    elif op == "vmax":
-        tmp = np.maximum(ta, tb)
-    elif op in ("vshl", "vshr"):
-        if mode == "clamp":
-            tb = np.minimum(tb, 32)
-        else:
-            tb = tb & 0x1F
+    if op in ("vshl", "vshr"):
+        tb = np.minimum(tb, 32) if mode == "clamp" else tb & 0x1F
         tmp = ta << tb if op == "vshl" else ta >> tb
-    else:                                      # vset: an unsigned 0 or 1
-        tmp = {"eq": ta == tb, "ne": ta != tb, "lt": ta < tb, "le": ta <= tb, "gt": ta > tb,
-               "ge": ta >= tb}[cmp].astype(np.int64).astype(object)
+    else:                                      # vset gives an unsigned 0 or 1
+        tmp = np.asarray(video_primary(op[1:], ta, tb, cmp)).astype(object)
     if sat:
         tmp = _clamp(tmp, dsigned, _PARTS[dsel][1] if dsel else 32)
     if dsel is not None:
