@@ -164,3 +164,18 @@ def test_deep_divergent_recursion_counts_every_level(make_runner):
     out = r.zeros(32, np.uint32)
     r.launch(mod, "depth", (1,), (32,), out, 300)
     assert r.get(out, 32, np.uint32).tolist() == list(range(300, 332))
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_pointer_into_the_callers_frame_reaches_it(two_batches, variant):
+    # fill(&mine[1], d - 1) writes into the caller's frame: d*10 + fill(d-1) = 5 d (d + 1)
+    n = 100
+
+    def body(r):
+        po = r.zeros(n, np.int32)
+        r.launch(r.module("calls", variant), "frames", (2,), (64,), po, n)
+        return {"out": r.get(po, n, np.int32)}
+
+    got = two_batches(body)["out"]
+    d = np.arange(n) % 12
+    assert got.tolist() == (5 * d * (d + 1)).tolist()

@@ -3,10 +3,12 @@
 The kernel builder inlines device functions, which is sound and fast while the call graph is a tree.
 A function on a cycle of the call graph (recursion), and every function whose address is taken when
 the kernel calls through a register, is instead built once as blocks of its own ("real" functions).
-A call to one pushes a frame for each calling lane, as the ABI keeps frames in local memory: the
-callee's registers that are live after the call and the callee's local-memory area (its ``.param``
-formals, its depot, the call sequences of its own calls). The return pops the frame, copies the
-return values into the caller's ``retval`` slots and sends each lane back to its own call site.
+Its local variables (``.param`` formals, depot, the call sequences of its own calls) live in a
+frame on a per-thread stack in local memory, as the ABI keeps them, addressed through its frame
+pointer ``call.fp<k>``; a pointer into a frame stays valid in deeper calls. A call, for each calling
+lane, pushes the callee's frame and saves the callee's registers that are live after the call (and
+its frame pointer); the return copies the return values into the caller's ``retval`` slots, pops
+the frame and sends each lane back to its own call site.
 
 Control moves as the kernel's other blocks do: a call ends its block (kind ``call``); the callee's
 ``ret`` jumps to one return block (kind ``return``) followed by a chain of compare-and-branch
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...cudafacts.limits import DEFAULTS, STACK_SIZE
 from .errors import CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED, EmuError, not_supported
 from .ptx.ast import Group, Imm, Instr, Label, Reg, Sym
 from .ptx.parser import ensure_body
@@ -32,8 +35,17 @@ CODE_WINDOW = 0x7C00_0000_0000
 CODE_STRIDE = 16
 CALL_OPS = ("callpush", "callret")
 SITE_REG, CALLEE_REG, PRED_REG = "call.site", "call.callee", "call.p"
-MAX_DEPTH = 1 << 16               # frames of one function per thread before a stack overflow
-STACK_BUDGET = 2 << 30            # bytes of saved frames per batch
+# Each thread's frames follow the kernel's own local memory: first as much stack as a GPU thread has
+# by default, doubled (for every thread of the batch) whenever a call needs more.
+STACK_BYTES = DEFAULTS[STACK_SIZE]
+LOCAL_BUDGET = 1 << 30            # bytes of local memory per batch the stack may grow to
+MAX_DEPTH = 1 << 16               # frames of one function per thread
+STACK_BUDGET = 2 << 30            # bytes of saved registers per batch
+
+
+def frame_register(fid: int) -> str:
+    """The pseudo-register holding real function ``fid``'s frame pointer (per lane)."""
+    return f"call.fp{fid}"
 
 
 def function_address(prog, name: str) -> int:
@@ -92,7 +104,7 @@ class RealFunction:
     formals: list[tuple[int, int]] = field(default_factory=list)      # (local offset, size)
     ret_formals: list[tuple[int, int]] = field(default_factory=list)
     regs: list[str] = field(default_factory=list)                     # registers of its expansion
-    lo: int = 0                                   # its local-memory area [lo, hi)
+    lo: int = 0                                   # its locals' static offsets [lo, hi): a frame
     hi: int = 0
     sites: list[int] = field(default_factory=list)                    # call sites that may call it
 
@@ -104,6 +116,7 @@ class CallSite:
     args: list[tuple[int, int]]                   # caller's argument slots (local offset, size)
     rets: list[tuple[int, int]]                   # caller's return-value slots
     cont: str                                     # label where the caller goes on
+    caller: int = -1                              # fid of the calling real function, -1: the kernel
     dispatch: str = ""                            # indirect: label of the chain choosing the callee
     cont_block: int = -1
     by_address: dict = field(default_factory=dict)                    # indirect: address -> RealFunction
@@ -137,6 +150,8 @@ class CallPlan:
         self.functions: dict[str, RealFunction] = {}
         self.sites: list[CallSite] = []
         self._queue: list[str] = []
+        self._caller = -1
+        self.stack_base = 0                       # where the frames start in each lane's local memory
 
     @staticmethod
     def _reaches(graph: dict[str, set[str]], g: str) -> bool:
@@ -173,7 +188,7 @@ class CallPlan:
             if len(args) != len(fn.params) or len(rets) > len(fn.rets):
                 raise EmuError(218, f"call of {target.name} with {len(args)} arguments, it takes {len(fn.params)}")
         site = CallSite(k, callee, [self._slot(b, a, "argument") for a in args],
-                        [self._slot(b, r, "return value") for r in rets], f"call.s{k}.cont")
+                        [self._slot(b, r, "return value") for r in rets], f"call.s{k}.cont", self._caller)
         self.sites.append(site)
         ops: tuple = (Imm(k, "int"),)
         if callee is None:
@@ -209,6 +224,9 @@ class CallPlan:
                 raise EmuError(500, f"device function {name} is declared but defined in no loaded PTX module")
             prefix = f"callf{f.fid}_"  # word characters only, as the inliner's prefixes
             before = set(b.regs)
+            before_syms = set(b.symbols)
+            self._caller = f.fid
+            b.local_size = -(-b.local_size // 16) * 16
             f.lo = b.local_size
             pmap: dict[str, str] = {}
             for formal in fn.params:
@@ -227,6 +245,14 @@ class CallPlan:
             b.out.append(Instr("bra", ("uni",), (Sym(f.ret_label),)))
             f.hi = b.local_size
             f.regs = [r for r in b.regs if r not in before]
+            for g in b.symbols.keys() - before_syms:
+                sym = b.symbols[g]
+                if sym.space == "local" and f.lo <= sym.offset < f.hi:
+                    sym.frame = f.fid
+            b.regs[frame_register(f.fid)] = "u64"
+        self._caller = -1
+        self.stack_base = -(-b.local_size // 16) * 16
+        b.local_size = self.stack_base + STACK_BYTES
         for site in self.sites:
             if site.callee is None:
                 site.by_address = {f.address: f for g, f in self.functions.items() if g in self.targets}
@@ -275,18 +301,20 @@ class CallPlan:
 
 # ---- run time (called by the generated block code) ----------------------------------------------
 class CallStack:
-    """Per-lane frames of a running batch, one stack per real function."""
+    """Per-lane frames of a running batch: the stack pointer, and per real function the call sites,
+    saved frame pointers and saved registers of its active calls."""
 
-    def __init__(self, X) -> None:
+    def __init__(self, X, plan: CallPlan) -> None:
         self.N = X.N
+        self.sp = np.full(X.N, plan.stack_base, np.int64)
         self.depth: dict[int, np.ndarray] = {}
         self.sites: dict[int, np.ndarray] = {}
-        self.locals: dict[int, np.ndarray] = {}
+        self.fps: dict[int, np.ndarray] = {}
         self.regs: dict[tuple[int, str], np.ndarray] = {}
         self.bytes = 0
 
     def _grow(self, f: RealFunction, need: int, saved) -> None:
-        """Make room for ``need`` frames of ``f`` (doubling), within the depth and memory limits."""
+        """Make room for ``need`` calls of ``f`` (doubling), within the depth and memory limits."""
         cur = self.sites.get(f.fid)
         cap = 0 if cur is None else cur.shape[0]
         if need > cap:
@@ -296,30 +324,30 @@ class CallStack:
             cap = max(cap, 4)
             while cap < need:
                 cap *= 2
-            self.sites[f.fid] = self._grown(cur, cap, (self.N,), np.int32)
-            self.locals[f.fid] = self._grown(self.locals.get(f.fid), cap, (self.N, f.hi - f.lo), np.uint8)
+            self.sites[f.fid] = self._grown(cur, cap, np.int32)
+            self.fps[f.fid] = self._grown(self.fps.get(f.fid), cap, np.uint64)
             for key in [k for k in self.regs if k[0] == f.fid]:
-                self.regs[key] = self._grown(self.regs[key], cap, (self.N,), self.regs[key].dtype)
+                self.regs[key] = self._grown(self.regs[key], cap, self.regs[key].dtype)
         for r, dt in saved:
             if (f.fid, r) not in self.regs:
-                self.regs[(f.fid, r)] = self._grown(None, cap, (self.N,), dt)
+                self.regs[(f.fid, r)] = self._grown(None, cap, dt)
         if self.bytes > STACK_BUDGET:
-            raise EmuError(CUDA_ERROR_LAUNCH_FAILED, f"call stacks of {self.N} threads need more than "
+            raise EmuError(CUDA_ERROR_LAUNCH_FAILED, f"the saved registers of {self.N} threads need more than "
                                                      f"{STACK_BUDGET >> 20} MiB; launch fewer threads at once "
                                                      "(a smaller max_lanes) or recurse less deeply")
 
-    def _grown(self, old: np.ndarray | None, cap: int, shape: tuple, dt) -> np.ndarray:
-        a = np.zeros((cap,) + shape, dt)
+    def _grown(self, old: np.ndarray | None, cap: int, dt) -> np.ndarray:
+        a = np.zeros((cap, self.N), dt)
         self.bytes += a.nbytes - (0 if old is None else old.nbytes)
         if old is not None:
             a[: old.shape[0]] = old
         return a
 
 
-def _stack(X) -> CallStack:
+def _stack(X, plan: CallPlan) -> CallStack:
     st = X.__dict__.get("call_stack")
     if st is None:
-        st = X.call_stack = CallStack(X)
+        st = X.call_stack = CallStack(X, plan)
     return st
 
 
@@ -327,37 +355,69 @@ def _lanes(X, L) -> np.ndarray:
     return np.arange(X.N) if L is None else L
 
 
-def _frame_view(X) -> np.ndarray | None:
-    return None if X.local is None else X.local.reshape(X.N, X.LS)
+def _fp(X, fid: int, lanes: np.ndarray) -> np.ndarray:
+    """Frame pointers of ``lanes`` for real function ``fid`` (0 for the kernel's own locals)."""
+    if fid < 0:
+        return np.zeros(len(lanes), np.int64)
+    v = X.R.get(frame_register(fid))
+    v = np.uint64(0) if v is None else v
+    return np.broadcast_to(v[lanes] if type(v) is np.ndarray else v, (len(lanes),)).astype(np.int64)
+
+
+def _copy(frame: np.ndarray, lanes: np.ndarray, src: np.ndarray, dst: np.ndarray, size: int) -> None:
+    """Copy ``size`` bytes per lane within each lane's local memory, at per-lane offsets."""
+    k = np.arange(size)
+    rows = lanes[:, None]
+    frame[rows, dst[:, None] + k] = frame[rows, src[:, None] + k]
+
+
+def _grow_local(X, need: int, f: RealFunction) -> None:
+    """Double every lane's local memory until ``need`` bytes fit (offsets within a lane stay valid)."""
+    ls = X.LS
+    while ls < need:
+        ls *= 2
+    if X.N * ls > LOCAL_BUDGET:
+        raise EmuError(CUDA_ERROR_LAUNCH_FAILED, f"stack overflow calling {f.name}: {X.N} threads would need "
+                                                 f"{ls} bytes of local memory each; launch fewer threads at once "
+                                                 "(a smaller max_lanes) or recurse less deeply")
+    grown = np.zeros(X.N * ls, np.uint8)
+    grown.reshape(X.N, ls)[:, :X.LS] = X.local.reshape(X.N, X.LS)
+    X.local, X.LS = grown, ls
+    X._lviews.clear()
 
 
 def _push(X, st: CallStack, f: RealFunction, site: CallSite, lanes: np.ndarray) -> None:
+    from .rt import put
     depth = st.depth.get(f.fid)
     if depth is None:
         depth = st.depth[f.fid] = np.zeros(X.N, np.int64)
     d = depth[lanes]
     saved = site.saved.get(f.fid, ())
     st._grow(f, int(d.max()) + 1, saved)
+    base = st.sp[lanes]
+    size = -(-(f.hi - f.lo) // 16) * 16
+    if int(base.max()) + size > X.LS:
+        _grow_local(X, int(base.max()) + size, f)
     R = X.R
     for r, dt in saved:
         v = R.get(r)
         st.regs[(f.fid, r)][d, lanes] = 0 if v is None else (v[lanes] if type(v) is np.ndarray else v)
     st.sites[f.fid][d, lanes] = site.index
+    caller_fp = _fp(X, site.caller, lanes)
+    st.fps[f.fid][d, lanes] = _fp(X, f.fid, lanes).astype(np.uint64)
     depth[lanes] = d + 1
-    frame = _frame_view(X)
-    if frame is None:
-        return
-    if f.hi > f.lo:
-        st.locals[f.fid][d, lanes] = frame[lanes, f.lo:f.hi]
-    for (src, size), (dst, fsize) in zip(site.args, f.formals):
-        n = min(size, fsize)
-        frame[lanes, dst:dst + n] = frame[lanes, src:src + n]
+    fp = base - f.lo
+    st.sp[lanes] = base + size
+    put(X, frame_register(f.fid), lanes, fp.astype(np.uint64), np.uint64)
+    frame = X.local.reshape(X.N, X.LS)
+    for (src, n), (dst, fsize) in zip(site.args, f.formals):
+        _copy(frame, lanes, caller_fp + src, fp + dst, min(n, fsize))
 
 
-def callpush(X, site: CallSite, L, target=None) -> None:
+def callpush(X, plan: CallPlan, site: CallSite, L, target=None) -> None:
     """Call from ``site`` for lanes ``L``; ``target``: the function addresses of an indirect call."""
     from .rt import put
-    st = _stack(X)
+    st = _stack(X, plan)
     lanes = _lanes(X, L)
     if site.callee is not None:
         _push(X, st, site.callee, site, lanes)
@@ -374,25 +434,28 @@ def callpush(X, site: CallSite, L, target=None) -> None:
 
 
 def callret(X, plan: CallPlan, f: RealFunction, L) -> None:
-    """Return from ``f`` for lanes ``L``: restore their frames, hand back the return values."""
+    """Return from ``f`` for lanes ``L``: hand back the return values, pop their frames."""
     from .rt import put
-    st = _stack(X)
+    st = _stack(X, plan)
     lanes = _lanes(X, L)
     depth = st.depth[f.fid]
     d = depth[lanes] - 1
     sites = st.sites[f.fid][d, lanes]
-    frame = _frame_view(X)
-    values = [frame[lanes, off:off + size].copy() for off, size in f.ret_formals] if frame is not None else []
-    if frame is not None and f.hi > f.lo:
-        frame[lanes, f.lo:f.hi] = st.locals[f.fid][d, lanes]
+    frame = X.local.reshape(X.N, X.LS)
+    fp = _fp(X, f.fid, lanes)
+    k16 = [np.arange(size) for _, size in f.ret_formals]
+    values = [frame[lanes[:, None], (fp + off)[:, None] + k] for (off, _), k in zip(f.ret_formals, k16)]
+    st.sp[lanes] = fp + f.lo
+    put(X, frame_register(f.fid), lanes, st.fps[f.fid][d, lanes], np.uint64)
     depth[lanes] = d
-    for k in np.unique(sites):
-        site = plan.sites[int(k)]
-        m = sites == k
+    for s in np.unique(sites):
+        site = plan.sites[int(s)]
+        m = sites == s
         sub, dd = lanes[m], d[m]
         for r, dt in site.saved.get(f.fid, ()):
             put(X, r, sub, st.regs[(f.fid, r)][dd, sub], dt)
+        caller_fp = _fp(X, site.caller, sub)
         for (off, size), v in zip(site.rets, values):
             n = min(size, v.shape[1])
-            frame[sub, off:off + n] = v[m, :n]
+            frame[sub[:, None], (caller_fp + off)[:, None] + np.arange(n)] = v[m, :n]
     put(X, SITE_REG, lanes, sites.astype(np.uint32), np.uint32)

@@ -295,10 +295,14 @@ class BlockCodegen(async_copy.AsyncEmitters, InstructionEmitters, heap.HeapEmitt
         if sym.space == "global":
             return f"(X.G[{sym.offset}] + {self.kc.const(o.offset, 'u64')})", "u64"
         if sym.space in ("shared", "local", "kparam"):
-            return self.kc.const(sym.offset + o.offset, "u64"), "u64"
+            return self.in_frame(self.kc.const(sym.offset + o.offset, "u64"), sym), "u64"
         if sym.space == "func":
             return self.kc.const(sym.offset + o.offset, "u64"), "u64"
         raise not_supported(f"symbol {o.name} as a value")
+
+    def in_frame(self, offset: str, sym) -> str:
+        """A local's address: in the current frame for a function called for real (frames move)."""
+        return offset if sym.frame < 0 else f"({offset} + {self.use(Reg(calls.frame_register(sym.frame)))})"
 
     def assign(self, o, expr: str, t: str, fresh: bool = True) -> None:
         """Write ``expr`` (compute dtype ``t``) to destination operand ``o`` (honours the guard)."""
@@ -414,7 +418,7 @@ class BlockCodegen(async_copy.AsyncEmitters, InstructionEmitters, heap.HeapEmitt
         if b.kind == "call":
             site = self.kc.bind(plan.sites[ops[0].value], "CS")
             target = f", {self.src(ops[1], 'u64')}" if len(ops) > 1 else ""
-            call = f"callpush(X, {site}, L{target})"
+            call = f"callpush(X, {self.kc.bind(plan, 'CP')}, {site}, L{target})"
         else:
             f = next(f for f in plan.functions.values() if f.fid == ops[0].value)
             call = f"callret(X, {self.kc.bind(plan, 'CP')}, {self.kc.bind(f, 'CF')}, L)"

@@ -76,7 +76,7 @@ class InstructionEmitters:
             if sym.space == "kparam":
                 return "kparam", str(sym.offset + off)
             if sym.space == "local":
-                return "local", self.kc.const(sym.offset + off, "u64")
+                return "local", self.in_frame(self.kc.const(sym.offset + off, "u64"), sym)
             if sym.space == "shared":
                 if space == "generic":
                     return "generic", self.kc.const(rt_window("shared") + sym.offset + off, "u64")

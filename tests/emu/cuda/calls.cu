@@ -41,6 +41,24 @@ __global__ void recursion(const int *values, int size, int *fibs, int *acks, int
     walks[i] = walk(values, size, i % size, 0);
 }
 
+// each call hands a pointer into its own frame to the next one, which writes through it
+__device__ void fill(int *slot, int depth)
+{
+    int mine[2];
+    mine[0] = depth;
+    mine[1] = 0;
+    if (depth > 0)
+        fill(&mine[1], depth - 1);
+    *slot = mine[0] * 10 + mine[1];
+}
+
+__global__ void frames(int *out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        fill(&out[i], i % 12);
+}
+
 typedef float (*unary_fn)(float);
 __device__ float twice(float x) { return 2.0f * x; }
 __device__ float square(float x) { return x * x; }

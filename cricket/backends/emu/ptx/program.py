@@ -72,6 +72,7 @@ class Symbol:
     offset: int = 0          # kparam/local/shared offset, or index into the global address table
     size: int = 0
     decl: VarDecl | None = None
+    frame: int = -1          # local: in the frame of real function ``frame`` (see calls.py), else -1
 
 
 @dataclass
