@@ -77,3 +77,52 @@ def test_arriving_more_than_pending_fails_the_launch(make_runner):
     with pytest.raises(EmuError) as e:
         r.dev.launch(mod.get_function("over"), (1,), (1,), 0, b"")
     assert e.value.name == "CUDA_ERROR_LAUNCH_FAILED" and "pending" in str(e.value)
+
+
+PTX_BULK_OUT = """
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry round_trip(.param .u64 src, .param .u64 dst)
+{
+    .reg .pred %leader;
+    .reg .b32 %t, %v, %s;
+    .reg .b64 %g, %o, %state;
+    .shared .align 16 .b8 tile[512];
+    .shared .align 8 .b64 bar;
+    mov.u32 %t, %tid.x;
+    setp.eq.u32 %leader, %t, 0;
+    @%leader mbarrier.init.shared::cta.b64 [bar], 1;
+    bar.sync 0;
+    ld.param.u64 %g, [src];
+    @%leader cp.async.bulk.prefetch.L2.global [%g], 512;
+    @%leader mbarrier.arrive.expect_tx.shared::cta.b64 %state, [bar], 512;
+    @%leader cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [tile], [%g], 512, [bar];
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %leader, [bar], 0;
+    @!%leader bra WAIT;
+    mov.u32 %s, tile;
+    mad.lo.u32 %s, %t, 4, %s;
+    ld.shared.u32 %v, [%s];
+    mul.lo.u32 %v, %v, 3;
+    st.shared.u32 [%s], %v;
+    fence.proxy.async.shared::cta;
+    bar.sync 0;
+    setp.eq.u32 %leader, %t, 0;
+    ld.param.u64 %g, [dst];
+    @%leader cp.async.bulk.global.shared::cta.bulk_group [%g], [tile], 512;
+    @%leader cp.async.bulk.commit_group;
+    @%leader cp.async.bulk.wait_group.read 0;
+    ret;
+}
+"""
+
+
+def test_bulk_copies_in_and_out_of_shared_memory(make_runner, rng):
+    r = make_runner()
+    mod = r.dev.load_module([PTX_BULK_OUT])
+    x = rng.integers(0, 1 << 20, 128).astype(np.uint32)
+    pd = r.zeros(128, np.uint32)
+    r.dev.launch(mod.get_function("round_trip"), (1,), (128,), 0,
+                 np.array([r.put(x), pd], np.uint64).tobytes())
+    assert np.array_equal(r.get(pd, 128, np.uint32), x * 3)
