@@ -21,7 +21,7 @@ SUPPORTED_OPS = {
     "brkpt", "bar", "barrier", "membar", "fence", "atom", "red", "shfl", "vote", "match", "redux",
     "activemask", "call", "nanosleep", "prefetch", "prefetchu", "isspacep", "cp", "dp4a",
     "pmevent", "discard", "createpolicy", "vprintf", "assertfail", "mapa", "getctarank", "bmsk", "szext",
-    "griddepcontrol", "mbarrier",
+    "griddepcontrol", "mbarrier", "elect",
 } | VIDEO_SELECTOR_OPS
 
 

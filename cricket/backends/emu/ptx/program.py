@@ -33,7 +33,7 @@ UNSUPPORTED_FEATURES = {
     "tcgen05": "tensor-core instruction",
     "cp.async.bulk.tensor": "TMA tensor copy", "cp.async.bulk.prefetch.tensor": "TMA tensor copy",
     "cp.reduce.async.bulk": "TMA bulk reduction",
-    "elect": "elect.sync (sm_90 cluster feature)", "setmaxnreg": "setmaxnreg",
+    "setmaxnreg": "setmaxnreg",
     "tex": "texture fetch", "tld4": "texture gather",
     "txq": "texture query", "suld": "surface load", "sust": "surface store", "sured": "surface reduction",
     "suq": "surface query", "istypep": "texture/surface type test", "applypriority": "L2 cache priority",
@@ -121,7 +121,7 @@ class KernelIR:
         return ins.text(), src
 
 
-WARP_OPS = {"shfl", "vote", "match", "redux", "activemask"}
+WARP_OPS = {"shfl", "vote", "match", "redux", "activemask", "elect"}
 
 
 class Program:
