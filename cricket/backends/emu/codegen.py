@@ -14,7 +14,7 @@ import struct
 
 import numpy as np
 
-from . import async_copy, calls, elect, heap, rt, video_scalar
+from . import async_copy, call_stack, calls, elect, heap, rt, video_scalar
 from .errors import EmuError, not_supported
 from .dtypes import NP, SIZE, STORAGE, UNS
 from .ptx.ast import Imm, Instr, Not, Reg, Sink, Special, Sym
@@ -59,7 +59,7 @@ class KernelCompiler:
         self.ir = ir
         self.ns: dict = {"np": np, "rt": rt, "get": rt.get, "put": rt.put, "sel": rt.sel,
                          "ndarray": np.ndarray,
-                         "callpush": calls.callpush, "callret": calls.callret,
+                         "callpush": call_stack.callpush, "callret": call_stack.callret,
                          "heap_malloc": heap.heap_malloc, "heap_free": heap.heap_free,
                          "vscalar": video_scalar.video_scalar, "mbar": async_copy.mbarrier_update,
                          "mbar_pending": async_copy.pending_count, "bulk_copy": async_copy.bulk_copy,
