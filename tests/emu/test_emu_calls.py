@@ -179,3 +179,18 @@ def test_a_pointer_into_the_callers_frame_reaches_it(two_batches, variant):
     got = two_batches(body)["out"]
     d = np.arange(n) % 12
     assert got.tolist() == (5 * d * (d + 1)).tolist()
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_virtual_functions_dispatch_by_the_objects_type(two_batches, rng, variant):
+    n = 200
+    x = rng.uniform(0, 5, n).astype(np.float32)
+
+    def body(r):
+        po = r.zeros(n, np.float32)
+        r.launch(r.module("calls", variant), "areas", (4,), (64,), r.put(x), po, n)
+        return {"out": r.get(po, n, np.float32)}
+
+    got = two_batches(body)["out"]
+    want = np.where(np.arange(n) % 3 != 0, x * x, np.float32(0.5) * x * np.float32(2))
+    assert np.array_equal(got, want.astype(np.float32))
