@@ -251,6 +251,7 @@ class CallPlan:
                   ", ".join(self.functions))
         self.stack_base = -(-b.local_size // 16) * 16
         b.local_size = self.stack_base + STACK_BYTES
+        self.prog = None                          # the kernel's IR keeps the plan, not the program
         for site in self.sites:
             if site.callee is None:
                 site.by_address = {f.address: f for g, f in self.functions.items() if g in self.targets}
