@@ -79,33 +79,32 @@ class DeviceHeap:
             out[ok] = _U64(self.base) + starts[ok].astype(_U64) * _U64(GRANULE)
             self._cursor = c + total
             return out
+        # first fit over the free runs, found once for the whole call
+        runs = self._free_runs()
+        starts, lengths = [], []
         for k in np.flatnonzero(ok):
-            g = self._find(int(need[k]))
-            if g >= 0:
-                self._take(np.array([g]), need[k:k + 1])
-                out[k] = self.base + g * GRANULE
-                self._cursor = g + int(need[k])
+            n = int(need[k])
+            run = next((r for r in runs if r[1] >= n), None)
+            if run is None:
+                continue                        # NULL: no run is long enough
+            out[k] = self.base + run[0] * GRANULE
+            starts.append(run[0])
+            lengths.append(n)
+            run[0] += n
+            run[1] -= n
+        if starts:
+            self._take(np.array(starts), np.array(lengths))
+            self._cursor = starts[-1] + lengths[-1]
         return out
 
     def _take(self, starts: np.ndarray, lengths: np.ndarray) -> None:
         self._lengths[starts] = lengths
         self._used[np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))] = 1
 
-    def _find(self, n: int) -> int:
-        """First granule of a free run of ``n`` (next-fit from the cursor, then from the start)."""
-        free = self._used == 0
-        for lo in (self._cursor, 0):
-            f = free[lo:]
-            if len(f) < n:
-                continue
-            # runs of free granules: starts where free begins, lengths to the next used one
-            edges = np.diff(np.concatenate(([0], f.view(np.int8), [0])))
-            run_starts = np.flatnonzero(edges == 1)
-            run_ends = np.flatnonzero(edges == -1)
-            fit = np.flatnonzero(run_ends - run_starts >= n)
-            if len(fit):
-                return lo + int(run_starts[fit[0]])
-        return -1
+    def _free_runs(self) -> list[list[int]]:
+        """[first granule, length] of each run of free granules, in address order."""
+        edges = np.diff(np.concatenate(([0], (self._used == 0).view(np.int8), [0])))
+        return [[int(a), int(b - a)] for a, b in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1))]
 
     def free(self, ptrs: np.ndarray) -> None:
         """Release the blocks at ``ptrs`` (NULL is ignored, as by C's free)."""
