@@ -113,6 +113,8 @@ class Bench:
                         (pA, pB, pC, k, k, k), lambda: A @ B, 100)
         self.wmma_gemm_row()
 
+        self.recursion_row()
+
         fn = basic.get_function("vecadd")
         params = pack_params(fn, pa, pb, pc, 256)
         self.dev.launch(fn, (1,), (256,), 0, params)
@@ -137,8 +139,31 @@ class Bench:
                         "wmma_gemm", (k // 32, k // 32), (128,), (pA, pB, pC, k, k, k),
                         lambda: (A64 @ B64).astype(np.float32), 100)
 
+    def recursion_row(self):
+        """Recursive device functions (fib, ackermann, a tree walk) with real per-lane call frames."""
+        n, size = 1 << 14, 29
+        values = ((np.arange(size) * 37) % 23 - 11).astype(np.int32)
+        outs = [self.dev.mem_alloc(4 * n) for _ in range(3)] + [self.dev.mem_alloc(8 * n)]
+
+        def fib(k):
+            return k if k < 2 else fib(k - 1) + fib(k - 2)
+
+        def ack(m, k):
+            return k + 1 if m == 0 else ack(m - 1, 1) if k == 0 else ack(m - 1, ack(m, k - 1))
+
+        def walk(node, depth):
+            if node >= size:
+                return depth
+            seen = int(values[(node + node % 3) % size]) * (node % 3 + 1)
+            return seen + 2 * walk(2 * node + 1, depth + 1) - walk(2 * node + 2, depth + 1)
+
+        def python_recursion():
+            return [(fib(i % 15), ack(i % 3, i % 4), (i % 23) % 2, walk(i % size, 0)) for i in range(n)]
+        self.kernel_row("recursive calls (fib, ackermann, tree walk), 16K threads", self.mod("calls"), "recursion",
+                        (n // 256,), (256,), (self.put(values), size, *outs, n), python_recursion, 10)
+
     def table(self) -> str:
-        head = ("what", "ours", "reference (NumPy, same data)", "ratio", "goal", "met")
+        head = ("what", "ours", "reference (NumPy, or Python for recursion; same data)", "ratio", "goal", "met")
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         lines += ["| " + " | ".join(r) + " |" for r in self.rows]
         return "\n".join(lines)

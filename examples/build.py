@@ -68,6 +68,9 @@ EXAMPLES = (
     Example("shared_memory_config", ("shared_memory_config.cu",)),
     Example("wmma_gemm", ("wmma_gemm.cu",), ("-arch=sm_80",)),
     Example("mma_ldmatrix", ("mma_ldmatrix.cu",), ("-arch=sm_80",)),
+    Example("recursion", ("recursion.cu",)),
+    Example("function_pointers", ("function_pointers.cu",)),
+    Example("device_malloc", ("device_malloc.cu",)),
 )
 BY_NAME = {e.name: e for e in EXAMPLES}
 

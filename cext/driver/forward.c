@@ -495,6 +495,10 @@ CRICKET_DRV_EXPORT CUresult cuEventDestroy_v2(CUevent hEvent)
 
 CRICKET_DRV_EXPORT CUresult cuCtxSynchronize(void)
 { return forward("cuCtxSynchronize", NULL, 0); }
+CRICKET_DRV_EXPORT CUresult cuCtxSetLimit(CUlimit limit, size_t value)
+{ return FWD("cuCtxSetLimit", U(limit), U(value)); }
+CRICKET_DRV_EXPORT CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit)
+{ return FWD("cuCtxGetLimit", U(pvalue), U(limit)); }
 CRICKET_DRV_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx)
 { return forward("cuCtxSynchronize", NULL, 0); }
 

@@ -117,6 +117,11 @@ class Device(abc.ABC):
     @abc.abstractmethod
     def memset(self, dst: int, value: int, element_size: int, count: int, stream: Any = None) -> None: ...
 
+    # limits
+    def set_limit(self, limit: int, value: int) -> None:
+        """cuCtxSetLimit for this device's context (the printf FIFO goes through the session)."""
+        raise BackendError(curesult.NOT_SUPPORTED, f"this backend cannot set CUlimit {limit}")
+
     # modules
     @abc.abstractmethod
     def module_load(self, image: bytes, kind: ImageKind) -> Any:

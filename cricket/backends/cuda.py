@@ -97,6 +97,10 @@ class CudaDevice(Device):
         free, total = _check(self._enter().cuMemGetInfo(), "cuMemGetInfo")
         return int(free), int(total)
 
+    def set_limit(self, limit: int, value: int) -> None:
+        drv = self._enter()
+        _check(drv.cuCtxSetLimit(drv.CUlimit(limit), value), "cuCtxSetLimit")
+
     def _htod(self, dst: int, source, size: int, stream) -> None:
         """``size`` bytes from ``source`` (a buffer, or the address of host memory) to ``dst``.
         The asynchronous form returns once the driver has staged the bytes (pageable source), so

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from .. import _env
 from ..cudafacts import curesult
-from ..cudafacts import device_attributes
+from ..cudafacts import device_attributes, limits
 from . import reference_device
 from .base import Backend, BackendError, Device, DeviceProperties, FunctionInfo, ImageKind, ParamInfo
 
@@ -103,6 +103,13 @@ class EmuDevice(Device):
         with _errors:
             free, total = self.dev.mem_get_info()
         return int(free), int(total)
+
+    def set_limit(self, limit: int, value: int) -> None:
+        if limit == limits.MALLOC_HEAP_SIZE:
+            with _errors:
+                self.dev.set_malloc_heap_size(value)
+        elif limit != limits.STACK_SIZE:     # emulated frames have no fixed stack to size
+            raise BackendError(curesult.UNSUPPORTED_LIMIT, f"the emu device has no CUlimit {limit}")
 
     def memcpy_htod(self, dst: int, data, stream=None) -> None:
         with _errors:

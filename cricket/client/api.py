@@ -445,6 +445,11 @@ class Connection:
         synchronising calls (cudaLimitPrintfFifoSize; default 1 MiB, at most 16 MiB)."""
         self._check(self._stub.CR_SET_OUTPUT_LIMIT(size), "cuCtxSetLimit(CU_LIMIT_PRINTF_FIFO_SIZE)")
 
+    def set_limit(self, limit: int, value: int) -> None:
+        """cuCtxSetLimit for a CUlimit other than the printf FIFO, e.g. the device malloc heap
+        (``cricket.cudafacts.limits.MALLOC_HEAP_SIZE``), before a kernel uses it."""
+        self._check(self._stub.CR_CTX_SET_LIMIT(P.cr_limit_args(limit=limit, value=value)), "cuCtxSetLimit")
+
     def error_string(self, code: int) -> str:
         return self._stub.CR_ERROR_STRING(code)
 

@@ -29,13 +29,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cricket import _select
-from cricket.client import mapped
+from cricket.client import context_limits, mapped
 from cricket.client.runtime import RUNTIME as rt
 from cricket.client.runtime import (StreamRef, _read_container, error_source, join_containers,
                                     read_linked_containers)
 from cricket.cudafacts import device_attributes, occupancy
 from cricket.cudafacts.curesult import (DEVICE_UNAVAILABLE, INVALID_HANDLE, INVALID_IMAGE, INVALID_VALUE, NOT_FOUND,
-                                        SUCCESS, UNKNOWN)
+                                        SUCCESS, UNKNOWN, UNSUPPORTED_LIMIT)
 
 hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
 
@@ -355,6 +355,24 @@ def mem_free(ptr: int, stream: int = 0) -> int:
 def mem_get_info(free: int, total: int) -> int:
     rt.store_mem_info(free, total)
     return SUCCESS
+
+
+@implements("cuCtxGetLimit")
+def ctx_get_limit(pvalue: int, limit: int) -> int:
+    current = context_limits.get_limit(limit)
+    if current is None:
+        return UNSUPPORTED_LIMIT
+    if not pvalue:
+        return INVALID_VALUE
+    hostmem.store_u64(pvalue, current)
+    return SUCCESS
+
+
+@implements("cuCtxSetLimit")
+def ctx_set_limit(limit: int, value: int) -> int:
+    if context_limits.get_limit(limit) is None:
+        return UNSUPPORTED_LIMIT
+    return SUCCESS if context_limits.set_limit(rt, limit, value) else INVALID_VALUE
 
 
 @implements("cuMemHostAlloc")

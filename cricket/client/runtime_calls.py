@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from cricket.client import device_output, launch_attributes, mapped, runtime_api
+from cricket.client import context_limits, launch_attributes, mapped, runtime_api
 from cricket.cudafacts import occupancy
 from cricket.cudafacts.cudart_errors import CUDART_VERSION
 from cricket.cudafacts.device_attributes import MAX as ATTRIBUTE_MAX
@@ -287,26 +287,18 @@ def profiler_start_stop() -> int:
     return SUCCESS                     # no profiler is attached to a remote device
 
 
-_LIMITS = {0: 1024, 1: 1 << 20, 2: 8 << 20}   # stack size, printf FIFO, malloc heap
-
-
 @implements("cudaDeviceGetLimit")
 def device_get_limit(value: int, limit: int) -> int:
-    if not value or limit not in _LIMITS:
+    current = context_limits.get_limit(limit)
+    if not value or current is None:
         return ERR_INVALID_VALUE
-    hostmem.store_u64(value, _LIMITS[limit])
+    hostmem.store_u64(value, current)
     return SUCCESS
 
 
 @implements("cudaDeviceSetLimit")
 def device_set_limit(limit: int, value: int) -> int:
-    if limit not in _LIMITS:
-        return ERR_INVALID_VALUE
-    if limit == 1 and not device_output.set_buffer_size(
-            rt.conn, value, rt.conn.output.armed and rt.stats.launches > 0):
-        return ERR_INVALID_VALUE         # printf FIFO: set on the server, before any printing launch
-    _LIMITS[limit] = value
-    return SUCCESS
+    return SUCCESS if context_limits.set_limit(rt, limit, value) else ERR_INVALID_VALUE
 
 
 # ------------------------------------------------------------------ memory

@@ -19,6 +19,7 @@ from ..rpc import NO_REPLY, PayloadSink, admit_connection, current_call, current
 from . import service as svc
 from . import shm
 from .device_output import device_output, set_output_limit
+from .context_limits import set_limit
 from .service import CricketService
 from .session import Session
 
@@ -379,6 +380,9 @@ class CricketProgram(Skeleton):
 
     def CR_SET_OUTPUT_LIMIT(self, size):
         return self._call(P.cr_status_res, set_output_limit, size)
+
+    def CR_CTX_SET_LIMIT(self, a):
+        return self._call(P.cr_status_res, set_limit, a.limit, a.value)
 
     # --- administration ----------------------------------------------------------------------
 

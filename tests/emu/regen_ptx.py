@@ -49,6 +49,9 @@ BUILDS = {
     "wmma_gemm": ["sm80"],
     "stmatrix": ["sm90"],
     "mma_raw": ["sm90"],
+    "calls": ["sm75", "sm75G", "sm90"],
+    "heap": ["sm75", "sm75G"],
+    "mbarrier": ["sm80", "sm90"],
 }
 RDC = ["rdc/rdc_a", "rdc/rdc_b"]
 

@@ -107,7 +107,6 @@ def test_census_instruction_forms_compile():
 
 @pytest.mark.parametrize("instr,feature", [
     ("wgmma.fence.sync.aligned", "tensor-core"),
-    ("mbarrier.init.shared.b64 [%r1], %r2", "mbarrier"),
     ("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4]",
      "TMA"),
     ("suld.b.1d.v4.b32.trap {%r1, %r2, %r3, %r4}, [%rd1, {%r5}]", "surface"),

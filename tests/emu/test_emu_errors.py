@@ -141,48 +141,6 @@ def test_unsupported_instruction_form_is_refused_at_load(make_runner):
     assert e.value.code == 801 and "prmt" in str(e.value)
 
 
-def test_recursion_is_refused_clearly(make_runner):
-    r = make_runner()
-    text = HEADER + """
-.func (.param .b32 rv) fact(.param .b32 n)
-{
-    .reg .b32 %r<4>;
-    .reg .pred %p1;
-    ld.param.b32 %r1, [n];
-    setp.lt.s32 %p1, %r1, 2;
-    @%p1 bra DONE;
-    sub.s32 %r2, %r1, 1;
-    {
-    .param .b32 a0;
-    st.param.b32 [a0], %r2;
-    .param .b32 r0;
-    call.uni (r0), fact, (a0);
-    ld.param.b32 %r3, [r0];
-    }
-    mul.lo.s32 %r1, %r1, %r3;
-DONE:
-    st.param.b32 [rv], %r1;
-    ret;
-}
-.visible .entry k(.param .u64 p)
-{
-    .reg .b32 %r<3>;
-    mov.u32 %r1, 5;
-    {
-    .param .b32 a0;
-    st.param.b32 [a0], %r1;
-    .param .b32 r0;
-    call.uni (r0), fact, (a0);
-    ld.param.b32 %r2, [r0];
-    }
-    ret;
-}
-"""
-    with pytest.raises(EmuError) as e:
-        r.dev.load_module([text])
-    assert e.value.code == 801 and "recursive call of fact" in str(e.value)
-
-
 def test_module_without_ptx_loads_but_launch_gives_209_with_rebuild_hint(make_runner, caplog):
     r = make_runner()
     mod = r.dev.load_module([], sass_archs=[75])

@@ -14,7 +14,7 @@ import struct
 
 import numpy as np
 
-from . import rt
+from . import async_copy, call_stack, calls, elect, heap, rt, video_scalar
 from .errors import EmuError, not_supported
 from .dtypes import NP, SIZE, STORAGE, UNS
 from .ptx.ast import Imm, Instr, Not, Reg, Sink, Special, Sym
@@ -58,7 +58,12 @@ class KernelCompiler:
     def __init__(self, ir: KernelIR) -> None:
         self.ir = ir
         self.ns: dict = {"np": np, "rt": rt, "get": rt.get, "put": rt.put, "sel": rt.sel,
-                         "ndarray": np.ndarray}
+                         "ndarray": np.ndarray,
+                         "callpush": call_stack.callpush, "callret": call_stack.callret,
+                         "heap_malloc": heap.heap_malloc, "heap_free": heap.heap_free,
+                         "vscalar": video_scalar.video_scalar, "mbar": async_copy.mbarrier_update,
+                         "mbar_pending": async_copy.pending_count, "bulk_copy": async_copy.bulk_copy,
+                         "elect": elect.elect}
         self.ns.update(NP)
         self._const_names: dict = {}
         self._vars: dict[str, str] = {}
@@ -115,8 +120,10 @@ class KernelCompiler:
     def successors(self, b: Block) -> list[int]:
         if b.kind in ("jump", "barrier"):
             out = [self.resolve(b.target)]
-        elif b.kind == "cbr":
+        elif b.kind in ("cbr", "call"):
             out = [self.resolve(b.target), self.resolve(b.fallthrough)]
+        elif b.kind == "return":
+            out = [self.resolve(b.target)]
         else:
             out = []
         return [t for t in out if t >= 0]
@@ -152,6 +159,10 @@ class KernelCompiler:
         for g in gens:
             g.build()
         live_out = self.liveness(gens)
+        if self.ir.calls is not None:
+            live_in = [set(x for x in g.loaded if not x.startswith("%")) | (live_out[k] - g.written_set)
+                       for k, g in enumerate(gens)]
+            self.ir.calls.plan_saves(live_in, {r: NP[STORAGE[t]] for r, t in self.ir.regs.items() if t in STORAGE})
         sources = [g.finish(live_out[k]) for k, g in enumerate(gens)]
         code = "\n\n".join(sources)
         try:
@@ -168,7 +179,8 @@ def compile_kernel(ir: KernelIR) -> CompiledKernel:
     return KernelCompiler(ir).compile()
 
 
-class BlockCodegen(InstructionEmitters):
+class BlockCodegen(async_copy.AsyncEmitters, InstructionEmitters, heap.HeapEmitters,
+                   video_scalar.ScalarVideoEmitters, elect.ElectEmitters):
     def __init__(self, kc: KernelCompiler, block: Block) -> None:
         self.kc = kc
         self.ir = kc.ir
@@ -284,10 +296,14 @@ class BlockCodegen(InstructionEmitters):
         if sym.space == "global":
             return f"(X.G[{sym.offset}] + {self.kc.const(o.offset, 'u64')})", "u64"
         if sym.space in ("shared", "local", "kparam"):
-            return self.kc.const(sym.offset + o.offset, "u64"), "u64"
+            return self.in_frame(self.kc.const(sym.offset + o.offset, "u64"), sym), "u64"
         if sym.space == "func":
-            raise not_supported(f"taking the address of function {o.name} (function pointers)")
+            return self.kc.const(sym.offset + o.offset, "u64"), "u64"
         raise not_supported(f"symbol {o.name} as a value")
+
+    def in_frame(self, offset: str, sym) -> str:
+        """A local's address: in the current frame for a function called for real (frames move)."""
+        return offset if sym.frame < 0 else f"({offset} + {self.use(Reg(calls.frame_register(sym.frame)))})"
 
     def assign(self, o, expr: str, t: str, fresh: bool = True) -> None:
         """Write ``expr`` (compute dtype ``t``) to destination operand ``o`` (honours the guard)."""
@@ -358,6 +374,8 @@ class BlockCodegen(InstructionEmitters):
                 term = f"return ({p}, {res(b.fallthrough)}, {res(b.target)})"
             else:
                 term = f"return ({p}, {res(b.target)}, {res(b.fallthrough)})"
+        elif b.kind in ("call", "return"):
+            term = self.call_term(b)
         else:
             term = self.barrier_term(b)
         self.term = term
@@ -393,6 +411,19 @@ class BlockCodegen(InstructionEmitters):
                     dt = self.reg_type(Reg(name))
                     tail.append(f"        put(X, {name!r}, L, {self.kc.var(name)}, {dt})")
         return "\n".join(head + body + tail + ["    " + term])
+
+    def call_term(self, b: Block) -> str:
+        """Push or pop the lanes' frames (after the write-back), then go on to the next block."""
+        plan = self.ir.calls
+        ops = b.last.operands
+        if b.kind == "call":
+            site = self.kc.bind(plan.sites[ops[0].value], "CS")
+            target = f", {self.src(ops[1], 'u64')}" if len(ops) > 1 else ""
+            call = f"callpush(X, {self.kc.bind(plan, 'CP')}, {site}, L{target})"
+        else:
+            f = next(f for f in plan.functions.values() if f.fid == ops[0].value)
+            call = f"callret(X, {self.kc.bind(plan, 'CP')}, {self.kc.bind(f, 'CF')}, L)"
+        return f"{call}\n    return {self.kc.resolve(b.target)}"
 
     def barrier_term(self, b: Block) -> str:
         ins = b.barrier

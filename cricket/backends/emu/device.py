@@ -17,6 +17,8 @@ from .codegen import CompiledKernel, KernelCompiler, compile_kernel
 from .dtypes import NP, STORAGE
 from .errors import (CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NO_BINARY_FOR_GPU,
                      CUDA_ERROR_NOT_FOUND, STICKY_CODES, EmuError)
+from .calls import function_address
+from .heap import discard_heap, heap_of
 from .executor import DEFAULT_MAX_STEPS, SM_COUNT, WARP_SIZE, LaunchConfig, run_kernel
 from .memory import DEFAULT_ARENA, GLOBAL_BASE, DeviceArena
 from .ptx.parser import parse
@@ -165,6 +167,9 @@ class EmuModule:
             if isinstance(item, tuple):
                 _, name, off = item
                 name = self.program.global_name(0, name) if name not in self.globals else name
+                if name not in self.globals and name in self.program.functions:    # a function pointer
+                    vals.append(function_address(self.program, name) + off)
+                    continue
                 if name not in self.globals:
                     raise EmuError(CUDA_ERROR_NOT_FOUND, f"initialiser of {var.name} refers to unknown {name}")
                 vals.append(self.globals[name][0] + off)
@@ -254,6 +259,7 @@ class EmuDevice:
             self.sticky = None
             for ptr in list(self.arena._sizes):
                 self.arena.free(GLOBAL_BASE + ptr)
+            discard_heap(self.arena)
             self._module_allocs.clear()
             for mod in list(self._modules):
                 mod.loaded = False                # as after a context reset: load modules again
@@ -261,6 +267,16 @@ class EmuDevice:
 
     def close(self) -> None:
         self.arena.close()
+
+    # ---- limits ------------------------------------------------------------------------------
+    def malloc_heap_size(self) -> int:
+        """Bytes of the device malloc heap (cudaLimitMallocHeapSize)."""
+        return heap_of(self.arena).size
+
+    def set_malloc_heap_size(self, size: int) -> None:
+        """Set cudaLimitMallocHeapSize; CUDA_ERROR_INVALID_VALUE after a kernel used the heap."""
+        with self._lock:
+            heap_of(self.arena).set_size(size)
 
     # ---- memory ------------------------------------------------------------------------------
     def mem_alloc(self, size: int) -> int:

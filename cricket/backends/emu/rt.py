@@ -346,6 +346,23 @@ def simd16x2(op, a, b, signed, relu):
     return out[0] if scalar else out
 
 
+def video_primary(op, x, y, cmp=None):
+    """The primary operation of a video instruction on extended values (``set``: 0 or 1)."""
+    if op == "add":
+        return x + y
+    if op == "sub":
+        return x - y
+    if op == "absdiff":
+        return np.abs(x - y)
+    if op == "min":
+        return np.minimum(x, y)
+    if op == "max":
+        return np.maximum(x, y)
+    if op == "set":
+        return {"eq": x == y, "ne": x != y, "lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}[cmp] * 1
+    raise ValueError(op)
+
+
 def video_simd(op, lanes, a, b, c, a_signed, b_signed, d_signed, sat, accumulate, mask, asel, bsel, cmp=None):
     """The SIMD video instructions (vadd2 ... vset4): ``lanes`` (2 or 4) half-words or bytes.
 
@@ -368,23 +385,11 @@ def video_simd(op, lanes, a, b, c, a_signed, b_signed, d_signed, sat, accumulate
     out = cv if accumulate else np.zeros_like(cv)
     for i in range(lanes):
         x, y = element(wide, asel[i], a_signed), element(wide, bsel[i], b_signed)
-        if op == "add":
-            t = x + y
-        elif op == "sub":
-            t = x - y
-        elif op == "avrg":                      # rounds halves away from zero
+        if op == "avrg":                        # rounds halves away from zero
             total = x + y
             t = np.where(total >= 0, (total + 1) >> 1, total >> 1)
-        elif op == "absdiff":
-            t = np.abs(x - y)
-        elif op == "min":
-            t = np.minimum(x, y)
-        elif op == "max":
-            t = np.maximum(x, y)
-        elif op == "set":
-            t = {"eq": x == y, "ne": x != y, "lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}[cmp].astype(s64)
         else:
-            raise ValueError(op)
+            t = np.asarray(video_primary(op, x, y, cmp)).astype(s64)
         if sat:
             lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if d_signed else (0, keep)
             t = np.clip(t, lo, hi)

@@ -22,7 +22,7 @@ SUPPORTED_OPS = {
     "brkpt", "bar", "barrier", "membar", "fence", "atom", "red", "shfl", "vote", "match", "redux",
     "activemask", "call", "nanosleep", "prefetch", "prefetchu", "isspacep", "cp", "dp4a",
     "pmevent", "discard", "createpolicy", "vprintf", "assertfail", "mapa", "getctarank", "bmsk", "szext",
-    "griddepcontrol",
+    "griddepcontrol", "mbarrier", "elect",
 } | VIDEO_SELECTOR_OPS | MATRIX_OPS
 
 
@@ -77,7 +77,7 @@ class InstructionEmitters(MatrixEmitters):
             if sym.space == "kparam":
                 return "kparam", str(sym.offset + off)
             if sym.space == "local":
-                return "local", self.kc.const(sym.offset + off, "u64")
+                return "local", self.in_frame(self.kc.const(sym.offset + off, "u64"), sym)
             if sym.space == "shared":
                 if space == "generic":
                     return "generic", self.kc.const(rt_window("shared") + sym.offset + off, "u64")

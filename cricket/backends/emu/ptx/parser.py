@@ -36,6 +36,7 @@ _NUMBERED_SPECIAL = re.compile(r"envreg(?:[12]?\d|3[01])|pm[0-7](?:_64)?|reserve
 # Operand suffixes of the SIMD video instructions: half-word (.h10) and byte (.b3210) selectors.
 _SELECTOR = re.compile(r"\.[hb]\d{1,4}")
 VIDEO_SELECTOR_OPS = {f"v{op}{n}" for op in ("add", "sub", "avrg", "absdiff", "min", "max", "set") for n in (2, 4)}
+VIDEO_SELECTOR_OPS |= {"vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset"}   # scalar
 # The one predefined constant (PTX ISA 4.4, "Predefined Identifiers"): the warp size, read as a
 # special register of that name.
 WARP_SZ = "WARP_SZ"
@@ -489,6 +490,9 @@ class _Parser:
                 self.next()
                 self.skip_braces()
                 continue
+            if kind == "id" and self.peek(1)[1] == ":" and self.peek(2)[1] == ".callprototype":
+                self.skip_to(";")          # the prototype of an indirect call: the call names it
+                continue
             if kind == "id" and self.peek(1)[1] == ":":
                 self.next()
                 self.next()
@@ -517,6 +521,9 @@ class _Parser:
         operands = []
         if not self.accept(";"):
             while True:
+                if op == "vmad" and self.peek()[1] == "-" and self.peek(1)[0] == "id":
+                    self.next()             # vmad's negated operand: the modifier "neg<operand index>"
+                    mods.append(f"neg{len(operands)}")
                 operands.append(self.operand())
                 kind, s, _ = self.peek()
                 if kind == "dir" and _SELECTOR.fullmatch(s):

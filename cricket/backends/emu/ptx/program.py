@@ -12,6 +12,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from ..calls import CALL_OPS, CallPlan, function_address
 from ..errors import CUDA_ERROR_INVALID_PTX, CUDA_ERROR_NOT_FOUND, EmuError, not_supported
 from .ast import Addr, Function, Group, Instr, Label, Module, Not, Pair, Reg, Sym, VarDecl, Vec
 from .parser import ensure_body
@@ -28,9 +29,10 @@ EXIT = -1
 # Opcodes with a feature name: refused at module load with CUDA_ERROR_NOT_SUPPORTED.
 UNSUPPORTED_FEATURES = {
     "wgmma": "tensor-core instruction",
-    "tcgen05": "tensor-core instruction", "mbarrier": "TMA/asynchronous barrier (mbarrier)",
-    "cp.async.bulk": "TMA bulk copy", "cp.reduce.async.bulk": "TMA bulk copy",
-    "elect": "elect.sync (sm_90 cluster feature)", "setmaxnreg": "setmaxnreg",
+    "tcgen05": "tensor-core instruction",
+    "cp.async.bulk.tensor": "TMA tensor copy", "cp.async.bulk.prefetch.tensor": "TMA tensor copy",
+    "cp.reduce.async.bulk": "TMA bulk reduction",
+    "setmaxnreg": "setmaxnreg",
     "tex": "texture fetch", "tld4": "texture gather",
     "txq": "texture query", "suld": "surface load", "sust": "surface store", "sured": "surface reduction",
     "suq": "surface query", "istypep": "texture/surface type test", "applypriority": "L2 cache priority",
@@ -69,6 +71,7 @@ class Symbol:
     offset: int = 0          # kparam/local/shared offset, or index into the global address table
     size: int = 0
     decl: VarDecl | None = None
+    frame: int = -1          # local: in the frame of real function ``frame`` (see calls.py), else -1
 
 
 @dataclass
@@ -105,6 +108,7 @@ class KernelIR:
     local_size: int
     files: dict[int, str] = field(default_factory=dict)
     source_count: int = 0
+    calls: CallPlan | None = None      # functions called for real (recursion, function pointers)
 
     def describe(self, ins: Instr | None) -> tuple[str | None, str | None]:
         """(instruction text, "file:line") for error messages."""
@@ -116,7 +120,8 @@ class KernelIR:
         return ins.text(), src
 
 
-WARP_OPS = {"shfl", "vote", "match", "redux", "activemask", "wmma", "mma", "ldmatrix", "stmatrix", "movmatrix"}
+WARP_OPS = {"shfl", "vote", "match", "redux", "activemask", "wmma", "mma", "ldmatrix", "stmatrix", "movmatrix",
+            "elect"}
 
 
 class Program:
@@ -252,7 +257,10 @@ class _KernelBuilder:
             self.symbols[p.name] = Symbol(p.name, "kparam", off, size, p)
             off += size
         param_size = off
+        self.plan = CallPlan(self.prog, self.name)
         self.expand(fn, mi, "", {}, None, [self.name])
+        if self.plan.used:
+            self.plan.expand_functions(self)
         shared_static = 0
         for g in self.shared_order:
             sym = self.symbols[g]
@@ -269,7 +277,7 @@ class _KernelBuilder:
         blocks = self.split()
         return KernelIR(self.name, params, param_size, self.regs, blocks, self.symbols, shared_static,
                         self.dyn_align, _align(self.local_size, 16), dict(self.prog.files),
-                        sum(len(b.instrs) for b in blocks))
+                        sum(len(b.instrs) for b in blocks), self.plan if self.plan.used else None)
 
     # ---- inlining ----------------------------------------------------------------------------
     def add_local(self, unique: str, decl: VarDecl) -> None:
@@ -324,7 +332,7 @@ class _KernelBuilder:
                         raise not_supported(f"module-scope .{var.space} variable {name}")
                 return Sym(g, off)
             if g in self.prog.functions:
-                self.symbols.setdefault(g, Symbol(g, "func"))
+                self.symbols.setdefault(g, Symbol(g, "func", function_address(self.prog, g)))
                 return Sym(g, off)
             raise EmuError(CUDA_ERROR_INVALID_PTX, f"undefined symbol {name} in {fn.name}")
 
@@ -368,17 +376,15 @@ class _KernelBuilder:
             raise EmuError(CUDA_ERROR_INVALID_PTX, "call without a target")
         target = ops.pop(0)
         args: tuple = ops.pop(0).items if ops and isinstance(ops[0], Group) else ()
-        if not isinstance(target, Sym):
-            raise not_supported("indirect call through a register (function pointers)",
-                                "the emulator inlines calls; call the function directly")
         rets = tuple(mapo(r) for r in rets)
         args = tuple(mapo(a) for a in args)
         tgt = mapo(target)
+        if not isinstance(tgt, Sym) or tgt.name in self.plan.real:
+            self.plan.emit_call(self, s, tgt, rets, args, guard)
+            return
         name = tgt.name.split("@m")[0]
         if name in ("vprintf", "__assertfail", "malloc", "free") and (
                 self.prog.functions.get(tgt.name, (None,))[0] is None or self.prog.functions[tgt.name][0].body is None):
-            if name in ("malloc", "free"):
-                raise not_supported(f"device-side {name}()")
             self.out.append(Instr(name.lstrip("_"), (), rets + args, guard, s.loc))
             return
         fn, mi = self.prog.functions[tgt.name]
@@ -469,6 +475,8 @@ class _KernelBuilder:
                         b.kind, b.target = "exit", EXIT
                     else:
                         b.kind, b.target, b.fallthrough, b.guard = "cbr", EXIT, nxt, last.guard
+                elif last.op in CALL_OPS:
+                    self.plan.terminate(b, last, label_block, nxt)
                 else:  # barrier
                     if last.guard is not None:
                         raise not_supported("predicated barrier")
@@ -485,7 +493,7 @@ class _KernelBuilder:
 
 
 def ends_block(s: Instr) -> bool:
-    if s.op in ("bra", "ret", "exit"):
+    if s.op in ("bra", "ret", "exit") or s.op in CALL_OPS:
         return True
     if s.op in ("bar", "barrier"):
         m = s.mods
