@@ -92,6 +92,7 @@ class CricketProgram(Skeleton):
         super().__init__()
         self.service = service
         self.sessions: dict[int, Session] = {}
+        self.fd_inbox: shm.FdInbox | None = None     # opened at the first CR_SHM_TICKET
 
     # --- connections -----------------------------------------------------------------
 
@@ -270,6 +271,15 @@ class CricketProgram(Skeleton):
 
     def CR_SHM_ATTACH(self, a):
         return self._call(P.cr_status_res, shm.shm_attach, a.path, a.size, current_call().peer)
+
+    def CR_SHM_TICKET(self):
+        if self.fd_inbox is None:
+            self.fd_inbox = shm.FdInbox(asyncio.get_running_loop())
+        return self._call(P.cr_shm_ticket_res, shm.shm_ticket, self.fd_inbox, current_call().peer,
+                          arm="ticket", convert=lambda t: P.cr_shm_ticket(address=t[0], ticket=t[1]))
+
+    def CR_SHM_ATTACH_FD(self, size):
+        return self._call(P.cr_status_res, shm.shm_attach_fd, size, current_call().peer)
 
     def CR_MEMCPY_HTOD_SHM(self, a):
         return self._call(P.cr_status_res, shm.memcpy_htod_shm, a.dst, a.stream, a.offset, a.size)

@@ -150,6 +150,7 @@ class Session:
         self.open_devices: dict[int, Device] = {}
         self.async_error: BackendError | None = None
         self.shared_region: Any = None   # the client's shared memory (cricket.server.shm), if attached
+        self.shm_ticket: Any = None      # its ticket for handing the region over (cricket.server.fd_inbox)
         self.counters: Counter[str] = Counter()
         self.output = OutputBuffer(self.id)    # device printf lines of this session's kernels
         self.queued = 0              # tasks submitted and not finished
