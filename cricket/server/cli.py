@@ -11,8 +11,8 @@ import logging
 import os
 import sys
 
-from .._env import MAX_POLL_US, poll_us
-from .limits import DEFAULT_HELLO_TIMEOUT, DEFAULT_MAX_SESSIONS, PRE_HELLO_MAX_RECORD
+from .._env import MAX_POLL_US, parse_size, poll_us
+from .limits import DEFAULT_HELLO_TIMEOUT, DEFAULT_MAX_IMAGE, DEFAULT_MAX_SESSIONS, PRE_HELLO_MAX_RECORD
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="let an admin client load a backend by module:Class, importing that "
                              "module on the server (without it clients load only backends named "
                              "by entry point or on this command line)")
+    parser.add_argument("--max-image", type=_size, metavar="SIZE", default=DEFAULT_MAX_IMAGE,
+                        help="largest module image a client may send; a larger record closes its "
+                             f"connection (default {DEFAULT_MAX_IMAGE >> 20}M)")
+    parser.add_argument("--session-memory", type=_size, metavar="SIZE", default=None,
+                        help="device memory one session may allocate (e.g. 4G); past it an "
+                             "allocation fails with cudaErrorMemoryAllocation for that session only, "
+                             "and cudaMemGetInfo reports the share left (default: no bound of its own)")
+    parser.add_argument("--device-memory", type=_size, metavar="SIZE", default=None,
+                        help="device memory all sessions together may allocate (default: half of "
+                             "this host's memory for emulated devices, none beyond the GPU's own "
+                             "for real ones; given, it bounds both)")
 
 
 def _positive(kind: type):
@@ -69,6 +80,16 @@ def _positive(kind: type):
         return value
     parse.__name__ = kind.__name__
     return parse
+
+
+def _size(text: str) -> int:
+    try:
+        value = parse_size(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 512M, 4G)") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be greater than 0")
+    return value
 
 
 def _poll_default() -> float:
@@ -114,7 +135,9 @@ def main(args: argparse.Namespace) -> int:
         admin_token=args.admin_token, ready_file=args.ready_file,
         image_cache_bytes=args.image_cache_mb << 20, register=args.register,
         poll_us=min(max(args.poll_us, 0.0), MAX_POLL_US), max_sessions=args.max_sessions,
-        hello_timeout=args.hello_timeout, allow_backend_import=args.allow_backend_import)
+        hello_timeout=args.hello_timeout, allow_backend_import=args.allow_backend_import,
+        session_memory=args.session_memory, device_memory=args.device_memory,
+        max_image=args.max_image)
     if config.register and config.unix_path:
         print("cricket server: --register works with TCP only (rpcbind maps TCP ports)", file=sys.stderr)
         return 2

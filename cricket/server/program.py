@@ -18,6 +18,7 @@ from ..protocol import gen as P
 from ..rpc import NO_REPLY, PayloadSink, admit_connection, current_call, current_connection_id
 from . import service as svc
 from . import shm
+from .limits import MAX_QUEUED_BYTES, MAX_QUEUED_CALLS
 from .device_output import device_output, set_output_limit
 from .service import CricketService
 from .session import Session
@@ -26,7 +27,7 @@ log = logging.getLogger(__name__)
 
 _INT32_MAX = (1 << 31) - 1
 HTOD_FIXED = struct.Struct(">QQ")      # cr_htod_args before its opaque: dst, stream (XDR hypers)
-MAX_QUEUED = 1024      # asynchronous calls a session may have queued before the connection waits
+MAX_QUEUED = MAX_QUEUED_CALLS     # asynchronous calls a session may have queued before the connection waits
 # A part of a shared-memory copy (one slot, cricket.client.shm.SLOT) runs on the loop while the
 # session's worker is idle: a memcpy of ~0.6 ms, under the 1 ms GIL switch interval the loop would
 # wait for a copying worker anyway, and it saves two thread wake-ups per part (D→H 64 MiB through
@@ -173,8 +174,9 @@ class CricketProgram(Skeleton):
                 log.exception("session %d: %s failed unexpectedly", session.id, fn.__name__)
                 session.keep_async_error(BackendError(curesult.UNKNOWN, f"{fn.__name__}: {exc}"))
 
-        future = session.submit(job)
-        if session.queued > MAX_QUEUED:
+        nbytes = sum(len(a) for a in args if isinstance(a, (bytes, bytearray, memoryview)))
+        future = session.submit(job, nbytes=nbytes)
+        if session.queued > MAX_QUEUED or session.queued_bytes > MAX_QUEUED_BYTES:
             # Backpressure: while this call waits, the connection reads no further calls.
             return self._wait_then_no_reply(future)
         return NO_REPLY

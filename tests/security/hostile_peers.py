@@ -57,6 +57,16 @@ def resources(pid: int) -> tuple[int, int, int]:
     return rss_bytes(pid), len(os.listdir(f"/proc/{pid}/fd")), threads
 
 
+def warmed_up(server) -> tuple[int, int, int]:
+    """Serve one client through shared memory (the server's descriptor inbox exists from then on)
+    and return the server's resources after it left: the baseline of a test."""
+    from cricket.client.api import connect
+    with connect(server.address) as warm:
+        assert warm.to_device(bytes(1 << 20)).to_host() == bytes(1 << 20)
+        assert warm._shm_region
+    return back_to(server, resources(server.process.pid), timeout=1)
+
+
 def back_to(server, baseline: tuple[int, int, int], rss_slack: int = 16 << 20,
             timeout: float = 30) -> tuple[int, int, int]:
     """Wait until the server's descriptors and threads are back to ``baseline`` and its RSS

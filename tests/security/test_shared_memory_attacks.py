@@ -19,7 +19,7 @@ from cricket.client.api import connect
 from cricket.cudafacts import curesult
 from cricket.protocol import gen as P
 
-from hostile_peers import assert_back_to, resources
+from hostile_peers import assert_back_to, resources, warmed_up
 
 SIZE = 1 << 20
 SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
@@ -46,14 +46,12 @@ def _victim_round_trip(victim, buf) -> bool:
 @pytest.fixture
 def server(start_server):
     server = start_server("--backend", "emu")
-    with connect(server.address) as warm:           # the descriptor inbox exists from here on
-        assert warm.to_device(bytes(SIZE)).to_host() == bytes(SIZE)
-        assert warm._shm_region
+    server.baseline = warmed_up(server)
     return server
 
 
 def test_shrinking_a_region_after_attaching_fails_and_the_server_survives(server):
-    baseline = resources(server.process.pid)
+    baseline = server.baseline
     with connect(server.address) as victim, connect(server.address) as attacker:
         vbuf = victim.to_device(bytes(2 << 20))
         assert victim._shm_region
@@ -101,7 +99,7 @@ def _send_to_inbox(address: str, ticket: bytes, fds: list[int]) -> bytes:
 
 
 def test_a_client_cannot_name_guess_or_reuse_its_way_into_another_sessions_region(server):
-    baseline = resources(server.process.pid)
+    baseline = server.baseline
     with connect(server.address) as victim, connect(server.address) as attacker:
         kept = secrets.token_bytes(2 << 20)
         vbuf = victim.to_device(kept)
@@ -144,7 +142,7 @@ def test_a_hard_link_to_another_programs_shm_object_is_never_mapped(server):
     fd = os.open(other, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
     os.write(fd, secret + bytes(SIZE - len(secret)))
     os.close(fd)
-    baseline = resources(server.process.pid)
+    baseline = server.baseline
     try:
         try:
             os.link(other, link)                       # finding 3: O_NOFOLLOW does not see this
@@ -173,7 +171,7 @@ def test_a_hard_link_to_another_programs_shm_object_is_never_mapped(server):
 
 def test_silent_inbox_connections_are_bounded_and_closed(server):
     from cricket.server.fd_inbox import CONNECTION_TIMEOUT, MAX_CONNECTIONS
-    baseline = resources(server.process.pid)
+    baseline = server.baseline
     with connect(server.address) as victim:
         address = _inbox_address(victim)
         silent = []
