@@ -276,7 +276,12 @@ class CricketProgram(Skeleton):
 
     def CR_SHM_TICKET(self):
         if self.fd_inbox is None:
-            self.fd_inbox = shm.FdInbox(asyncio.get_running_loop())
+            try:
+                self.fd_inbox = shm.FdInbox(asyncio.get_running_loop())
+            except OSError as exc:
+                log.warning("no descriptor inbox for shared memory: %s", exc)
+                return P.cr_shm_ticket_res(status=curesult.NOT_SUPPORTED,
+                                           message=_message(f"the server cannot take descriptors: {exc}"))
         return self._call(P.cr_shm_ticket_res, shm.shm_ticket, self.fd_inbox, current_call().peer,
                           arm="ticket", convert=lambda t: P.cr_shm_ticket(address=t[0], ticket=t[1]))
 
