@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from cricket.client.api import connect
+from cricket.client.api import CudaError, connect
 from cricket.cudafacts import curesult
 from cricket.fatbin import Fatbin
 from cricket.protocol import PROCEDURES, PROGRAM, VERSION, SyncClient
@@ -206,11 +206,18 @@ class Target:
         self.context = None
 
     def fresh(self) -> Context:
+        if self.context is None:
+            try:
+                self.context = Context(self._connection())
+            except CudaError:            # e.g. a mutated launch left the context unusable
+                self.close()
+                self.context = Context(self._connection())
+        return self.context
+
+    def _connection(self):
         if self.conn is None:
             self.conn = connect(self.server.address, shared_memory=False)
-        if self.context is None:
-            self.context = Context(self.conn)
-        return self.context
+        return self.conn
 
     def send(self, name: str, body: bytes) -> None:
         """One call with this body; asserts the server answered as it must."""
