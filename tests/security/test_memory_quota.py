@@ -79,3 +79,19 @@ def test_a_cuda_program_sees_its_share_and_cuda_error_memory_allocation(start_se
     assert lines["allocated"] == "6 cudaErrorMemoryAllocation"
     assert lines["after"] == f"{4 * MIB} {100 * MIB}"
     assert lines["again"] == "cudaSuccess"
+
+
+def test_help_shows_the_memory_and_image_limits():
+    r = subprocess.run([sys.executable, "-m", "cricket", "server", "--help"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    text = " ".join(r.stdout.split())
+    assert "--session-memory SIZE" in text and "cudaErrorMemoryAllocation" in text
+    assert "--device-memory SIZE" in text and "half of this host's memory" in text
+    assert "--max-image SIZE" in text and "(default 256M)" in text
+
+
+def test_a_size_that_is_not_one_is_refused_at_start():
+    r = subprocess.run([sys.executable, "-m", "cricket", "server", "--session-memory", "lots"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "'lots' is not a size" in r.stderr
