@@ -4,10 +4,12 @@ or extended; images mutated and hashed again so that they reach the parsers). Th
 each with GARBAGE_ARGS or a CUDA error, never SYSTEM_ERR, never CUDA_ERROR_UNKNOWN, never a
 closed connection; it keeps serving, and its RSS, descriptors and threads return to where they were.
 
-The short run is part of `make test`; ``-m slow`` runs the long one."""
+The short run (8 examples per procedure) is part of `make test-fast`; the long one is marked slow
+(100 per procedure, or CRICKET_FUZZ_EXAMPLES)."""
 from __future__ import annotations
 
 import hashlib
+import os
 import struct
 from pathlib import Path
 
@@ -289,7 +291,9 @@ def _fuzz(fuzzed, name: str, data) -> None:
 
 SHORT = settings(max_examples=8, deadline=None, derandomize=True, database=None,
                  suppress_health_check=list(HealthCheck))
-LONG = settings(max_examples=300, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+# The long run: ~45 s on the 2-core box; CRICKET_FUZZ_EXAMPLES=N runs N per procedure (300: ~2 min).
+LONG = settings(max_examples=int(os.environ.get("CRICKET_FUZZ_EXAMPLES", "100")), deadline=None,
+                database=None, suppress_health_check=list(HealthCheck))
 
 
 @pytest.mark.parametrize("name", sorted(PROCEDURES))
