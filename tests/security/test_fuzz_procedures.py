@@ -8,8 +8,10 @@ The short run (8 examples per procedure) is part of `make test-fast`; the long o
 (100 per procedure, or CRICKET_FUZZ_EXAMPLES)."""
 from __future__ import annotations
 
+import array
 import hashlib
 import os
+import socket
 import struct
 from pathlib import Path
 
@@ -309,3 +311,22 @@ def test_fuzzed_arguments_get_errors_not_crashes(fuzzed, name, data):
 @LONG
 def test_fuzzed_arguments_get_errors_not_crashes_long(fuzzed, name, data):
     _fuzz(fuzzed, name, data)
+
+
+@given(data=st.binary(max_size=80), nfds=st.integers(0, 3))
+@settings(max_examples=25, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+def test_fuzzed_messages_to_the_descriptor_inbox_are_refused(fuzzed, data, nfds):
+    address = fuzzed._connection()._stub.CR_SHM_TICKET().ticket.address
+    fds = [os.memfd_create("fuzz", os.MFD_CLOEXEC) for _ in range(nfds)]
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+            s.settimeout(10)
+            s.connect("\0" + address)
+            ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
+            s.sendmsg([data], ancillary)
+            answer = s.recv(1024)
+        assert answer.startswith(b"\1") or answer == b""
+    finally:
+        for fd in fds:
+            os.close(fd)
