@@ -87,3 +87,13 @@ def assert_back_to(server, baseline: tuple[int, int, int], rss_slack: int = 16 <
     assert fds <= baseline[1], f"the server holds {fds - baseline[1]} more descriptors"
     assert threads <= baseline[2], f"the server runs {threads - baseline[2]} more threads"
     assert rss <= baseline[0] + rss_slack, f"the server grew by {(rss - baseline[0]) >> 20} MiB"
+
+
+def server_help() -> str:
+    """`cricket server --help`, its whitespace joined into single spaces."""
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "cricket", "server", "--help"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return " ".join(r.stdout.split())

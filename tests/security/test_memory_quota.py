@@ -14,7 +14,7 @@ import pytest
 from cricket.client.api import CudaError, connect
 from cricket.cudafacts import curesult
 
-from hostile_peers import HERE, assert_back_to, warmed_up
+from hostile_peers import HERE, assert_back_to, server_help, warmed_up
 
 MIB = 1 << 20
 
@@ -82,10 +82,7 @@ def test_a_cuda_program_sees_its_share_and_cuda_error_memory_allocation(start_se
 
 
 def test_help_shows_the_memory_and_image_limits():
-    r = subprocess.run([sys.executable, "-m", "cricket", "server", "--help"],
-                       capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
-    text = " ".join(r.stdout.split())
+    text = server_help()
     assert "--session-memory SIZE" in text and "cudaErrorMemoryAllocation" in text
     assert "--device-memory SIZE" in text and "half of this host's memory" in text
     assert "--max-image SIZE" in text and "(default 256M)" in text
