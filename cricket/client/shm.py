@@ -1,9 +1,12 @@
 """The client's half of the shared-memory bulk path: large copies through a region both processes map.
 
 When the server runs on this host (a Unix socket, or TCP to a loopback address), the first copy of at
-least :data:`MIN_COPY` bytes creates a file under /dev/shm (``O_EXCL``, mode 0600, a random name),
-maps it, names it in ``CR_SHM_ATTACH`` and removes the file once the server answered. Copies then
-move the bytes through the region and the socket carries only ``(offset, size)``:
+least :data:`MIN_COPY` bytes creates a memfd, sizes it, allocates its pages, seals it
+(``F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL``: the server maps nothing it could lose pages of),
+hands the descriptor to the server's inbox with a one-time ticket of this connection
+(``CR_SHM_TICKET``: an abstract Unix socket, ``SCM_RIGHTS``) and maps it with
+``CR_SHM_ATTACH_FD``. No name of it exists in any file system. Copies then move the bytes through the
+region and the socket carries only ``(offset, size)``:
 
 - The region is cut into slots, a copy into parts (:meth:`SharedRegion.part_size`), and one copy
   keeps at most :data:`DEPTH` slots in flight.
@@ -22,7 +25,8 @@ move the bytes through the region and the socket carries only ``(offset, size)``
 A copy takes the socket path instead (:mod:`cricket.client.direct`), whole or for its rest, when no
 slot is free soon (another thread holds them all, or the server does not take the bytes of an
 asynchronous copy within :data:`ASYNC_STALL` seconds, e.g. behind a long kernel). Attaching happens
-once per connection; when it fails (remote server, no /dev/shm, refused by the server) the
+once per connection; when it fails (remote server, no memory for the region, another network
+namespace than the server's, refused by the server) the
 connection keeps the socket path and one warning says why. A forked child never uses its parent's
 region (each region remembers the process that attached it); the child's own connection attaches
 anew. (The child keeps the inherited mapping rather than ``MADV_DONTFORK``: the parent's objects
@@ -33,11 +37,12 @@ Environment: ``CRICKET_SHM=0`` turns the path off; ``CRICKET_SHM_SIZE`` sets the
 """
 from __future__ import annotations
 
+import array
 import collections
+import fcntl
 import logging
 import mmap
 import os
-import secrets
 import socket
 import struct
 import threading
@@ -51,8 +56,8 @@ from ..protocol import gen as P
 
 log = logging.getLogger(__name__)
 
-SHM_DIR = "/dev/shm"
-REGION_PREFIX = "cricket-shm-"          # the server accepts only files named like this
+REGION_PREFIX = "cricket-shm-"          # the memfd's name (seen in /proc/PID/maps), with the pid
+SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
 HEADER = 4096                           # CRICKET_SHM_HEADER
 MAX_SIZE = 1073741824                   # CRICKET_MAX_SHM
 DEFAULT_SIZE = 32 << 20
@@ -72,13 +77,16 @@ SLOT_WAIT = 0.005                       # seconds to wait for a slot another thr
 ASYNC_STALL = 0.005                     # seconds without progress before an async copy stops waiting
 SYNC_STALL = 1.0                        # ... and a synchronous one
 
-PROC_ATTACH = PROCEDURES["CR_SHM_ATTACH"]
+PROC_TICKET = PROCEDURES["CR_SHM_TICKET"]
+PROC_ATTACH_FD = PROCEDURES["CR_SHM_ATTACH_FD"]
+INBOX_TIMEOUT = 5.0                     # seconds to hand the descriptor over
 PROC_HTOD = PROCEDURES["CR_MEMCPY_HTOD_SHM"]
 PROC_HTOD_ASYNC = PROCEDURES["CR_MEMCPY_HTOD_SHM_ASYNC"]
 PROC_DTOH = PROCEDURES["CR_MEMCPY_DTOH_SHM"]
 _SEQUENCE = struct.Struct("=Q")
 _HTOD_ARGS = struct.Struct(">QQQQQ")    # cr_shm_htod_args: dst, stream, offset, size, sequence
 _DTOH_ARGS = struct.Struct(">QQQQ")     # cr_shm_dtoh_args: src, stream, offset, size
+_SIZE_ARG = struct.Struct(">Q")         # cr_size
 _STATUS_OK = b"\0\0\0\0"               # cr_status_res of a call that succeeded
 _attach_lock = threading.Lock()
 
@@ -115,6 +123,24 @@ def _local_peer(rpc: Any) -> str | None:
     return None if is_loopback(host) else f"the server at {host} is on another host"
 
 
+def _hand_over(rpc: Any, fd: int, size: int) -> None:
+    """Give the server the region's descriptor: a ticket, the descriptor to the server's inbox
+    with it, then CR_SHM_ATTACH_FD. Raises OSError saying why when any step fails."""
+    res = P.unpack_cr_shm_ticket_res(rpc.call(PROGRAM, VERSION, PROC_TICKET, []))
+    if res.status != 0:
+        raise OSError(f"the server refused it: {res.message}")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC) as inbox:
+        inbox.settimeout(INBOX_TIMEOUT)
+        inbox.connect("\0" + res.ticket.address)
+        inbox.sendmsg([res.ticket.ticket], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
+        answer = inbox.recv(P.CRICKET_MAX_MESSAGE)
+    if answer != b"\0":
+        raise OSError(f"the server's descriptor inbox refused it: {answer[1:].decode(errors='replace')}")
+    res = P.unpack_cr_status_res(rpc.call(PROGRAM, VERSION, PROC_ATTACH_FD, [_SIZE_ARG.pack(size)]))
+    if res.status != 0:
+        raise OSError(f"the server refused it: {res.message}")
+
+
 class SharedRegion:
     """One connection's region: the mapping, its slots, and the copies through it."""
 
@@ -123,30 +149,21 @@ class SharedRegion:
         self.rpc = conn._rpc
         self.pid = os.getpid()
         self.size = size
-        path = f"{SHM_DIR}/{REGION_PREFIX}{os.getpid()}-{secrets.token_hex(16)}"
-        self._fd = fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                                0o600)
+        fd = os.memfd_create(f"{REGION_PREFIX}{self.pid}", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         try:
+            os.ftruncate(fd, size)
+            # All pages now: a region short of memory fails here (the copies take the socket),
+            # and the server maps only a fully allocated region (no fault there can fail).
+            os.posix_fallocate(fd, 0, size)
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)
+            self.map = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
             try:
-                # The file's pages are allocated as slots come into use (zeroing all of it took
-                # ~9 ms for 32 MiB): a full /dev/shm then fails that allocation, not a later
-                # access with SIGBUS. The fd stays open for it.
-                os.ftruncate(fd, size)
-                os.posix_fallocate(fd, 0, HEADER)
-                self.map = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+                _hand_over(self.rpc, fd, size)
             except BaseException:
-                self._fd = -1
-                os.close(fd)
+                self.map.close()
                 raise
-            res = P.unpack_cr_status_res(self.rpc.call(PROGRAM, VERSION, PROC_ATTACH, [
-                P.pack_cr_shm_attach_args(P.cr_shm_attach_args(path=path, size=size))]))
         finally:
-            os.unlink(path)                               # the server has it mapped, or never will
-        if res.status != 0:
-            self.map.close()
-            self._fd = -1
-            os.close(fd)
-            raise OSError(f"the server refused it: {res.message}")
+            os.close(fd)                # the mappings keep the memory; nothing else needs it
         self.view = memoryview(self.map)
         self.slot = min(SLOT, (size - HEADER) // 2)
         count = (size - HEADER) // self.slot
@@ -154,15 +171,8 @@ class SharedRegion:
         self._cond = threading.Condition()
         self._sleepers = 0              # threads waiting in _acquire for a slot
         self._needed = [0] * count      # async sequence the server must have published per slot
-        self._backed = [0] * count      # bytes at the slot's start whose pages are allocated
         self._sequence = 0
         self._send_lock = threading.Lock()
-
-    def __del__(self) -> None:
-        fd = getattr(self, "_fd", -1)
-        if fd >= 0 and getattr(self, "pid", None) == os.getpid():
-            self._fd = -1
-            os.close(fd)
 
     # --- slots -------------------------------------------------------------------------
 
@@ -207,21 +217,6 @@ class SharedRegion:
         if self._sleepers:
             with self._cond:
                 self._cond.notify()
-
-    def _back(self, slot: int, size: int) -> bool:
-        """Allocate the file's pages for the first ``size`` bytes of ``slot`` (once); False when
-        /dev/shm has no room (the copy then takes the socket)."""
-        have = self._backed[slot]
-        if size <= have:
-            return True
-        try:
-            os.posix_fallocate(self._fd, self.offset(slot) + have, size - have)
-        except OSError as exc:
-            log.warning("no room in %s for %d more bytes of the shared region (%s): the copy "
-                        "takes the socket", SHM_DIR, size - have, exc.strerror)
-            return False
-        self._backed[slot] = size
-        return True
 
     def _writable(self, slot: int, stall: float) -> bool:
         """Wait until the server has taken the last asynchronous copy out of ``slot``; False when
@@ -286,7 +281,7 @@ class SharedRegion:
                     if slot is None:
                         break
                 n = min(part, total - done)
-                if not self._writable(slot, stall) or not self._back(slot, n):
+                if not self._writable(slot, stall):
                     self._release(slot)
                     break
                 at = self.offset(slot)
@@ -321,7 +316,7 @@ class SharedRegion:
             return None
         n = len(data)
         try:
-            if not self._writable(slot, SYNC_STALL) or not self._back(slot, n):
+            if not self._writable(slot, SYNC_STALL):
                 return 0
             at = HEADER + slot * self.slot
             self.view[at:at + n] = data
@@ -337,15 +332,12 @@ class SharedRegion:
     def dtoh(self, dst: memoryview, src: int, stream: int) -> bool:
         """A synchronous device-to-host copy of one part (``len(dst)`` at most
         ``part_size(len(dst))``): one slot, one call whose reply is read inline, the bytes copied
-        out. False when no slot is free now or /dev/shm has no room for it (nothing done: the
-        caller takes another path)."""
+        out. False when no slot is free now (nothing done: the caller takes another path)."""
         n = len(dst)
         slot = self._acquire(0)
         if slot is None:
             return False
         try:
-            if not self._back(slot, n):
-                return False
             at = HEADER + slot * self.slot
             reply = self.rpc.call(PROGRAM, VERSION, PROC_DTOH, [_DTOH_ARGS.pack(src, stream, at, n)])
             if reply != _STATUS_OK:
@@ -363,14 +355,11 @@ class SharedRegion:
         return DtohCopy(self, dst, src, stream, slots) if slots else None
 
     def _acquire_many(self, want: int, part: int) -> list[int]:
-        """Up to ``want`` free slots, each with pages for ``part`` bytes; fewer when short."""
+        """Up to ``want`` free slots; fewer when short."""
         slots = []
         while len(slots) < want:
             slot = self._acquire(0)
             if slot is None:
-                break
-            if not self._back(slot, part):
-                self._release(slot)
                 break
             slots.append(slot)
         return slots

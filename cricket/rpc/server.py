@@ -76,6 +76,7 @@ _LAST = 0x80000000
 _SINK_HEAD = 4 + 40        # record mark, call header with AUTH_NONE: what a sink's check reads first
 _SMALL_REPLY = 16384       # replies up to this size are joined into one write
 _QUEUE_PAUSE = 4096        # queued records per connection before reading is paused
+_QUEUE_PAUSE_BYTES = 16 << 20   # ... or queued bytes (a client's records may be large)
 _WRITE_HIGH = 64 * 1024    # asyncio's and uvloop's default high-water mark for writes
 _DECODE_ERRORS = (XdrError, ValueError, IndexError, TypeError, OverflowError, EOFError)
 
@@ -358,6 +359,7 @@ class _Connection(asyncio.BufferedProtocol):
         self.transport: asyncio.Transport = None  # type: ignore[assignment]
         self.peer: Any = None
         self.queue: deque[bytes] = deque()
+        self.queue_bytes = 0         # bytes of the records in queue
         self.busy = False
         self.closed = False
         self.held = False            # a reply that borrows memory is still being sent
@@ -432,6 +434,7 @@ class _Connection(asyncio.BufferedProtocol):
             self._admit_timer.cancel()
             self._admit_timer = None
         self.queue.clear()
+        self.queue_bytes = 0
         self.server._connections.pop(self.id, None)
         if self._receiving is not None:
             log.info("connection %d closed while the bytes of a %s call were arriving; the call is "
@@ -556,8 +559,7 @@ class _Connection(asyncio.BufferedProtocol):
         if not records:
             return
         if self.busy or self.held or self.queue:    # queued records go first, in order
-            self.queue.extend(records)
-            self._check_queue()
+            self._enqueue(records)
             return
         if len(records) == 1:
             self.handle(records[0])
@@ -570,8 +572,7 @@ class _Connection(asyncio.BufferedProtocol):
                 if self.closed:
                     break
                 if self.busy or self.held:
-                    self.queue.extend(records[i + 1:])
-                    self._check_queue()
+                    self._enqueue(records[i + 1:])
                     break
         finally:
             self._out = None
@@ -726,20 +727,29 @@ class _Connection(asyncio.BufferedProtocol):
         out = self._out = []
         try:
             while self.queue and not self.busy and not self.held and not self.closed:
-                self.handle(self.queue.popleft())
+                record = self.queue.popleft()
+                self.queue_bytes -= len(record)
+                self.handle(record)
         finally:
             self._out = None
             if out and not self.transport.is_closing():
                 self.transport.write(b"".join(out))
         self._check_queue()
 
+    def _enqueue(self, records: list[bytes]) -> None:
+        self.queue.extend(records)
+        self.queue_bytes += sum(len(r) for r in records)
+        self._check_queue()
+
     def _check_queue(self) -> None:
         if self.closed:
             return
-        if not self._paused_queue and len(self.queue) > _QUEUE_PAUSE:
+        if not self._paused_queue and (len(self.queue) > _QUEUE_PAUSE
+                                       or self.queue_bytes > _QUEUE_PAUSE_BYTES):
             self._paused_queue = True
             self.transport.pause_reading()
-        elif self._paused_queue and len(self.queue) <= _QUEUE_PAUSE // 2:
+        elif (self._paused_queue and len(self.queue) <= _QUEUE_PAUSE // 2
+              and self.queue_bytes <= _QUEUE_PAUSE_BYTES // 2):
             self._paused_queue = False
             if not self._paused_write:
                 self.transport.resume_reading()

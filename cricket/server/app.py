@@ -15,16 +15,18 @@ from typing import Any
 from ..backends.registry import BackendLoadError, BackendRegistry, parse_backend_option
 from ..rpc import Server
 from ..rpc.errors import RpcError
-from ..rpc.constants import DEFAULT_MAX_RECORD
 from ..rpc.transport import new_event_loop
 from .auth_guard import guard_hello
 from .tls_options import exposure_problem, note_identity
-from .limits import DEFAULT_HELLO_TIMEOUT, DEFAULT_MAX_SESSIONS, PRE_HELLO_MAX_RECORD
+from .limits import DEFAULT_HELLO_TIMEOUT, DEFAULT_MAX_SESSIONS, PRE_HELLO_MAX_RECORD, DEFAULT_MAX_IMAGE, MemoryBudget
 
 log = logging.getLogger(__name__)
 
-# A record must hold the largest argument cricket.x allows (one module image) plus headers.
-MAX_RECORD = max(DEFAULT_MAX_RECORD, (512 << 20) + (1 << 16))
+def max_record(max_image: int) -> int:
+    """A record holds the largest argument the server takes (a copy's data, or one module image
+    of at most ``max_image`` bytes) plus headers; a larger one closes its connection unread."""
+    from ..protocol import gen as P
+    return max(P.CRICKET_MAX_INLINE, max_image) + (1 << 16)
 
 
 class ServerStartError(Exception):
@@ -41,6 +43,7 @@ class ServerConfig:
     admin_token: str = ""
     ready_file: str | None = None
     image_cache_bytes: int = 1 << 30
+    max_image: int = DEFAULT_MAX_IMAGE      # bytes of one module image
     register: bool = False
     poll_us: float = 100.0
     max_sessions: int = DEFAULT_MAX_SESSIONS
@@ -48,6 +51,8 @@ class ServerConfig:
     allow_backend_import: bool = False
     tls: Any = None                # a cricket.rpc.tls.ServerTls: RPC-over-TLS offered on TCP
     insecure: bool = False         # listen beyond loopback with no authentication at all
+    session_memory: int | None = None       # device memory per session (None: no own bound)
+    device_memory: int | None = None        # ... in all (None: half the host's, emulated only)
 
 
 def load_backends(registry: BackendRegistry, options: list[str], strict: bool = False) -> list[str]:
@@ -87,10 +92,11 @@ def build(config: ServerConfig, registry: BackendRegistry | None = None):
     from .service import CricketService
     registry = registry or BackendRegistry()
     service = CricketService(registry, token=config.token, admin_token=config.admin_token,
-                             image_cache=ImageCache(config.image_cache_bytes),
-                             allow_backend_import=config.allow_backend_import)
+                             image_cache=ImageCache(config.image_cache_bytes, config.max_image),
+                             allow_backend_import=config.allow_backend_import,
+                             memory=MemoryBudget(config.session_memory, config.device_memory))
     program = CricketProgram(service)
-    server = Server([], max_record_size=MAX_RECORD, on_connect=program.on_connect,
+    server = Server([], max_record_size=max_record(config.max_image), on_connect=program.on_connect,
                     on_disconnect=program.on_disconnect, poll=config.poll_us / 1e6,
                     unadmitted_record_size=PRE_HELLO_MAX_RECORD,
                     admit_timeout=config.hello_timeout, max_connections=config.max_sessions,

@@ -11,10 +11,10 @@ import logging
 import os
 import sys
 
-from .._env import MAX_POLL_US, poll_us
+from .._env import MAX_POLL_US, parse_size, poll_us
 from ..rpc.tls_cli import server_tls_from_args
 from . import tls_options
-from .limits import DEFAULT_HELLO_TIMEOUT, DEFAULT_MAX_SESSIONS, PRE_HELLO_MAX_RECORD
+from .limits import DEFAULT_HELLO_TIMEOUT, DEFAULT_MAX_IMAGE, DEFAULT_MAX_SESSIONS, PRE_HELLO_MAX_RECORD
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +58,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="let an admin client load a backend by module:Class, importing that "
                              "module on the server (without it clients load only backends named "
                              "by entry point or on this command line)")
+    parser.add_argument("--max-image", type=_size, metavar="SIZE", default=DEFAULT_MAX_IMAGE,
+                        help="largest module image a client may send; a larger record closes its "
+                             f"connection (default {DEFAULT_MAX_IMAGE >> 20}M)")
+    parser.add_argument("--session-memory", type=_size, metavar="SIZE", default=None,
+                        help="device memory one session may allocate (e.g. 4G); past it an "
+                             "allocation fails with cudaErrorMemoryAllocation for that session only, "
+                             "and cudaMemGetInfo reports the share left (default: no bound of its own)")
+    parser.add_argument("--device-memory", type=_size, metavar="SIZE", default=None,
+                        help="device memory all sessions together may allocate (default: half of "
+                             "this host's memory for emulated devices, none beyond the GPU's own "
+                             "for real ones; given, it bounds both)")
     tls_options.add_arguments(parser)
 
 
@@ -72,6 +83,16 @@ def _positive(kind: type):
         return value
     parse.__name__ = kind.__name__
     return parse
+
+
+def _size(text: str) -> int:
+    try:
+        value = parse_size(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 512M, 4G)") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be greater than 0")
+    return value
 
 
 def _poll_default() -> float:
@@ -119,7 +140,8 @@ def main(args: argparse.Namespace) -> int:
         image_cache_bytes=args.image_cache_mb << 20, register=args.register,
         poll_us=min(max(args.poll_us, 0.0), MAX_POLL_US), max_sessions=args.max_sessions,
         hello_timeout=args.hello_timeout, allow_backend_import=args.allow_backend_import,
-        tls=tls, insecure=args.insecure)
+        session_memory=args.session_memory, device_memory=args.device_memory,
+        max_image=args.max_image, tls=tls, insecure=args.insecure)
     if config.register and config.unix_path:
         print("cricket server: --register works with TCP only (rpcbind maps TCP ports)", file=sys.stderr)
         return 2

@@ -1,6 +1,7 @@
 """Module images by content hash, shared by all sessions, so a client that offers a known hash sends
 no bytes. Each session still loads its own module instance (its ``__device__`` variables are its
-own); only the bytes are shared. Bounded by bytes, least recently used first out."""
+own); only the bytes are shared. Bounded by bytes, least recently used first out; one image is
+bounded by ``max_image`` (``--max-image``), and only an image that loaded is kept."""
 from __future__ import annotations
 
 import collections
@@ -10,6 +11,7 @@ import threading
 
 from ..cudafacts import curesult
 from ..backends.base import BackendError, ImageKind
+from .limits import DEFAULT_MAX_IMAGE
 
 log = logging.getLogger(__name__)
 
@@ -22,8 +24,9 @@ def image_hash(image: bytes | memoryview) -> bytes:
 class ImageCache:
     """hash → (kind, image bytes), least recently used evicted past ``max_bytes``."""
 
-    def __init__(self, max_bytes: int = 1 << 30) -> None:
+    def __init__(self, max_bytes: int = 1 << 30, max_image: int = DEFAULT_MAX_IMAGE) -> None:
         self.max_bytes = max_bytes
+        self.max_image = max_image
         self._images: collections.OrderedDict[bytes, tuple[ImageKind, bytes]] = collections.OrderedDict()
         self._bytes = 0
         self._prints: dict[bytes, bool] = {}       # hash -> its module calls device printf
@@ -31,12 +34,19 @@ class ImageCache:
         self.hits = 0
         self.misses = 0
 
-    def put(self, digest: bytes, kind: ImageKind, image: bytes) -> None:
-        """Store an image sent by a client after checking that it matches its hash."""
+    def check(self, digest: bytes, image: bytes | memoryview) -> None:
+        """Raise unless an image a client sent is within the cap and matches its hash."""
+        if len(image) > self.max_image:
+            raise BackendError(curesult.INVALID_VALUE,
+                               f"a module image of {len(image)} bytes is over this server's cap of "
+                               f"{self.max_image} bytes (--max-image)")
         if image_hash(image) != digest:
             raise BackendError(curesult.INVALID_VALUE,
                                "the module image does not match the hash sent with it: "
                                "send the SHA-256 of the bytes")
+
+    def put(self, digest: bytes, kind: ImageKind, image: bytes) -> None:
+        """Keep an image that passed :meth:`check` and loaded."""
         with self._lock:
             if digest in self._images:
                 self._images.move_to_end(digest)

@@ -18,6 +18,7 @@ from ..protocol import gen as P
 from ..rpc import NO_REPLY, PayloadSink, admit_connection, current_call, current_connection_id
 from . import service as svc
 from . import shm
+from .limits import MAX_QUEUED_BYTES, MAX_QUEUED_CALLS
 from .device_output import device_output, set_output_limit
 from .context_limits import set_limit
 from .service import CricketService
@@ -27,7 +28,7 @@ log = logging.getLogger(__name__)
 
 _INT32_MAX = (1 << 31) - 1
 HTOD_FIXED = struct.Struct(">QQ")      # cr_htod_args before its opaque: dst, stream (XDR hypers)
-MAX_QUEUED = 1024      # asynchronous calls a session may have queued before the connection waits
+MAX_QUEUED = MAX_QUEUED_CALLS     # asynchronous calls a session may have queued before the connection waits
 # A part of a shared-memory copy (one slot, cricket.client.shm.SLOT) runs on the loop while the
 # session's worker is idle: a memcpy of ~0.6 ms, under the 1 ms GIL switch interval the loop would
 # wait for a copying worker anyway, and it saves two thread wake-ups per part (D→H 64 MiB through
@@ -93,6 +94,7 @@ class CricketProgram(Skeleton):
         super().__init__()
         self.service = service
         self.sessions: dict[int, Session] = {}
+        self.fd_inbox: shm.FdInbox | None = None     # opened at the first CR_SHM_TICKET
 
     # --- connections -----------------------------------------------------------------
 
@@ -173,8 +175,9 @@ class CricketProgram(Skeleton):
                 log.exception("session %d: %s failed unexpectedly", session.id, fn.__name__)
                 session.keep_async_error(BackendError(curesult.UNKNOWN, f"{fn.__name__}: {exc}"))
 
-        future = session.submit(job)
-        if session.queued > MAX_QUEUED:
+        nbytes = sum(len(a) for a in args if isinstance(a, (bytes, bytearray, memoryview)))
+        future = session.submit(job, nbytes=nbytes)
+        if session.queued > MAX_QUEUED or session.queued_bytes > MAX_QUEUED_BYTES:
             # Backpressure: while this call waits, the connection reads no further calls.
             return self._wait_then_no_reply(future)
         return NO_REPLY
@@ -271,6 +274,20 @@ class CricketProgram(Skeleton):
 
     def CR_SHM_ATTACH(self, a):
         return self._call(P.cr_status_res, shm.shm_attach, a.path, a.size, current_call().peer)
+
+    def CR_SHM_TICKET(self):
+        if self.fd_inbox is None:
+            try:
+                self.fd_inbox = shm.FdInbox(asyncio.get_running_loop())
+            except OSError as exc:
+                log.warning("no descriptor inbox for shared memory: %s", exc)
+                return P.cr_shm_ticket_res(status=curesult.NOT_SUPPORTED,
+                                           message=_message(f"the server cannot take descriptors: {exc}"))
+        return self._call(P.cr_shm_ticket_res, shm.shm_ticket, self.fd_inbox, current_call().peer,
+                          arm="ticket", convert=lambda t: P.cr_shm_ticket(address=t[0], ticket=t[1]))
+
+    def CR_SHM_ATTACH_FD(self, size):
+        return self._call(P.cr_status_res, shm.shm_attach_fd, size, current_call().peer)
 
     def CR_MEMCPY_HTOD_SHM(self, a):
         return self._call(P.cr_status_res, shm.memcpy_htod_shm, a.dst, a.stream, a.offset, a.size)

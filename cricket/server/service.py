@@ -18,6 +18,7 @@ from ..cudafacts import curesult
 from ..backends.base import BackendError, DeviceProperties, FunctionInfo, ImageKind
 from ..backends.registry import BackendAlreadyLoaded, BackendLoadError, BackendRegistry, BackendStatus
 from .images import ImageCache
+from .limits import MemoryBudget, return_free_memory
 from .session import DeviceObject, FunctionRecord, ModuleRecord, Session
 
 log = logging.getLogger(__name__)
@@ -54,13 +55,15 @@ class CricketService:
     """Server-wide state (backends, the image cache, live sessions) and the procedures."""
 
     def __init__(self, registry: BackendRegistry, *, token: str = "", admin_token: str = "",
-                 image_cache: ImageCache | None = None, allow_backend_import: bool = False) -> None:
+                 image_cache: ImageCache | None = None, allow_backend_import: bool = False,
+                 memory: MemoryBudget | None = None) -> None:
         self.registry = registry
+        self.memory = memory or MemoryBudget()      # device memory per session and in all
         # Whether LOADBACKEND may name module:Class, importing any module on the server's path.
         self.allow_backend_import = allow_backend_import
         self.token = token
         self.admin_token = admin_token
-        self.images = image_cache or ImageCache()
+        self.images = image_cache if image_cache is not None else ImageCache()   # (an empty one is falsy)
         self.sessions: dict[int, Session] = {}
         self._lock = threading.Lock()
         self.counters: Counter[str] = Counter()
@@ -83,6 +86,8 @@ class CricketService:
 
         def teardown() -> None:
             freed = session.free_all()
+            self.memory.forget(session.id)
+            return_free_memory()
             with self._lock:
                 self.sessions.pop(session.id, None)
                 self.counters["sessions_closed"] += 1
@@ -183,6 +188,7 @@ class CricketService:
         sessions are untouched. The session stays open and keeps its backend."""
         self._ready(session)
         freed = session.free_all()
+        self.memory.forget(session.id)
         session.async_error = None
         log.info("session %d: device reset freed %s", session.id,
                  ", ".join(f"{v} {k}" for k, v in freed.items()) or "nothing")
@@ -194,7 +200,13 @@ class CricketService:
         if size == 0:
             raise BackendError(curesult.INVALID_VALUE, "cannot allocate 0 bytes")
         device = session.device
-        ptr = device.mem_alloc(size)
+        emulated = bool(session.backend.emulated)
+        self.memory.reserve(session.id, size, emulated)
+        try:
+            ptr = device.mem_alloc(size)
+        except BaseException:
+            self.memory.release(session.id, size)
+            raise
         session.allocations.add(ptr, size)
         session.alloc_device[ptr] = device
         return ptr
@@ -205,12 +217,14 @@ class CricketService:
         if isinstance(session.alloc_device.get(ptr), _NoFree):
             raise BackendError(curesult.INVALID_VALUE,
                                f"{ptr:#x} is a module variable: it goes away with its module")
-        session.allocations.remove(ptr)
+        size = session.allocations.remove(ptr)
         session.alloc_device.pop(ptr).mem_free(ptr)
+        self.memory.release(session.id, size)
 
     def mem_get_info(self, session: Session) -> tuple[int, int]:
         self._ready(session)
-        return session.device.mem_get_info()
+        free, total = session.device.mem_get_info()
+        return self.memory.share(session.id, free, total, bool(session.backend.emulated))
 
     def memcpy_htod(self, session: Session, dst: int, stream: int, data: bytes) -> None:
         self._ready(session)
@@ -260,8 +274,9 @@ class CricketService:
             kind = ImageKind(kind)
         except ValueError:
             raise BackendError(curesult.INVALID_VALUE, f"unknown image kind {kind}") from None
-        if image:
-            self.images.put(digest, kind, image)
+        sent = bool(image)
+        if sent:
+            self.images.check(digest, image)
         else:
             cached = self.images.get(digest)
             if cached is None:
@@ -269,6 +284,8 @@ class CricketService:
             kind, image = cached
         device = session.device
         native = device.module_load(image, kind)
+        if sent:                # kept only once it loaded: junk is not cached for anyone
+            self.images.put(digest, kind, image)
         prints = self.images.calls_printf(digest)
         if prints is None:      # a property of the image: decided once per hash
             prints = bool(device.module_calls_printf(native, image))

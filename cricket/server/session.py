@@ -150,9 +150,11 @@ class Session:
         self.open_devices: dict[int, Device] = {}
         self.async_error: BackendError | None = None
         self.shared_region: Any = None   # the client's shared memory (cricket.server.shm), if attached
+        self.shm_ticket: Any = None      # its ticket for handing the region over (cricket.server.fd_inbox)
         self.counters: Counter[str] = Counter()
         self.output = OutputBuffer(self.id)    # device printf lines of this session's kernels
         self.queued = 0              # tasks submitted and not finished
+        self.queued_bytes = 0        # data those tasks hold
         self.max_queued = 0
         self._queue_lock = threading.Lock()
         self.worker = concurrent.futures.ThreadPoolExecutor(
@@ -160,10 +162,12 @@ class Session:
 
     # --- the ordered worker ------------------------------------------------
 
-    def submit(self, fn: Callable[..., T], *args: Any) -> concurrent.futures.Future[T]:
-        """Queue ``fn(*args)`` behind everything this session queued before."""
+    def submit(self, fn: Callable[..., T], *args: Any, nbytes: int = 0) -> concurrent.futures.Future[T]:
+        """Queue ``fn(*args)`` behind everything this session queued before; ``nbytes``: the bytes
+        of data it holds until it ran (counted in :attr:`queued_bytes`)."""
         with self._queue_lock:
             self.queued += 1
+            self.queued_bytes += nbytes
             self.max_queued = max(self.max_queued, self.queued)
 
         def run() -> T:
@@ -172,6 +176,7 @@ class Session:
             finally:
                 with self._queue_lock:
                     self.queued -= 1
+                    self.queued_bytes -= nbytes
 
         return self.worker.submit(run)
 

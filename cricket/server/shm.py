@@ -1,23 +1,34 @@
-"""The server's half of the shared-memory bulk path (``CR_SHM_ATTACH`` and the ``*_SHM`` copies).
+"""The server's half of the shared-memory bulk path (``CR_SHM_TICKET``, ``CR_SHM_ATTACH_FD`` and the
+``*_SHM`` copies).
 
-A client on the same host creates a file under /dev/shm, maps it and names it in ``CR_SHM_ATTACH``;
-the server maps the same file for that session (:class:`SharedRegion`, kept in
-``Session.shared_region``) and copies name ranges of it instead of carrying the bytes on the socket.
-The mapping is the session's: it goes when the connection closes (:func:`detach`).
+A client on the same host creates a memfd, sizes it, allocates its pages, seals it against
+shrinking and growing (and against more seals) and hands the descriptor to the server's
+:mod:`~cricket.server.fd_inbox` with a one-time ticket of its session; ``CR_SHM_ATTACH_FD`` maps
+it (:class:`SharedRegion`, kept in ``Session.shared_region``) and the copies then name ranges of it
+instead of carrying the bytes on the socket. The mapping is the session's: it goes when the
+connection closes (:func:`detach`).
+
+The server never opens a path a client names (``CR_SHM_ATTACH`` is refused), so a client cannot
+make it map another program's or another session's memory. A descriptor is mapped only when it is a
+regular file on tmpfs (not hugetlbfs, whose faults may fail), sealed with ``F_SEAL_SHRINK |
+F_SEAL_GROW | F_SEAL_SEAL`` and without write seals, of exactly the size declared, with all its
+pages allocated: no later ``ftruncate`` can pull pages from under the server (SIGBUS), and reading
+or writing the mapping allocates nothing. (A client could still punch holes into its pages; under
+strict overcommit, ``vm.overcommit_memory=2``, refilling one could then fail with SIGBUS.)
 
 Refused, with a clear error and no mapping: a peer that is not on this host (TCP from an address
-that is not loopback), ``CRICKET_SHM=0`` in the server's environment, a path outside /dev/shm or
-not made by a cricket client, a file that is not a regular file private to its owner, a size that
-differs from the file's or exceeds ``CRICKET_MAX_SHM``. Every copy's range is checked against the
-mapping before anything is touched.
+that is not loopback), ``CRICKET_SHM=0`` in the server's environment, any descriptor failing the
+checks above, a size over ``CRICKET_MAX_SHM``. Every copy's range is checked against the mapping
+before anything is touched.
 """
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
+import fcntl
 import logging
 import mmap
 import os
-import re
 import stat
 import struct
 from typing import Any
@@ -26,16 +37,18 @@ from .. import _env
 from ..cudafacts import curesult
 from ..rpc.transport import is_loopback
 from ..backends.base import BackendError
+from .fd_inbox import FdInbox
 from .session import Session
 
 log = logging.getLogger(__name__)
 
 MAX_SHM = 1073741824     # CRICKET_MAX_SHM
 SHM_HEADER = 4096        # CRICKET_SHM_HEADER: the region's first bytes hold no data
-SHM_DIR = "/dev/shm"
-# The names cricket clients give their regions (cricket.client.shm.REGION_PREFIX + random hex).
-_NAME = re.compile(r"cricket-shm-[0-9]+-[0-9a-f]{16,64}")
+TMPFS_MAGIC = 0x01021994     # statfs f_type of tmpfs, where memfd_create puts its files
+NEEDED_SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
+WRITE_SEALS = fcntl.F_SEAL_WRITE | getattr(fcntl, "F_SEAL_FUTURE_WRITE", 0x10)
 _SEQUENCE = struct.Struct("=Q")
+_libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
 
 
 def shm_enabled() -> bool:
@@ -50,34 +63,50 @@ def same_host(peer: Any) -> bool:
     return is_loopback(peer[0])
 
 
+def _filesystem_type(fd: int) -> int:
+    """statfs ``f_type`` of the file system holding ``fd`` (the first field of struct statfs)."""
+    buf = ctypes.create_string_buffer(256)
+    if _libc.fstatfs(fd, buf) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    return ctypes.c_long.from_buffer(buf).value & 0xFFFFFFFF
+
+
+def _refuse(why: str) -> BackendError:
+    return BackendError(curesult.INVALID_VALUE, f"shared region refused: {why}")
+
+
+def check_region_fd(fd: int, size: int) -> None:
+    """Raise unless ``fd`` is a sealed, fully allocated tmpfs file of ``size`` bytes."""
+    if not SHM_HEADER < size <= MAX_SHM:
+        raise _refuse(f"{size} bytes; give more than {SHM_HEADER} and at most {MAX_SHM} "
+                      "(CRICKET_SHM_SIZE)")
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or _filesystem_type(fd) != TMPFS_MAGIC:
+        raise _refuse("the descriptor is not a memfd on tmpfs")
+    try:
+        seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+    except OSError:
+        seals = 0
+    if seals & NEEDED_SEALS != NEEDED_SEALS:
+        raise _refuse("seal the memfd with F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL first")
+    if seals & WRITE_SEALS:
+        raise _refuse("the memfd is sealed against writing; the server writes device-to-host copies")
+    if st.st_size != size:
+        raise _refuse(f"the memfd holds {st.st_size} bytes, not the {size} declared")
+    if st.st_blocks * 512 < size:
+        raise _refuse("allocate all the memfd's pages first (fallocate)")
+
+
 class SharedRegion:
     """A client's region mapped into this process."""
 
-    def __init__(self, path: str, size: int) -> None:
-        if not path.startswith(SHM_DIR + "/") or not _NAME.fullmatch(path[len(SHM_DIR) + 1:]):
-            raise BackendError(curesult.INVALID_VALUE,
-                               f"shared region {path!r} is not a cricket client's file under {SHM_DIR}")
-        if not SHM_HEADER < size <= MAX_SHM:
-            raise BackendError(curesult.INVALID_VALUE,
-                               f"shared region of {size} bytes: give more than {SHM_HEADER} and at most "
-                               f"{MAX_SHM} (CRICKET_SHM_SIZE)")
+    def __init__(self, fd: int, size: int) -> None:
+        check_region_fd(fd, size)
         try:
-            fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except OSError as exc:
-            raise BackendError(curesult.INVALID_VALUE,
-                               f"cannot open shared region {path}: {exc.strerror}") from None
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o077:
-                raise BackendError(curesult.INVALID_VALUE,
-                                   f"shared region {path} must be a regular file of mode 0600")
-            if st.st_size != size:
-                raise BackendError(curesult.INVALID_VALUE,
-                                   f"shared region {path} holds {st.st_size} bytes, not the {size} declared")
             self.map = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-        finally:
-            os.close(fd)
-        self.path = path
+        except OSError as exc:
+            raise _refuse(f"cannot map it: {exc.strerror}") from None
         self.size = size
         self.view = memoryview(self.map)
         pin = ctypes.c_char.from_buffer(self.map)     # for the address only; released at once
@@ -101,20 +130,20 @@ class SharedRegion:
         try:
             self.map.close()
         except BufferError:      # a view is still alive somewhere: the collector unmaps it later
-            log.warning("shared region %s: still in use; unmapped when released", self.path)
+            log.warning("a shared region is still in use; unmapped when released")
 
 
 def region_of(session: Session) -> SharedRegion:
     region = session.shared_region
     if region is None:
         raise BackendError(curesult.INVALID_VALUE,
-                           "this session has no shared region: call CR_SHM_ATTACH first")
+                           "this session has no shared region: call CR_SHM_ATTACH_FD first")
     return region
 
 
 # --- the procedures (run on the session's worker) ------------------------------------------------
 
-def shm_attach(session: Session, path: str, size: int, peer: Any) -> None:
+def _check_peer(session: Session, peer: Any) -> None:
     if session.backend is None:
         raise BackendError(curesult.NOT_INITIALIZED, "call HELLO before any other procedure")
     if not shm_enabled():
@@ -123,7 +152,36 @@ def shm_attach(session: Session, path: str, size: int, peer: Any) -> None:
         raise BackendError(curesult.NOT_SUPPORTED,
                            f"shared memory needs a client on the server's host; {peer[0]} is not "
                            "a loopback address")
-    region = SharedRegion(path, size)
+
+
+def shm_attach(session: Session, path: str, size: int, peer: Any) -> None:
+    raise BackendError(curesult.NOT_SUPPORTED,
+                       "CR_SHM_ATTACH names a path, and this server maps no path a client names; "
+                       "pass a sealed memfd (CR_SHM_TICKET, then CR_SHM_ATTACH_FD)")
+
+
+def shm_ticket(session: Session, inbox: FdInbox, peer: Any) -> tuple[str, bytes]:
+    """A one-time ticket for handing the session's region to ``inbox``: (address, secret)."""
+    _check_peer(session, peer)
+    if session.shm_ticket is not None:
+        inbox.withdraw(session.shm_ticket)
+    ticket = session.shm_ticket = inbox.issue(session.id)
+    return inbox.address, ticket.secret
+
+
+def shm_attach_fd(session: Session, size: int, peer: Any) -> None:
+    """Map the descriptor that came to the inbox with this session's ticket."""
+    _check_peer(session, peer)
+    ticket, session.shm_ticket = session.shm_ticket, None
+    fd = ticket.take() if ticket is not None else -1
+    if fd < 0:
+        raise BackendError(curesult.INVALID_VALUE,
+                           "no descriptor came with this session's ticket: call CR_SHM_TICKET and "
+                           "send the memfd to its address first")
+    try:
+        region = SharedRegion(fd, size)
+    finally:
+        os.close(fd)
     old = session.shared_region
     session.shared_region = region
     if old is not None:
@@ -162,6 +220,9 @@ def memcpy_dtoh_shm(session: Session, src: int, stream: int, offset: int, size: 
 
 def detach(session: Session) -> None:
     """Unmap the session's region (at the end of the connection, on its worker)."""
+    ticket, session.shm_ticket = session.shm_ticket, None
+    if ticket is not None:
+        ticket.close()
     region = session.shared_region
     if region is not None:
         session.shared_region = None

@@ -4,7 +4,7 @@ import time
 
 from cricket.client.api import connect
 
-from hostile_peers import PLUGIN, closed_by_server, raw_connection, rss_bytes, wait_for_log
+from hostile_peers import PLUGIN, closed_by_server, raw_connection, rss_bytes, server_help, wait_for_log
 
 LAST = 0x80000000
 
@@ -101,12 +101,7 @@ def test_a_connection_over_max_sessions_is_closed_at_once(start_server):
 
 
 def test_help_shows_the_limits_and_their_defaults():
-    import subprocess
-    import sys
-    r = subprocess.run([sys.executable, "-m", "cricket", "server", "--help"],
-                       capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
-    text = " ".join(r.stdout.split())
+    text = server_help()
     assert "--max-sessions N" in text and "(default 256)" in text
     assert "--hello-timeout SECONDS" in text and "64 KiB (default 10)" in text
     assert "--allow-backend-import" in text

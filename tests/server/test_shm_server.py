@@ -1,10 +1,11 @@
-"""The server's shared-memory procedures against a hostile or careless client: raw CR_SHM_ATTACH and
-CR_MEMCPY_*_SHM calls with bad paths, sizes and ranges get error replies and the server keeps
-serving; refusals for peers that are not on the host and for CRICKET_SHM=0. Real server processes
-(emu backend) on loopback TCP, regions made by hand under /dev/shm.
+"""The server's shared-memory procedures against a hostile or careless client: raw CR_SHM_TICKET,
+CR_SHM_ATTACH_FD and CR_MEMCPY_*_SHM calls with bad descriptors, sizes and ranges get error replies
+and the server keeps serving; refusals for peers that are not on the host and for CRICKET_SHM=0.
+Real server processes (emu backend) on loopback TCP, memfds made by hand.
 """
 from __future__ import annotations
 
+import fcntl
 import mmap
 import os
 import secrets
@@ -13,28 +14,32 @@ import struct
 import pytest
 
 from cricket.cudafacts import curesult
+from cricket.client import shm as client_shm
 from cricket.client.api import connect
 from cricket.protocol import gen as P
 from cricket.server.shm import MAX_SHM, SHM_HEADER, same_host
 
 SIZE = 64 * 1024
+SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
 
 
 class HandMadeRegion:
-    """A region file as a cricket client makes one (or, with arguments, as it must not)."""
+    """A memfd as a cricket client makes one (or, with arguments, as it must not)."""
 
-    def __init__(self, size: int = SIZE, *, name: str | None = None, mode: int = 0o600) -> None:
-        self.path = f"/dev/shm/{name or f'cricket-shm-{os.getpid()}-{secrets.token_hex(16)}'}"
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, mode)
-        os.fchmod(fd, mode)
-        os.ftruncate(fd, size)
-        self.map = mmap.mmap(fd, size)
-        os.close(fd)
+    def __init__(self, size: int = SIZE, *, seals: int = SEALS, allocate: bool = True) -> None:
+        self.fd = os.memfd_create("hand-made-region", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        os.ftruncate(self.fd, size)
+        if allocate:
+            os.posix_fallocate(self.fd, 0, size)
+        self.map = mmap.mmap(self.fd, size)
+        if seals:
+            fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, seals)
         self.size = size
 
     def remove(self) -> None:
-        if os.path.exists(self.path):
-            os.unlink(self.path)
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
 @pytest.fixture
@@ -44,8 +49,13 @@ def region():
     r.remove()
 
 
-def _attach(conn, path: str, size: int):
-    return conn._stub.CR_SHM_ATTACH(P.cr_shm_attach_args(path=path, size=size))
+def _attach(conn, region: HandMadeRegion, size: int | None = None) -> str | None:
+    """Hand ``region`` to the server as a client does; None when attached, else the refusal."""
+    try:
+        client_shm._hand_over(conn._rpc, region.fd, region.size if size is None else size)
+    except OSError as exc:
+        return str(exc)
+    return None
 
 
 def _htod(conn, dst: int, offset: int, size: int):
@@ -59,8 +69,8 @@ def _dtoh(conn, src: int, offset: int, size: int):
 
 def test_copies_through_an_attached_region_move_the_bytes(emu_server, region):
     with connect(emu_server.address) as conn:
-        assert _attach(conn, region.path, region.size).status == 0
-        region.remove()                                    # as a client does once attached
+        assert _attach(conn, region) is None
+        region.remove()                                    # the server's mapping stays
         buf = conn.alloc(8192)
         payload = secrets.token_bytes(5000)
         region.map[SHM_HEADER:SHM_HEADER + len(payload)] = payload
@@ -85,7 +95,7 @@ BAD_RANGES = [
 def test_ranges_outside_the_region_get_an_error_and_the_server_keeps_serving(emu_server, region,
                                                                             offset, size):
     with connect(emu_server.address) as conn:
-        assert _attach(conn, region.path, region.size).status == 0
+        assert _attach(conn, region) is None
         buf = conn.alloc(SIZE)
         for res in (_htod(conn, buf.device_ptr, offset, size), _dtoh(conn, buf.device_ptr, offset, size)):
             assert res.status == curesult.INVALID_VALUE
@@ -101,8 +111,8 @@ def test_device_ranges_are_checked_and_a_copy_without_a_region_is_refused(emu_se
     with connect(emu_server.address) as conn:
         buf = conn.alloc(4096)
         res = _htod(conn, buf.device_ptr, SHM_HEADER, 16)
-        assert res.status == curesult.INVALID_VALUE and "CR_SHM_ATTACH first" in res.message
-        assert _attach(conn, region.path, region.size).status == 0
+        assert res.status == curesult.INVALID_VALUE and "CR_SHM_ATTACH_FD first" in res.message
+        assert _attach(conn, region) is None
         res = _dtoh(conn, buf.device_ptr + 4000, SHM_HEADER, 200)      # past the allocation's end
         assert res.status == curesult.INVALID_VALUE and "not inside an allocation" in res.message
         res = _htod(conn, 0x1234, SHM_HEADER, 16)
@@ -111,7 +121,7 @@ def test_device_ranges_are_checked_and_a_copy_without_a_region_is_refused(emu_se
 
 def test_a_failed_asynchronous_copy_is_reported_at_the_next_synchronising_call(emu_server, region):
     with connect(emu_server.address) as conn:
-        assert _attach(conn, region.path, region.size).status == 0
+        assert _attach(conn, region) is None
         buf = conn.alloc(4096)
         conn._stub.CR_MEMCPY_HTOD_SHM_ASYNC_batched(P.cr_shm_htod_args(
             dst=buf.device_ptr, stream=0, offset=SIZE + 4096, size=16, sequence=41))
@@ -122,53 +132,69 @@ def test_a_failed_asynchronous_copy_is_reported_at_the_next_synchronising_call(e
         assert conn._stub.CR_CTX_SYNCHRONIZE().status == 0          # reported once
 
 
-def test_attach_refuses_what_is_not_a_private_cricket_region(emu_server, tmp_path):
-    wrong_mode = HandMadeRegion(mode=0o644)
-    wrong_name = HandMadeRegion(name=f"not-cricket-{secrets.token_hex(8)}")
+def test_attach_refuses_a_descriptor_the_server_could_lose_pages_of(emu_server, tmp_path):
+    plain = tmp_path / "plain-file"
+    plain.write_bytes(bytes(SIZE))
+    unsealed = HandMadeRegion(seals=0)
+    half_sealed = HandMadeRegion(seals=fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW)
+    write_sealed = HandMadeRegion(seals=0)
+    write_sealed.map.close()                                    # F_SEAL_WRITE needs no shared mapping
+    fcntl.fcntl(write_sealed.fd, fcntl.F_ADD_SEALS, SEALS | fcntl.F_SEAL_WRITE)
+    holes = HandMadeRegion(allocate=False)
     good = HandMadeRegion()
-    link = f"/dev/shm/cricket-shm-{os.getpid()}-{secrets.token_hex(16)}"
-    os.symlink(good.path, link)
-    outside = tmp_path / f"cricket-shm-{os.getpid()}-{secrets.token_hex(16)}"
-    outside.write_bytes(bytes(SIZE))
+    plain_fd = os.open(plain, os.O_RDWR)
     try:
         with connect(emu_server.address) as conn:
             cases = [
-                (str(outside), SIZE, "not a cricket client's file under /dev/shm"),
-                (wrong_name.path, SIZE, "not a cricket client's file"),
-                ("/dev/shm/../tmp/" + os.path.basename(good.path), SIZE, "not a cricket client's file"),
-                (wrong_mode.path, SIZE, "mode 0600"),
-                (good.path, SIZE * 2, "not the 131072 declared"),
-                (good.path, MAX_SHM + 4096, "at most"),
-                (good.path, SHM_HEADER, "more than"),
-                (link, SIZE, "cannot open"),                        # symbolic links are not followed
-                (f"/dev/shm/cricket-shm-1-{'0' * 32}", SIZE, "cannot open"),
+                (plain_fd, SIZE, "not a memfd on tmpfs"),
+                (unsealed.fd, SIZE, "F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL"),
+                (half_sealed.fd, SIZE, "F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL"),
+                (write_sealed.fd, SIZE, "sealed against writing"),
+                (holes.fd, SIZE, "allocate all"),
+                (good.fd, SIZE * 2, "not the 131072 declared"),
+                (good.fd, MAX_SHM + 4096, "at most"),
+                (good.fd, SHM_HEADER, "more than"),
             ]
-            for path, size, why in cases:
-                res = _attach(conn, path, size)
-                assert res.status == curesult.INVALID_VALUE and why in res.message, (path, res)
+            for fd, size, why in cases:
+                with pytest.raises(OSError, match="refused") as refused:
+                    client_shm._hand_over(conn._rpc, fd, size)
+                assert why in str(refused.value), (why, refused.value)
             conn.ping()
-            assert _attach(conn, good.path, SIZE).status == 0
+            assert _attach(conn, good) is None
     finally:
-        os.unlink(link)
-        for r in (wrong_mode, wrong_name, good):
+        os.close(plain_fd)
+        for r in (unsealed, half_sealed, write_sealed, holes, good):
             r.remove()
 
 
-def test_attach_before_hello_is_refused(emu_server, region):
+def test_attach_by_path_is_refused(emu_server, region):
+    with connect(emu_server.address) as conn:
+        res = conn._stub.CR_SHM_ATTACH(P.cr_shm_attach_args(path=f"/proc/self/fd/{region.fd}", size=SIZE))
+        assert res.status == curesult.NOT_SUPPORTED and "maps no path a client names" in res.message
+
+
+def test_attach_fd_without_a_delivered_descriptor_is_refused(emu_server):
+    with connect(emu_server.address) as conn:
+        res = conn._stub.CR_SHM_ATTACH_FD(SIZE)
+        assert res.status == curesult.INVALID_VALUE and "no descriptor came" in res.message
+        assert conn._stub.CR_SHM_TICKET().status == 0                # a ticket, but nothing sent
+        res = conn._stub.CR_SHM_ATTACH_FD(SIZE)
+        assert res.status == curesult.INVALID_VALUE and "no descriptor came" in res.message
+
+
+def test_ticket_before_hello_is_refused(emu_server):
     from cricket.protocol import PROGRAM, VERSION
     from cricket.rpc import Client
     host, port = emu_server.address.rsplit(":", 1)
     with Client((host, int(port))) as rpc:
-        reply = rpc.call(PROGRAM, VERSION, 20, [P.pack_cr_shm_attach_args(
-            P.cr_shm_attach_args(path=region.path, size=region.size))])
-        res = P.unpack_cr_status_res(reply)
+        res = P.unpack_cr_shm_ticket_res(rpc.call(PROGRAM, VERSION, client_shm.PROC_TICKET, []))
         assert res.status == curesult.NOT_INITIALIZED
 
 
 def test_server_with_shared_memory_off_refuses(start_server, region):
     server = start_server("--backend", "emu", env={"CRICKET_SHM": "0"})
     with connect(server.address) as conn:
-        res = _attach(conn, region.path, region.size)
+        res = conn._stub.CR_SHM_TICKET()
         assert res.status == curesult.NOT_SUPPORTED and "CRICKET_SHM=0" in res.message
 
 
@@ -187,7 +213,7 @@ def test_a_peer_that_is_not_loopback_is_refused(start_server, region):
         pytest.skip("this host has no IPv4 address besides loopback")
     server = start_server("--backend", "emu", "--listen", f"{address}:0", "--insecure")
     with connect(server.address) as conn:
-        res = _attach(conn, region.path, region.size)
+        res = conn._stub.CR_SHM_TICKET()
         assert res.status == curesult.NOT_SUPPORTED and "not a loopback address" in res.message
 
 

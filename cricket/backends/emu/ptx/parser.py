@@ -5,9 +5,11 @@ function, so later stages see one flat namespace per function.
 """
 from __future__ import annotations
 
+import contextlib
 import re
 import struct
 import threading
+from typing import Iterator
 
 from ..errors import CUDA_ERROR_INVALID_PTX, CUDA_ERROR_UNSUPPORTED_PTX_VERSION, EmuError
 from .ast import Addr, Function, Group, Imm, Instr, Label, Module, Not, Pair, Reg, Sink, Special, Sym, VarDecl, Vec
@@ -146,7 +148,8 @@ def ensure_body(fn: Function) -> Function:
         if fn.source is not None:
             text, line = fn.source
             parsed = Function(name=fn.name, kind=fn.kind, linkage=fn.linkage, params=fn.params, rets=fn.rets)
-            _Parser(text + "\n}", line).parse_body(parsed)
+            with _malformed_is_invalid_ptx():
+                _Parser(text + "\n}", line).parse_body(parsed)
             fn.regs, fn.locals, fn.body = parsed.regs, parsed.locals, parsed.body
             fn.source = None
     return fn
@@ -636,10 +639,21 @@ class _Parser:
         return Sym(name, off)
 
 
+@contextlib.contextmanager
+def _malformed_is_invalid_ptx() -> Iterator[None]:
+    """A token the parser cannot read (``.align!4``, a number out of range) is malformed PTX:
+    CUDA_ERROR_INVALID_PTX, as the driver's JIT reports it, not an internal error."""
+    try:
+        yield
+    except (ValueError, IndexError, KeyError, OverflowError, RecursionError) as exc:
+        raise EmuError(CUDA_ERROR_INVALID_PTX, f"PTX parse error: {type(exc).__name__}: {exc}") from None
+
+
 def parse(text: str) -> Module:
     """Parse one PTX module; in one over ``LAZY_BODIES`` characters, function bodies are parsed on
     first use (``ensure_body``)."""
-    if len(text) > LAZY_BODIES:
-        skeleton, bodies = split_bodies(text)
-        return _Parser(skeleton, bodies=bodies).module()
-    return _Parser(text).module()
+    with _malformed_is_invalid_ptx():
+        if len(text) > LAZY_BODIES:
+            skeleton, bodies = split_bodies(text)
+            return _Parser(skeleton, bodies=bodies).module()
+        return _Parser(text).module()
