@@ -137,9 +137,11 @@ async def serve(config: ServerConfig) -> int:
         except (NotImplementedError, RuntimeError):
             pass
     await stop.wait()
-    log.info("cricket server stopping")
     sessions = list(service.sessions.values())
+    log.info("cricket server stopping: closing %d live session(s)", len(sessions))
     await server.close()
+    for connection_id in list(program.sessions):
+        program.on_disconnect(connection_id)      # as if each client hung up (its hook may come later)
     for session in sessions:
         service.close_session(session)
     # Let the sessions free what they hold before the backends go (a running kernel may delay it).
@@ -150,6 +152,7 @@ async def serve(config: ServerConfig) -> int:
             log.warning("%d session(s) still busy at shutdown; their resources go with the process",
                         len(pending))
     registry.close()
+    log.info("cricket server stopped")
     if config.unix_path and _inode(Path(config.unix_path)) == socket_id:
         Path(config.unix_path).unlink(missing_ok=True)     # ours still: no other server took the path
     return 0

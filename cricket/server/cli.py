@@ -11,6 +11,7 @@ import logging
 import os
 import sys
 
+from .. import _log
 from .._env import MAX_POLL_US, poll_us
 from .limits import DEFAULT_HELLO_TIMEOUT, DEFAULT_MAX_SESSIONS, PRE_HELLO_MAX_RECORD
 
@@ -101,6 +102,7 @@ def list_backends() -> int:
 def main(args: argparse.Namespace) -> int:
     if args.list_backends:
         return list_backends()
+    _log.default_to("info")
     from .app import ServerConfig, run_server
     try:
         listen = parse_listen(args.listen) if args.listen else None

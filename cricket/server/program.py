@@ -16,9 +16,11 @@ from ..backends.base import BackendError
 from ..protocol import Skeleton
 from ..protocol import gen as P
 from ..rpc import NO_REPLY, PayloadSink, admit_connection, current_call, current_connection_id
+from ..rpc.context import current_socket
 from . import service as svc
 from . import shm
 from .device_output import device_output, set_output_limit
+from .peer import describe_peer
 from .service import CricketService
 from .session import Session
 
@@ -98,6 +100,12 @@ class CricketProgram(Skeleton):
     def on_connect(self, connection_id: int, peer: Any) -> None:
         self.sessions[connection_id] = self.service.open_session(_peer(peer))
 
+    def _note_peer(self) -> None:
+        """Name the caller's peer once, from inside a call (a Unix socket's pid and user)."""
+        session = self._session()
+        if not session.greeted:
+            session.peer = describe_peer(current_socket(), current_call().peer)
+
     def on_disconnect(self, connection_id: int) -> None:
         session = self.sessions.pop(connection_id, None)
         if session is not None:
@@ -150,7 +158,7 @@ class CricketProgram(Skeleton):
     def _failed(session: Session, result_cls: type, fn: Callable[..., Any], exc: Exception) -> Any:
         if isinstance(exc, BackendError):
             if exc.code != svc.NEED_IMAGE:
-                log.info("session %d: %s: %s", session.id, fn.__name__, exc)
+                log.debug("session %d: %s: %s", session.id, fn.__name__, exc)
             return result_cls(status=exc.code, message=_message(exc.message))
         log.error("session %d: %s failed unexpectedly", session.id, fn.__name__,
                   exc_info=(type(exc), exc, exc.__traceback__))
@@ -186,6 +194,7 @@ class CricketProgram(Skeleton):
     # --- HELLO, devices, errors -------------------------------------------------------
 
     def CR_HELLO(self, args):
+        self._note_peer()
         def convert(h: svc.Hello):
             # HELLO succeeded (runs on the loop): the connection may now send records of any size
             # the protocol allows, and no HELLO timeout closes it.

@@ -88,7 +88,7 @@ class CricketService:
                 self.counters["sessions_closed"] += 1
                 # the calls of closed sessions stay counted in the server's stats
                 self.counters.update({f"calls.{k}": v for k, v in session.counters.items()})
-            log.info("session %d closed; freed %s", session.id,
+            log.info("session %d (%s) closed; freed %s", session.id, session.peer or "unknown peer",
                      ", ".join(f"{v} {k}" for k, v in freed.items()) or "nothing")
 
         session.submit(teardown)
@@ -137,6 +137,8 @@ class CricketService:
                                f"client speaks cricket protocol {protocol}, this server speaks "
                                f"{PROTOCOL_VERSION}: use matching cricket versions")
         if self.token and not (_same(token, self.token) or _same(token, self.admin_token)):
+            log.warning("session %d (%s): authentication failed: %s token from client %r",
+                        session.id, session.peer or "unknown peer", "wrong" if token else "no", client)
             raise BackendError(curesult.NOT_PERMITTED,
                                "wrong or missing token: set CRICKET_TOKEN to the server's --token")
         session.admin = _same(token, self.admin_token)
@@ -158,8 +160,9 @@ class CricketService:
         session.greeted = True
         session.backend_type = chosen.type_name or backend
         session.device_index = 0
-        log.info("session %d: HELLO from %r on backend %s%s", session.id, client,
-                 session.backend_type, " (admin)" if session.admin else "")
+        session.client = client
+        log.info("session %d: HELLO from %r (%s) on backend %s%s", session.id, client,
+                 session.peer or "unknown peer", session.backend_type, " (admin)" if session.admin else "")
         return Hello(protocol=PROTOCOL_VERSION, server=f"cricket {__version__}",
                      backend=session.backend_type, emulated=bool(chosen.emulated),
                      driver_version=chosen.driver_version, session=session.id,

@@ -135,6 +135,7 @@ class Session:
     def __init__(self, peer: str = "") -> None:
         self.id = next(self._ids)
         self.peer = peer
+        self.client = ""             # what the client called itself in HELLO
         self.backend: Backend | None = None
         self.backend_type = ""
         self.device_index = 0
