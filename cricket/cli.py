@@ -17,6 +17,8 @@ SUBCOMMANDS = {
     "run": ("cricket.client.run_cli", "run a CUDA program with its calls remoted"),
     "fatbin": ("cricket.fatbin.cli", "list or extract the device code in a binary"),
     "bench": ("cricket.bench_cli", "run the microbenchmark suite"),
+    "status": ("cricket.watch.status_cli", "show a running server and its sessions"),
+    "top": ("cricket.watch.top_cli", "watch a running server's sessions, refreshing"),
 }
 
 

@@ -10,6 +10,7 @@ import dataclasses
 import hmac
 import logging
 import threading
+import time
 from collections import Counter
 from typing import Any
 
@@ -19,6 +20,7 @@ from ..backends.base import BackendError, DeviceProperties, FunctionInfo, ImageK
 from ..backends.registry import BackendAlreadyLoaded, BackendLoadError, BackendRegistry, BackendStatus
 from .images import ImageCache
 from .session import DeviceObject, FunctionRecord, ModuleRecord, Session
+from .stats import ServerStats
 
 log = logging.getLogger(__name__)
 
@@ -64,15 +66,17 @@ class CricketService:
         self.sessions: dict[int, Session] = {}
         self._lock = threading.Lock()
         self.counters: Counter[str] = Counter()
+        self.stats = ServerStats()
 
     # --- sessions ------------------------------------------------------------
 
     def open_session(self, peer: str = "") -> Session:
-        session = Session(peer)
+        session = Session(peer, self.stats.session())
         with self._lock:
             self.sessions[session.id] = session
             self.counters["sessions_opened"] += 1
-        log.info("session %d opened (%s)", session.id, peer or "unknown peer")
+        # A session is worth an info line once it said HELLO (a health probe only connects).
+        log.debug("session %d opened (%s)", session.id, peer or "unknown peer")
         return session
 
     def close_session(self, session: Session) -> None:
@@ -88,8 +92,10 @@ class CricketService:
                 self.counters["sessions_closed"] += 1
                 # the calls of closed sessions stay counted in the server's stats
                 self.counters.update({f"calls.{k}": v for k, v in session.counters.items()})
-            log.info("session %d (%s) closed; freed %s", session.id, session.peer or "unknown peer",
-                     ", ".join(f"{v} {k}" for k, v in freed.items()) or "nothing")
+                self.stats.closed(session.stats)
+            log.log(logging.INFO if session.greeted else logging.DEBUG,
+                    "session %d (%s) closed; freed %s", session.id, session.peer or "unknown peer",
+                    ", ".join(f"{v} {k}" for k, v in freed.items()) or "nothing")
 
         session.submit(teardown)
         session.worker.shutdown(wait=False)
@@ -325,12 +331,16 @@ class CricketService:
             raise BackendError(curesult.INVALID_VALUE, f"empty launch: grid {grid}, block {block}")
         module = session.modules.get(record.module_handle)
         device = module.device
-        if getattr(device, "captures_output", False):
-            # printf lines go to this session, also when the device object is shared
-            device.launch(record.info.native, grid, block, shared_mem, session.stream(stream), params,
-                          output=session.output)
-        else:
-            device.launch(record.info.native, grid, block, shared_mem, session.stream(stream), params)
+        started = time.perf_counter()
+        try:
+            if getattr(device, "captures_output", False):
+                # printf lines go to this session, also when the device object is shared
+                device.launch(record.info.native, grid, block, shared_mem, session.stream(stream), params,
+                              output=session.output)
+            else:
+                device.launch(record.info.native, grid, block, shared_mem, session.stream(stream), params)
+        finally:
+            session.stats.launched(session.backend_type, time.perf_counter() - started)
 
     # --- streams and events -------------------------------------------------------
 

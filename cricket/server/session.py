@@ -18,6 +18,7 @@ from typing import Any, Callable, Generic, TypeVar
 from ..cudafacts import curesult
 from ..backends.base import Backend, BackendError, Device, FunctionInfo
 from .device_output import OutputBuffer
+from .stats import SessionStats
 
 log = logging.getLogger(__name__)
 
@@ -132,9 +133,10 @@ class Session:
 
     _ids = itertools.count(1)
 
-    def __init__(self, peer: str = "") -> None:
+    def __init__(self, peer: str = "", stats: SessionStats | None = None) -> None:
         self.id = next(self._ids)
         self.peer = peer
+        self.peer_uid: int | None = None     # the user of a Unix socket peer (SO_PEERCRED)
         self.client = ""             # what the client called itself in HELLO
         self.backend: Backend | None = None
         self.backend_type = ""
@@ -151,7 +153,8 @@ class Session:
         self.open_devices: dict[int, Device] = {}
         self.async_error: BackendError | None = None
         self.shared_region: Any = None   # the client's shared memory (cricket.server.shm), if attached
-        self.counters: Counter[str] = Counter()
+        self.stats = stats or SessionStats()
+        self.counters: Counter[str] = self.stats.calls     # calls by procedure
         self.output = OutputBuffer(self.id)    # device printf lines of this session's kernels
         self.queued = 0              # tasks submitted and not finished
         self.max_queued = 0
@@ -242,7 +245,7 @@ class Session:
         except Exception as exc:  # teardown goes on: one failure must not leak the rest
             log.warning("session %d: freeing %s failed: %s", self.id, what, exc)
 
-    def stats(self) -> dict[str, int]:
+    def summary(self) -> dict[str, int]:
         out = {"session": self.id, "allocations": len(self.allocations),
                "allocated_bytes": self.allocations.total_bytes, "modules": len(self.modules),
                "functions": len(self.functions), "streams": len(self.streams), "events": len(self.events),
