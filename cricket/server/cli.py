@@ -53,6 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="close a connection that has not completed HELLO this long after "
                              f"connecting; until then its records may not exceed "
                              f"{PRE_HELLO_MAX_RECORD >> 10} KiB (default {DEFAULT_HELLO_TIMEOUT:g})")
+    parser.add_argument("--metrics", metavar="HOST:PORT",
+                        help="serve Prometheus metrics at http://HOST:PORT/metrics (needs prometheus_client; "
+                             "port 0 picks one, logged at start)")
     parser.add_argument("--allow-backend-import", action="store_true",
                         help="let an admin client load a backend by module:Class, importing that "
                              "module on the server (without it clients load only backends named "
@@ -79,13 +82,13 @@ def _poll_default() -> float:
     return us
 
 
-def parse_listen(text: str) -> tuple[str, int]:
+def parse_listen(text: str, option: str = "--listen") -> tuple[str, int]:
     from ..rpc.transport import MAX_PORT
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit():
-        raise ValueError(f"--listen {text!r}: use HOST:PORT, e.g. 127.0.0.1:{DEFAULT_PORT}")
+        raise ValueError(f"{option} {text!r}: use HOST:PORT, e.g. 127.0.0.1:{DEFAULT_PORT}")
     if int(port) > MAX_PORT:
-        raise ValueError(f"--listen {text!r}: port {int(port)} is out of range; use 0-{MAX_PORT} (0 picks a free one)")
+        raise ValueError(f"{option} {text!r}: port {int(port)} is out of range; use 0-{MAX_PORT} (0 picks a free one)")
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
@@ -106,6 +109,7 @@ def main(args: argparse.Namespace) -> int:
     from .app import ServerConfig, run_server
     try:
         listen = parse_listen(args.listen) if args.listen else None
+        metrics = parse_listen(args.metrics, "--metrics") if args.metrics else None
     except ValueError as exc:
         print(f"cricket server: {exc}", file=sys.stderr)
         return 2
@@ -116,7 +120,8 @@ def main(args: argparse.Namespace) -> int:
         admin_token=args.admin_token, ready_file=args.ready_file,
         image_cache_bytes=args.image_cache_mb << 20, register=args.register,
         poll_us=min(max(args.poll_us, 0.0), MAX_POLL_US), max_sessions=args.max_sessions,
-        hello_timeout=args.hello_timeout, allow_backend_import=args.allow_backend_import)
+        hello_timeout=args.hello_timeout, allow_backend_import=args.allow_backend_import,
+        metrics=metrics)
     if config.register and config.unix_path:
         print("cricket server: --register works with TCP only (rpcbind maps TCP ports)", file=sys.stderr)
         return 2

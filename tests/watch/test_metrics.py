@@ -1,0 +1,54 @@
+"""`cricket server --metrics`: Prometheus scrapes the figures of a client that is working."""
+from __future__ import annotations
+
+import re
+import socket
+import urllib.request
+
+import pytest
+
+from watch_support import N, busy_client, cricket
+
+parser = pytest.importorskip("prometheus_client.parser", reason="prometheus_client is not installed")
+
+
+def scrape(log_text: str) -> dict[tuple[str, tuple], float]:
+    address = re.search(r"metrics at http://(\S+)/metrics", log_text).group(1)
+    with urllib.request.urlopen(f"http://{address}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    samples = {}
+    for family in parser.text_string_to_metric_families(text):
+        for s in family.samples:
+            samples[s.name, tuple(sorted(s.labels.items()))] = s.value
+    return samples
+
+
+def test_a_scrape_shows_the_working_client(start_server, tmp_path, vadd_fatbin):
+    server = start_server("--unix", str(tmp_path / "s.sock"), "--metrics", "127.0.0.1:0")
+    with busy_client(server.address, vadd_fatbin) as conn:
+        m = scrape(server.log.read_text())
+        session = conn.session_id
+    assert m["cricket_sessions", ()] == 1
+    assert m["cricket_calls_total", (("procedure", "launch"),)] == 3
+    assert m["cricket_call_duration_seconds_count", (("procedure", "mem_alloc"),)] == 2
+    assert m["cricket_call_duration_seconds_bucket", (("le", "+Inf"), ("procedure", "mem_alloc"))] == 2
+    assert m["cricket_copied_bytes_total", (("direction", "htod"), ("path", "socket"))] == N * 4
+    assert m["cricket_copied_bytes_total", (("direction", "dtoh"), ("path", "socket"))] == N * 4
+    assert m["cricket_kernels_total", (("backend", "emu"),)] == 3
+    assert m["cricket_kernel_seconds_total", (("backend", "emu"),)] > 0
+    assert m["cricket_errors_total", (("code", "CUDA_ERROR_INVALID_VALUE"),)] == 1
+    memory = {labels: v for (name, labels), v in m.items() if name == "cricket_session_memory_bytes"}
+    (labels, held), = memory.items()
+    assert dict(labels)["session"] == str(session) and held == 2 * N * 4
+
+
+def test_a_metrics_address_in_use_stops_the_server_with_one_line(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = cricket("server", "--backend", "emu", "--unix", str(tmp_path / "s.sock"),
+                    "--metrics", f"127.0.0.1:{port}", timeout=60)
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.startswith("cricket server:")]
+    assert len(lines) == 1 and "--metrics" in lines[0], r.stderr
