@@ -250,6 +250,7 @@ class Session:
                "allocated_bytes": self.allocations.total_bytes, "modules": len(self.modules),
                "functions": len(self.functions), "streams": len(self.streams), "events": len(self.events),
                "queued": self.queued, "max_queued": self.max_queued,
-               "printf_pending_bytes": self.output.pending}
+               "printf_pending_bytes": self.output.pending,
+               "kernels": self.stats.kernels, "kernel_us": int(self.stats.kernel_seconds * 1e6)}
         out.update({f"calls.{k}": v for k, v in sorted(self.counters.items())})
         return out
