@@ -343,6 +343,10 @@ class Runtime:
         """An API call ``name`` failed with ``exc``: note a lost connection and log it (as an
         error when ``serious``, a code that says nothing more precise, else at debug level)."""
         self.lost(exc)
+        source, code = error_source(exc)
+        if source == "driver":      # a kernel's fault: its details on stderr, once
+            from cricket.client.kernel_faults import report
+            report(code, getattr(exc, "message", ""))
         if serious:
             logger.error("%s failed: %s", name, exc)
         else:
