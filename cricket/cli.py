@@ -22,9 +22,19 @@ SUBCOMMANDS = {
 }
 
 
+EXAMPLES = """\
+examples:
+  cricket run -- ./saxpy                       run a CUDA program on a local server (GPU, else emu)
+  cricket server --listen 0.0.0.0:7391         serve this host's GPU to other machines
+  CRICKET_SERVER=gpuhost:7391 cricket run -- python train.py
+  cricket status --server gpuhost:7391         who uses that server, and how
+  cricket COMMAND --help                       each command's options and examples
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="cricket",
+        prog="cricket", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLES,
         description="Run CUDA programs against a GPU elsewhere, or on the CPU. "
                     "Log level: CRICKET_LOG=debug|info|warning|error.")
     parser.add_argument("--version", action="version", version=f"cricket {__version__}")

@@ -2,7 +2,9 @@
 
 Backends are named by type (emu, cuda, or a cricket.backends entry point) or by module:Class;
 with none named the server loads cuda when a GPU is usable, else emu.
-Environment: CRICKET_TOKEN (client token), CRICKET_ADMIN_TOKEN (token for LOADBACKEND).
+Environment: CRICKET_TOKEN (client token), CRICKET_ADMIN_TOKEN (token for LOADBACKEND and
+`cricket status` over TCP), CRICKET_LOG (log level; the server logs sessions and its lifecycle at
+info by default). SIGINT or SIGTERM stops it: live sessions are closed and freed first.
 """
 from __future__ import annotations
 
@@ -19,8 +21,18 @@ log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 7391
 
+EXAMPLES = """\
+examples:
+  cricket server                                   TCP 127.0.0.1:7391, cuda if a GPU is usable, else emu
+  cricket server --unix /run/cricket.sock --backend emu=memory=4G
+  cricket server --listen 0.0.0.0:7391 --token s3cret --admin-token adm1n --metrics 0.0.0.0:9391
+  cricket server --list-backends                   what can be loaded here, and why not
+"""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EXAMPLES
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--listen", metavar="HOST:PORT",
                        help=f"TCP address to listen on (default 127.0.0.1:{DEFAULT_PORT}; port 0 picks one)")
