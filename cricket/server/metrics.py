@@ -7,7 +7,6 @@ scrapes (a collector), so serving calls costs nothing extra for it. Needs ``prom
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from typing import TYPE_CHECKING, Any, Iterator
 
 if TYPE_CHECKING:
@@ -30,16 +29,15 @@ class ServerCollector:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
         service = self.service
         stats = service.stats
-        sessions = [s for s in list(service.sessions.values()) if not s.closed]
+        sessions, calls, copied = service.snapshot()
 
-        yield GaugeMetricFamily("cricket_sessions", "Client sessions connected now", value=len(sessions))
+        yield GaugeMetricFamily("cricket_sessions", "Client sessions connected now",
+                                value=sum(not s.closed for s in sessions))
         yield CounterMetricFamily("cricket_sessions_opened", "Client sessions opened since start",
-                                  value=stats.sessions_opened)
+                                  value=service.counters["sessions_opened"])
         yield GaugeMetricFamily("cricket_uptime_seconds", "Seconds since the server started",
                                 value=stats.uptime)
 
-        calls = Counter(stats.closed_calls)
-        copied = Counter(stats.closed_copied)
         for s in sessions:
             calls.update(dict(s.stats.calls))
             copied.update(dict(s.stats.copied))
@@ -79,7 +77,8 @@ class ServerCollector:
         family = GaugeMetricFamily("cricket_session_memory_bytes", "Device memory each session holds",
                                    labels=["session", "peer"])
         for s in sessions:
-            family.add_metric([str(s.id), s.peer], s.allocations.total_bytes)
+            if not s.closed:
+                family.add_metric([str(s.id), s.peer], s.allocations.total_bytes)
         yield family
 
 

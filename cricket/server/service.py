@@ -87,11 +87,9 @@ class CricketService:
 
         def teardown() -> None:
             freed = session.free_all()
-            with self._lock:
+            with self._lock:     # at once: a reader sees its calls among the live or the closed
                 self.sessions.pop(session.id, None)
                 self.counters["sessions_closed"] += 1
-                # the calls of closed sessions stay counted in the server's stats
-                self.counters.update({f"calls.{k}": v for k, v in session.counters.items()})
                 self.stats.closed(session.stats)
             log.log(logging.INFO if session.greeted else logging.DEBUG,
                     "session %d (%s) closed; freed %s", session.id, session.peer or "unknown peer",
@@ -100,10 +98,17 @@ class CricketService:
         session.submit(teardown)
         session.worker.shutdown(wait=False)
 
-    def server_stats(self) -> dict[str, int]:
+    def snapshot(self) -> tuple[list[Session], Counter[str], Counter[tuple[str, str]]]:
+        """The live sessions and the calls and bytes of the closed ones, taken together (so a
+        session that closes meanwhile is counted once)."""
         with self._lock:
-            sessions = list(self.sessions.values())
-            counters = Counter(self.counters)
+            return (list(self.sessions.values()), Counter(self.stats.closed_calls),
+                    Counter(self.stats.closed_copied))
+
+    def server_stats(self) -> dict[str, int]:
+        sessions, closed_calls, _ = self.snapshot()
+        counters = Counter(self.counters)
+        counters.update({f"calls.{k}": v for k, v in closed_calls.items()})
         for s in sessions:
             counters.update({f"calls.{k}": v for k, v in dict(s.counters).items()})
         stats = {

@@ -2,13 +2,15 @@
 server-wide (the totals of closed sessions, call latencies). ``cricket status``, ``cricket top``
 and the Prometheus metrics read these; the hot path only adds to counters.
 
-Counters are updated from the event loop and from the sessions' workers without a lock: each
-update is one dictionary or attribute operation under the GIL, and a reader only ever sees a
-figure that is a moment old.
+A session's counters are updated by the event loop and by its own worker without a lock (a lost
+increment costs one count of one session); the server-wide ones, which every session's worker
+adds to, take :attr:`ServerStats.lock` (once per kernel, error or closed session, never per
+copy). A reader copies a counter (one C-level operation) and sees figures a moment old.
 """
 from __future__ import annotations
 
 import bisect
+import threading
 import time
 from collections import Counter
 
@@ -67,8 +69,9 @@ class SessionStats:
         self.kernels += 1
         self.kernel_seconds += seconds
         if self.server is not None:
-            self.server.kernel_seconds[backend] += seconds
-            self.server.kernels[backend] += 1
+            with self.server.lock:
+                self.server.kernel_seconds[backend] += seconds
+                self.server.kernels[backend] += 1
 
     def failed(self, procedure: str, code: int, message: str) -> None:
         if code in NOT_ERRORS:
@@ -76,7 +79,8 @@ class SessionStats:
         self.last_error = code
         self.last_error_message = f"{procedure}: {message}"
         if self.server is not None:
-            self.server.errors[curesult.error_name(code)] += 1
+            with self.server.lock:
+                self.server.errors[curesult.error_name(code)] += 1
 
     @property
     def age(self) -> float:
@@ -91,6 +95,7 @@ class ServerStats:
     """Server-wide figures: what closed sessions did, and everything that is not per session."""
 
     def __init__(self) -> None:
+        self.lock = threading.Lock()
         self.started = time.monotonic()
         self.closed_calls: Counter[str] = Counter()
         self.closed_copied: Counter[tuple[str, str]] = Counter()
@@ -98,10 +103,8 @@ class ServerStats:
         self.kernel_seconds: Counter[str] = Counter()       # by backend type
         self.errors: Counter[str] = Counter()               # by CUDA error name
         self.latency: dict[str, Latency] = {}               # by procedure
-        self.sessions_opened = 0
 
     def session(self) -> SessionStats:
-        self.sessions_opened += 1
         return SessionStats(self)
 
     def observe(self, procedure: str, seconds: float) -> None:
@@ -112,8 +115,9 @@ class ServerStats:
 
     def closed(self, stats: SessionStats) -> None:
         """Keep a closed session's counts in the totals (counters never go down)."""
-        self.closed_calls.update(stats.calls)
-        self.closed_copied.update(stats.copied)
+        with self.lock:
+            self.closed_calls.update(stats.calls)
+            self.closed_copied.update(stats.copied)
 
     @property
     def uptime(self) -> float:

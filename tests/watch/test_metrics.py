@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 import socket
+import time
 import urllib.request
 
 import pytest
@@ -52,3 +53,16 @@ def test_a_metrics_address_in_use_stops_the_server_with_one_line(tmp_path):
     assert r.returncode != 0 and "Traceback" not in r.stderr
     lines = [line for line in r.stderr.splitlines() if line.startswith("cricket server:")]
     assert len(lines) == 1 and "--metrics" in lines[0], r.stderr
+
+
+def test_counters_keep_a_closed_sessions_figures(start_server, tmp_path, vadd_fatbin):
+    server = start_server("--unix", str(tmp_path / "s.sock"), "--metrics", "127.0.0.1:0")
+    with busy_client(server.address, vadd_fatbin):
+        pass
+    deadline = time.monotonic() + 30
+    while (m := scrape(server.log.read_text()))["cricket_sessions", ()] and time.monotonic() < deadline:
+        time.sleep(0.05)        # the session's teardown runs on its worker
+    assert m["cricket_sessions", ()] == 0 and m["cricket_sessions_opened_total", ()] == 1
+    assert m["cricket_calls_total", (("procedure", "launch"),)] == 3
+    assert m["cricket_copied_bytes_total", (("direction", "htod"), ("path", "socket"))] == N * 4
+    assert not [k for k in m if k[0] == "cricket_session_memory_bytes"]
