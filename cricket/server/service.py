@@ -75,8 +75,7 @@ class CricketService:
         with self._lock:
             self.sessions[session.id] = session
             self.counters["sessions_opened"] += 1
-        # A session is worth an info line once it said HELLO (a health probe only connects).
-        log.debug("session %d opened (%s)", session.id, peer or "unknown peer")
+        log.info("session %d opened (%s)", session.id, peer or "unknown peer")
         return session
 
     def close_session(self, session: Session) -> None:
@@ -91,9 +90,8 @@ class CricketService:
                 self.sessions.pop(session.id, None)
                 self.counters["sessions_closed"] += 1
                 self.stats.closed(session.stats)
-            log.log(logging.INFO if session.greeted else logging.DEBUG,
-                    "session %d (%s) closed; freed %s", session.id, session.peer or "unknown peer",
-                    ", ".join(f"{v} {k}" for k, v in freed.items()) or "nothing")
+            log.info("session %d (%s) closed; freed %s", session.id, session.peer or "unknown peer",
+                     ", ".join(f"{v} {k}" for k, v in freed.items()) or "nothing")
 
         session.submit(teardown)
         session.worker.shutdown(wait=False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import threading
 
 from watch_support import N, busy_client, cricket
 
@@ -59,11 +60,26 @@ def test_probe_says_whether_the_server_answers(start_server, tmp_path):
 
 def test_top_once_shows_call_rates(start_server, tmp_path, vadd_fatbin):
     server = start_server("--unix", str(tmp_path / "s.sock"))
-    with busy_client(server.address, vadd_fatbin):
-        r = cricket("top", "--once", "--interval", "0.2", "--server", server.address)
+    with busy_client(server.address, vadd_fatbin) as conn:
+        stop = threading.Event()
+
+        def keep_calling() -> None:
+            while not stop.is_set():
+                conn.mem_get_info()
+
+        caller = threading.Thread(target=keep_calling)
+        caller.start()
+        try:
+            r = cricket("top", "--once", "--interval", "0.5", "--server", server.address)
+        finally:
+            stop.set()
+            caller.join()
     assert r.returncode == 0, r.stderr
-    header = next(line for line in r.stdout.splitlines() if line.startswith("SESSION"))
+    lines = r.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("SESSION"))
     assert "CALLS/S" in header and "KERNEL TIME" in header
-    row = r.stdout.splitlines()[r.stdout.splitlines().index(header) + 1]
-    assert f"pid {os.getpid()}" in row and "0.0" in row.split()
+    row = lines[lines.index(header) + 1]
+    assert f"pid {os.getpid()}" in row
+    rate = float(row[header.index("CALLS/S"):].split()[0])
+    assert rate > 0
     assert "\x1b[" not in r.stdout          # not a terminal: no screen clearing
