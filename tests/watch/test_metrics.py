@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import re
 import socket
+import subprocess
+import sys
 import time
 import urllib.request
 
 import pytest
 
-from watch_support import N, busy_client, cricket
+from watch_support import ROOT, N, busy_client, cricket, cricket_env
 
 parser = pytest.importorskip("prometheus_client.parser", reason="prometheus_client is not installed")
 
@@ -66,3 +68,16 @@ def test_counters_keep_a_closed_sessions_figures(start_server, tmp_path, vadd_fa
     assert m["cricket_calls_total", (("procedure", "launch"),)] == 3
     assert m["cricket_copied_bytes_total", (("direction", "htod"), ("path", "socket"))] == N * 4
     assert not [k for k in m if k[0] == "cricket_session_memory_bytes"]
+
+
+def test_without_prometheus_client_the_server_says_what_to_install(tmp_path):
+    # sys.modules[name] = None: importing it fails as when it is not installed
+    script = ("import sys; sys.modules['prometheus_client'] = None\n"
+              "from cricket.cli import main\n"
+              f"sys.exit(main(['server', '--backend', 'emu', '--unix', {str(tmp_path / 's.sock')!r}, "
+              "'--metrics', '127.0.0.1:0']))")
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                       cwd=ROOT, env=cricket_env())
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.startswith("cricket server:")]
+    assert len(lines) == 1 and "cricket[metrics]" in lines[0], r.stderr

@@ -56,6 +56,10 @@ def test_probe_says_whether_the_server_answers(start_server, tmp_path):
     assert gone.stderr.startswith("cricket status:") and gone.stderr.count("\n") == 1
     nothing = cricket("status", "--server", server.address)
     assert nothing.returncode == 1 and "Traceback" not in nothing.stderr and "cricket server" in nothing.stderr
+    for command in (("status",), ("status", "--probe"), ("top", "--once")):
+        bad = cricket(*command, "--server", "127.0.0.1:99999")
+        assert bad.returncode == 1 and "Traceback" not in bad.stderr
+        assert bad.stderr.count("\n") == 1 and "out of range" in bad.stderr, bad.stderr
 
 
 def test_top_once_shows_call_rates(start_server, tmp_path, vadd_fatbin):
