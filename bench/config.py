@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 MIB = 1 << 20
 
@@ -13,6 +14,11 @@ class Config:
 
     quick: bool = False
     tiny: bool = False            # CRICKET_BENCH_TINY=1: the smallest set that still fills every table
+    work: Path | None = None      # where benches build what they run (`cricket bench`: under --out)
+
+    def build_dir(self, name: str) -> Path:
+        """The folder for one bench's build products (the checkout's build/ when run alone)."""
+        return (self.work or Path(__file__).resolve().parent.parent / "build") / name
 
     @property
     def repeat(self) -> int:
@@ -42,8 +48,8 @@ class Config:
         return max(3, min(most, budget // max(size, 1)))
 
 
-def from_env(quick: bool) -> Config:
-    return Config(quick=quick or _tiny(), tiny=_tiny())
+def from_env(quick: bool, work: Path | None = None) -> Config:
+    return Config(quick=quick or _tiny(), tiny=_tiny(), work=work)
 
 
 def _tiny() -> bool:

@@ -31,8 +31,12 @@ def bench_xdr(cfg: Config, progress: Progress) -> BenchResult:
     if core.IMPLEMENTATION != "cython":
         res.skipped = "the Cython XDR core is not built (run `make build`)"
         return res
+    if importlib.util.find_spec("Cython") is None:
+        res.skipped = ("needs Cython at run time to build the generated codec: "
+                       "pip install 'cricket[bench]'")
+        return res
     progress("building the Cython codec of a small .x")
-    mod = xdr._generate(ROOT / "build" / "bench_xdr", "xdrbench_cy", cython=True)
+    mod = xdr._generate(cfg.build_dir("bench_xdr"), "xdrbench_cy", cython=True)
     quick = cfg.quick
     timer = _tiny_times if cfg.tiny else xdr._times
     progress("timing ours")
@@ -336,12 +340,12 @@ def bench_calls(cfg: Config, progress: Progress, backend: str = "emu") -> BenchR
         sizes.append(size)
         size *= 4
     progress("nvcc builds examples/empty_kernel.cu")
-    program = calls._examples_build().build(["empty_kernel"], ROOT / "build" / "examples", jobs=1)["empty_kernel"]
+    program = calls._examples_build().build(["empty_kernel"], cfg.build_dir("examples"), jobs=1)["empty_kernel"]
     from cricket.client import driver_env
     paths = {}
     if driver_env.available():
         progress("nvcc builds bench/calls_paths.cu twice (static cudart, -cudart shared)")
-        paths = calls.build_paths()
+        paths = calls.build_paths(cfg.build_dir("bench_calls"))
     ours: dict[str, list[float]] = {}
     by_path: dict[str, dict[str, list[float]]] = {"static": {}, "shared": {}}
     null: list[float] = []

@@ -14,3 +14,9 @@ def configure(default: str = "WARNING") -> None:
     if not isinstance(level, int):
         level = logging.WARNING
     logging.basicConfig(level=level, format=FORMAT)
+
+
+def default_to(level: str) -> None:
+    """Use ``level`` when ``CRICKET_LOG`` names none (the server logs its lifecycle at info)."""
+    if not os.environ.get("CRICKET_LOG", "").strip():
+        logging.getLogger().setLevel(level.upper())

@@ -58,10 +58,13 @@ def main(args: argparse.Namespace) -> int:
         print(f"cricket bench: no bench named {', '.join(unknown)}; "
               f"choose from {' '.join(suite.BENCHES)}", file=sys.stderr)
         return 2
-    cfg = from_env(args.quick)
+    cfg = from_env(args.quick, args.out.resolve() / "build")     # nothing is written outside --out
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     results = suite.run(names, cfg, backend=args.backend)
+    for r in results:
+        if not r.skipped and not r.series:
+            r.notes.append("no plot: these figures have no size axis")
     try:
         plots = draw(results, args.out)
     except ImportError as exc:       # matplotlib is the `bench` extra

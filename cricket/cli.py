@@ -18,12 +18,24 @@ SUBCOMMANDS = {
     "fatbin": ("cricket.fatbin.cli", "list or extract the device code in a binary"),
     "bench": ("cricket.bench_cli", "run the microbenchmark suite"),
     "tls-keygen": ("cricket.tls_keygen", "make a CA, server and client certificate for TLS"),
+    "status": ("cricket.watch.status_cli", "show a running server and its sessions"),
+    "top": ("cricket.watch.top_cli", "watch a running server's sessions, refreshing"),
 }
+
+
+EXAMPLES = """\
+examples:
+  cricket run -- ./saxpy                       run a CUDA program on a local server (GPU, else emu)
+  cricket server --listen 0.0.0.0:7391         serve this host's GPU to other machines
+  CRICKET_SERVER=gpuhost:7391 cricket run -- python train.py
+  cricket status --server gpuhost:7391         who uses that server, and how
+  cricket COMMAND --help                       each command's options and examples
+"""
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="cricket",
+        prog="cricket", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLES,
         description="Run CUDA programs against a GPU elsewhere, or on the CPU. "
                     "Log level: CRICKET_LOG=debug|info|warning|error.")
     parser.add_argument("--version", action="version", version=f"cricket {__version__}")

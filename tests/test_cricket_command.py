@@ -5,6 +5,7 @@ import sys
 import pytest
 
 from cricket import _select
+from cricket.cli import SUBCOMMANDS
 
 
 def run_cli(*args):
@@ -32,8 +33,16 @@ def test_purepython_env_forces_twin(monkeypatch):
     assert not _select.pure_python_forced()
 
 
-@pytest.mark.parametrize("command", ["run", "fatbin", "bench"])
+@pytest.mark.parametrize("command", sorted(SUBCOMMANDS))
 def test_subcommand_help_shows_examples(command):
     r = run_cli(command, "--help")
     assert r.returncode == 0 and "Traceback" not in r.stderr
-    assert f"examples:\n  cricket {command} " in r.stdout
+    assert f"examples:\n  cricket {command}" in r.stdout
+
+
+def test_every_other_help_shows_examples_too():
+    top = run_cli("--help")
+    assert "examples:\n  cricket " in top.stdout
+    facts = subprocess.run([sys.executable, "-m", "cricket.cudafacts.generate", "--help"],
+                           capture_output=True, text=True)
+    assert facts.returncode == 0 and "examples:\n  python -m cricket.cudafacts.generate" in facts.stdout

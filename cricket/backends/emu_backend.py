@@ -32,8 +32,20 @@ def _engine():
 def _translate(exc: Exception) -> BackendError:
     code = getattr(exc, "code", None)
     if isinstance(code, int):
-        return BackendError(code, getattr(exc, "message", None) or str(exc))
+        return BackendError(code, (getattr(exc, "message", None) or str(exc)) + _location(exc))
     return BackendError(curesult.UNKNOWN, f"{type(exc).__name__}: {exc}")
+
+
+def _location(exc: Exception) -> str:
+    """Where in a kernel the error happened, for the client to show (cricket.client.kernel_faults):
+    `` [kernel NAME at `INSTRUCTION` (FILE:LINE)]``, or nothing outside a kernel."""
+    kernel = getattr(exc, "kernel", None)
+    if not kernel:
+        return ""
+    instruction = getattr(exc, "instruction", None)
+    source = getattr(exc, "source", None)
+    return (f" [kernel {kernel}" + (f" at `{instruction}`" if instruction else "")
+            + (f" ({source})" if source else "") + "]")
 
 
 class _Errors:

@@ -42,6 +42,9 @@ class LocalServer:
         # (cricket.client.visible_devices): the server itself offers every device
         server_env = driver_env.server_environment(dict(os.environ))
         server_env.pop("CUDA_VISIBLE_DEVICES", None)
+        # Only the server's warnings and errors reach the program's terminal, unless CRICKET_LOG asks.
+        if not server_env.get("CRICKET_LOG", "").strip():
+            server_env["CRICKET_LOG"] = "warning"
         self.process = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
                                         env={**server_env, **(env or {})},
                                         preexec_fn=tied_preexec() if tied else None)

@@ -188,7 +188,7 @@ def _run(command: list[str], server: str | None, backend: str, stats: bool, forw
     try:
         env = program_environment(server, backend, stats)
         if stats:
-            where = f"local server {local.process.pid}" if local else f"server {server}"
+            where = f"a local server (server pid {local.process.pid})" if local else f"the server at {server}"
             _say(f"[cricket] running {' '.join(command)} on {where}"
                  f"{f' (backend {backend})' if backend else ''}")
         early = _pending(FORWARDED) if forwarding else None
@@ -201,7 +201,7 @@ def _run(command: list[str], server: str | None, backend: str, stats: bool, forw
         status = _wait_forwarding(proc) if forwarding else proc.wait()
         if stats:
             _say(f"[cricket] {command[0]} exited with status {status} after "
-                 f"{time.monotonic() - started:.2f} s")
+                 f"{time.monotonic() - started:.3f} s wall")
         return 128 - status if status < 0 else status
     finally:
         if local is not None:

@@ -343,6 +343,10 @@ class Runtime:
         """An API call ``name`` failed with ``exc``: note a lost connection and log it (as an
         error when ``serious``, a code that says nothing more precise, else at debug level)."""
         self.lost(exc)
+        source, code = error_source(exc)
+        if source == "driver":      # a kernel's fault: its details on stderr, once
+            from cricket.client.kernel_faults import report
+            report(code, getattr(exc, "message", ""))
         if serious:
             logger.error("%s failed: %s", name, exc)
         else:
@@ -1030,18 +1034,10 @@ os.register_at_fork(after_in_child=RUNTIME.forked)
 
 
 def _report_stats() -> None:
-    s = RUNTIME.stats
     if RUNTIME._conn is None or RUNTIME._pid != os.getpid():
         return
-    conn = RUNTIME._conn
-    try:
-        open_streams = f", {conn.session_stats()['streams']} stream(s) open"
-    except Exception:                    # the summary goes out anyway
-        open_streams = ""
-    print(f"[cricket] {s.launches} kernel launch(es), {s.bytes_htod} B to and {s.bytes_dtoh} B from "
-          f"the device, {s.modules_loaded} module(s) ({s.images_sent} image(s) sent), "
-          f"on {conn.backend} via {conn.server} at {conn.address}, "
-          f"{time.monotonic() - s.started:.3f} s{open_streams}", file=sys.stderr, flush=True)
+    from .run_stats import report
+    report(RUNTIME.stats, RUNTIME._conn)
 
 
 if os.environ.get("CRICKET_STATS"):

@@ -190,7 +190,11 @@ def render_curesult(entries: list[tuple[str, int, str]], runtime: dict[int, str]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n  python -m cricket.cudafacts.generate                  "
+               "regenerate from /usr/local/cuda\n"
+               "  python -m cricket.cudafacts.generate --cuda-home /opt/cuda-13.0 --out /tmp/facts")
     parser.add_argument("--cuda-home", type=Path, default=Path("/usr/local/cuda"))
     parser.add_argument("--out", type=Path, default=HERE, help="where the tables go (default: this package)")
     args = parser.parse_args(argv)

@@ -76,3 +76,14 @@ def current_call() -> CallContext:
         raise RpcError("current_call() was used outside of an RPC handler") from None
     return CallContext(conn.id, conn.peer, xid, prog, vers, proc, cred_flavor, cred_body,
                        credentials, getattr(conn, "tls_identity", None))
+
+
+def current_socket() -> Any:
+    """The socket of the running handler's connection (a server reads peer credentials from a
+    Unix socket), or None where the transport has none; raises :class:`RpcError` outside a handler."""
+    try:
+        conn = _current.get()[0]
+    except LookupError:
+        raise RpcError("current_socket() was used outside of an RPC handler") from None
+    transport = getattr(conn, "transport", None)
+    return transport.get_extra_info("socket") if transport is not None else None

@@ -53,6 +53,7 @@ class ServerConfig:
     insecure: bool = False         # listen beyond loopback with no authentication at all
     session_memory: int | None = None       # device memory per session (None: no own bound)
     device_memory: int | None = None        # ... in all (None: half the host's, emulated only)
+    metrics: tuple[str, int] | None = None       # serve Prometheus metrics there
 
 
 def load_backends(registry: BackendRegistry, options: list[str], strict: bool = False) -> list[str]:
@@ -112,10 +113,12 @@ def build(config: ServerConfig, registry: BackendRegistry | None = None):
 async def serve(config: ServerConfig) -> int:
     registry = BackendRegistry()
     loop = asyncio.get_running_loop()
+    metrics = None
     # Backends may take a while to initialise (a GPU driver): keep the loop free meanwhile.
     try:
         await loop.run_in_executor(None, load_backends, registry, config.backends, bool(config.backends))
         service, program, server = build(config, registry)
+        metrics = _serve_metrics(service, config.metrics) if config.metrics else None
         socket_id = None
         if config.unix_path:
             path = Path(config.unix_path)
@@ -138,6 +141,8 @@ async def serve(config: ServerConfig) -> int:
                     raise ServerStartError(f"cannot register with rpcbind ({exc}); start rpcbind or "
                                            "leave out --register") from None
     except BaseException:
+        if metrics is not None:
+            metrics.close()
         registry.close()
         raise
     log.info("cricket server listening on %s with backends %s (default %s)", shown,
@@ -154,9 +159,11 @@ async def serve(config: ServerConfig) -> int:
         except (NotImplementedError, RuntimeError):
             pass
     await stop.wait()
-    log.info("cricket server stopping")
     sessions = list(service.sessions.values())
+    log.info("cricket server stopping: closing %d live session(s)", len(sessions))
     await server.close()
+    for connection_id in list(program.sessions):
+        program.on_disconnect(connection_id)      # as if each client hung up (its hook may come later)
     for session in sessions:
         service.close_session(session)
     # Let the sessions free what they hold before the backends go (a running kernel may delay it).
@@ -167,9 +174,20 @@ async def serve(config: ServerConfig) -> int:
             log.warning("%d session(s) still busy at shutdown; their resources go with the process",
                         len(pending))
     registry.close()
+    if metrics is not None:
+        metrics.close()
+    log.info("cricket server stopped")
     if config.unix_path and _inode(Path(config.unix_path)) == socket_id:
         Path(config.unix_path).unlink(missing_ok=True)     # ours still: no other server took the path
     return 0
+
+
+def _serve_metrics(service, address: tuple[str, int]):
+    from .metrics import MetricsServer, MetricsUnavailable
+    try:
+        return MetricsServer(service, *address)
+    except MetricsUnavailable as exc:
+        raise ServerStartError(str(exc)) from None
 
 
 def _inode(path: Path) -> tuple[int, int] | None:

@@ -2,7 +2,9 @@
 
 Backends are named by type (emu, cuda, or a cricket.backends entry point) or by module:Class;
 with none named the server loads cuda when a GPU is usable, else emu.
-Environment: CRICKET_TOKEN (client token), CRICKET_ADMIN_TOKEN (token for LOADBACKEND).
+Environment: CRICKET_TOKEN (client token), CRICKET_ADMIN_TOKEN (token for LOADBACKEND and
+`cricket status` over TCP), CRICKET_LOG (log level; the server logs sessions and its lifecycle at
+info by default). SIGINT or SIGTERM stops it: live sessions are closed and freed first.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import logging
 import os
 import sys
 
+from .. import _log
 from .._env import MAX_POLL_US, parse_size, poll_us
 from ..rpc.tls_cli import server_tls_from_args
 from . import tls_options
@@ -20,8 +23,18 @@ log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 7391
 
+EXAMPLES = """\
+examples:
+  cricket server                                   TCP 127.0.0.1:7391, cuda if a GPU is usable, else emu
+  cricket server --unix /run/cricket.sock --backend emu=memory=4G
+  cricket server --listen 0.0.0.0:7391 --token s3cret --admin-token adm1n --metrics 0.0.0.0:9391
+  cricket server --list-backends                   what can be loaded here, and why not
+"""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EXAMPLES
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--listen", metavar="HOST:PORT",
                        help=f"TCP address to listen on (default 127.0.0.1:{DEFAULT_PORT}; port 0 picks one)")
@@ -54,6 +67,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="close a connection that has not completed HELLO this long after "
                              f"connecting; until then its records may not exceed "
                              f"{PRE_HELLO_MAX_RECORD >> 10} KiB (default {DEFAULT_HELLO_TIMEOUT:g})")
+    parser.add_argument("--metrics", metavar="HOST:PORT",
+                        help="serve Prometheus metrics at http://HOST:PORT/metrics (needs prometheus_client; "
+                             "port 0 picks one, logged at start)")
     parser.add_argument("--allow-backend-import", action="store_true",
                         help="let an admin client load a backend by module:Class, importing that "
                              "module on the server (without it clients load only backends named "
@@ -102,13 +118,13 @@ def _poll_default() -> float:
     return us
 
 
-def parse_listen(text: str) -> tuple[str, int]:
+def parse_listen(text: str, option: str = "--listen") -> tuple[str, int]:
     from ..rpc.transport import MAX_PORT
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit():
-        raise ValueError(f"--listen {text!r}: use HOST:PORT, e.g. 127.0.0.1:{DEFAULT_PORT}")
+        raise ValueError(f"{option} {text!r}: use HOST:PORT, e.g. 127.0.0.1:{DEFAULT_PORT}")
     if int(port) > MAX_PORT:
-        raise ValueError(f"--listen {text!r}: port {int(port)} is out of range; use 0-{MAX_PORT} (0 picks a free one)")
+        raise ValueError(f"{option} {text!r}: port {int(port)} is out of range; use 0-{MAX_PORT} (0 picks a free one)")
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
@@ -125,10 +141,12 @@ def list_backends() -> int:
 def main(args: argparse.Namespace) -> int:
     if args.list_backends:
         return list_backends()
+    _log.default_to("info")
     from .app import ServerConfig, run_server
     try:
         listen = parse_listen(args.listen) if args.listen else None
         tls = server_tls_from_args(args)
+        metrics = parse_listen(args.metrics, "--metrics") if args.metrics else None
     except ValueError as exc:
         print(f"cricket server: {exc}", file=sys.stderr)
         return 2
@@ -141,7 +159,8 @@ def main(args: argparse.Namespace) -> int:
         poll_us=min(max(args.poll_us, 0.0), MAX_POLL_US), max_sessions=args.max_sessions,
         hello_timeout=args.hello_timeout, allow_backend_import=args.allow_backend_import,
         session_memory=args.session_memory, device_memory=args.device_memory,
-        max_image=args.max_image, tls=tls, insecure=args.insecure)
+        max_image=args.max_image, tls=tls, insecure=args.insecure,
+        metrics=metrics)
     if config.register and config.unix_path:
         print("cricket server: --register works with TCP only (rpcbind maps TCP ports)", file=sys.stderr)
         return 2

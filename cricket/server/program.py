@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import struct
+import time
 from typing import Any, Callable
 
 from ..cudafacts import curesult
@@ -16,13 +17,16 @@ from ..backends.base import BackendError
 from ..protocol import Skeleton
 from ..protocol import gen as P
 from ..rpc import NO_REPLY, PayloadSink, admit_connection, current_call, current_connection_id
+from ..rpc.context import current_socket
 from . import service as svc
 from . import shm
 from .limits import MAX_QUEUED_BYTES, MAX_QUEUED_CALLS
 from .device_output import device_output, set_output_limit
 from .context_limits import set_limit
+from .peer import describe_peer, peer_credentials
 from .service import CricketService
 from .session import Session
+from .status import server_status
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +105,14 @@ class CricketProgram(Skeleton):
     def on_connect(self, connection_id: int, peer: Any) -> None:
         self.sessions[connection_id] = self.service.open_session(_peer(peer))
 
+    def _note_peer(self) -> None:
+        """Name the caller's peer once, from inside a call (a Unix socket's pid and user)."""
+        session = self._session()
+        if not session.greeted:
+            credentials = peer_credentials(current_socket())
+            session.peer = describe_peer(current_call().peer, credentials)
+            session.peer_uid = credentials[1] if credentials else None
+
     def on_disconnect(self, connection_id: int) -> None:
         session = self.sessions.pop(connection_id, None)
         if session is not None:
@@ -117,29 +129,42 @@ class CricketProgram(Skeleton):
     # --- running work on the session's worker ---------------------------------------
 
     def _call(self, result_cls: type, fn: Callable[..., Any], *args: Any,
-              arm: str | None = None, convert: Callable[[Any], Any] | None = None) -> Any:
+              arm: str | None = None, convert: Callable[[Any], Any] | None = None,
+              moved: tuple[str, str, int] | None = None) -> Any:
         """The result of ``fn(session, *args)`` as ``result_cls``: at once for a quick call (see
         ``_QUICK``) while the session's worker is idle (nothing queued can be overtaken), else a
-        coroutine that waits for the worker."""
+        coroutine that waits for the worker. ``moved``: the bytes a copy moves once it succeeds
+        (direction, path, size) for the session's stats."""
         session = self._session()
         name = fn.__name__
         session.counters[name] += 1
         quick = _QUICK.get(name)
         if (quick is not None and session.queued == 0
                 and getattr(session.backend, quick[0], False) and quick[1](args)):
+            started = time.perf_counter()
             try:
                 value = fn(session, *args)
             except Exception as exc:
                 return self._failed(session, result_cls, fn, exc)
+            finally:
+                self.service.stats.observe(name, time.perf_counter() - started)
+            if moved:
+                session.stats.moved(*moved)
             return self._succeeded(result_cls, value, arm, convert)
-        return self._on_worker(session, result_cls, fn, args, arm, convert)
+        return self._on_worker(session, result_cls, fn, args, arm, convert, moved)
 
     async def _on_worker(self, session: Session, result_cls: type, fn: Callable[..., Any],
-                         args: tuple, arm: str | None, convert: Callable[[Any], Any] | None) -> Any:
+                         args: tuple, arm: str | None, convert: Callable[[Any], Any] | None,
+                         moved: tuple[str, str, int] | None = None) -> Any:
+        started = time.perf_counter()
         try:
             value = await asyncio.wrap_future(session.submit(fn, session, *args))
         except Exception as exc:
             return self._failed(session, result_cls, fn, exc)
+        finally:
+            self.service.stats.observe(fn.__name__, time.perf_counter() - started)
+        if moved:
+            session.stats.moved(*moved)
         return self._succeeded(result_cls, value, arm, convert)
 
     @staticmethod
@@ -153,14 +178,16 @@ class CricketProgram(Skeleton):
     def _failed(session: Session, result_cls: type, fn: Callable[..., Any], exc: Exception) -> Any:
         if isinstance(exc, BackendError):
             if exc.code != svc.NEED_IMAGE:
-                log.info("session %d: %s: %s", session.id, fn.__name__, exc)
+                session.stats.failed(fn.__name__, exc.code, exc.message)
+                log.debug("session %d: %s: %s", session.id, fn.__name__, exc)
             return result_cls(status=exc.code, message=_message(exc.message))
+        session.stats.failed(fn.__name__, curesult.UNKNOWN, str(exc))
         log.error("session %d: %s failed unexpectedly", session.id, fn.__name__,
                   exc_info=(type(exc), exc, exc.__traceback__))
         return result_cls(status=curesult.UNKNOWN,
                           message=_message(f"{fn.__name__}: {type(exc).__name__}: {exc}"))
 
-    def _async(self, fn: Callable[..., Any], *args: Any) -> Any:
+    def _async(self, fn: Callable[..., Any], *args: Any, moved: tuple[str, str, int] | None = None) -> Any:
         session = self._session()
         session.counters[fn.__name__] += 1
 
@@ -169,7 +196,10 @@ class CricketProgram(Skeleton):
                 return
             try:
                 fn(session, *args)
+                if moved:
+                    session.stats.moved(*moved)
             except BackendError as exc:
+                session.stats.failed(fn.__name__, exc.code, exc.message)
                 session.keep_async_error(exc)
             except Exception as exc:
                 log.exception("session %d: %s failed unexpectedly", session.id, fn.__name__)
@@ -190,6 +220,7 @@ class CricketProgram(Skeleton):
     # --- HELLO, devices, errors -------------------------------------------------------
 
     def CR_HELLO(self, args):
+        self._note_peer()
         def convert(h: svc.Hello):
             # HELLO succeeded (runs on the loop): the connection may now send records of any size
             # the protocol allows, and no HELLO timeout closes it.
@@ -246,22 +277,28 @@ class CricketProgram(Skeleton):
         if view is None:
             return None
         session.counters["memcpy_htod"] += 1
+        session.stats.moved("htod", "socket", size)
         return PayloadSink(view, _copied)
 
     def CR_MEMCPY_HTOD(self, a):
-        return self._call(P.cr_status_res, self.service.memcpy_htod, a.dst, a.stream, a.data)
+        return self._call(P.cr_status_res, self.service.memcpy_htod, a.dst, a.stream, a.data,
+                          moved=("htod", "socket", len(a.data)))
 
     def CR_MEMCPY_HTOD_ASYNC(self, a):
-        return self._async(self.service.memcpy_htod, a.dst, a.stream, a.data)
+        return self._async(self.service.memcpy_htod, a.dst, a.stream, a.data,
+                           moved=("htod", "socket", len(a.data)))
 
     def CR_MEMCPY_DTOH(self, a):
-        return self._call(P.cr_data_res, self.service.memcpy_dtoh, a.src, a.size, a.stream, arm="data")
+        return self._call(P.cr_data_res, self.service.memcpy_dtoh, a.src, a.size, a.stream, arm="data",
+                          moved=("dtoh", "socket", a.size))
 
     def CR_MEMCPY_DTOD(self, a):
-        return self._call(P.cr_status_res, self.service.memcpy_dtod, a.dst, a.src, a.size, a.stream)
+        return self._call(P.cr_status_res, self.service.memcpy_dtod, a.dst, a.src, a.size, a.stream,
+                          moved=("dtod", "device", a.size))
 
     def CR_MEMCPY_DTOD_ASYNC(self, a):
-        return self._async(self.service.memcpy_dtod, a.dst, a.src, a.size, a.stream)
+        return self._async(self.service.memcpy_dtod, a.dst, a.src, a.size, a.stream,
+                           moved=("dtod", "device", a.size))
 
     def CR_MEMSET(self, a):
         return self._call(P.cr_status_res, self.service.memset, a.dst, a.value, a.element_size,
@@ -290,13 +327,16 @@ class CricketProgram(Skeleton):
         return self._call(P.cr_status_res, shm.shm_attach_fd, size, current_call().peer)
 
     def CR_MEMCPY_HTOD_SHM(self, a):
-        return self._call(P.cr_status_res, shm.memcpy_htod_shm, a.dst, a.stream, a.offset, a.size)
+        return self._call(P.cr_status_res, shm.memcpy_htod_shm, a.dst, a.stream, a.offset, a.size,
+                          moved=("htod", "shm", a.size))
 
     def CR_MEMCPY_HTOD_SHM_ASYNC(self, a):
-        return self._async(shm.memcpy_htod_shm_async, a.dst, a.stream, a.offset, a.size, a.sequence)
+        return self._async(shm.memcpy_htod_shm_async, a.dst, a.stream, a.offset, a.size, a.sequence,
+                           moved=("htod", "shm", a.size))
 
     def CR_MEMCPY_DTOH_SHM(self, a):
-        return self._call(P.cr_status_res, shm.memcpy_dtoh_shm, a.src, a.stream, a.offset, a.size)
+        return self._call(P.cr_status_res, shm.memcpy_dtoh_shm, a.src, a.stream, a.offset, a.size,
+                          moved=("dtoh", "shm", a.size))
 
     # --- modules -------------------------------------------------------------------------
 
@@ -426,4 +466,11 @@ class CricketProgram(Skeleton):
         return self._stats(self.service.server_stats)
 
     def CR_SESSION_STATS(self):
-        return self._stats(self._session().stats)
+        return self._stats(self._session().summary)
+
+    def CR_SERVER_STATUS(self):
+        session = self._session()
+        try:
+            return P.cr_server_status_res(status=0, server=server_status(self.service, session))
+        except BackendError as exc:
+            return P.cr_server_status_res(status=exc.code, message=_message(exc.message))

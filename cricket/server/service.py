@@ -10,6 +10,7 @@ import dataclasses
 import hmac
 import logging
 import threading
+import time
 from collections import Counter
 from typing import Any
 
@@ -20,6 +21,7 @@ from ..backends.registry import BackendAlreadyLoaded, BackendLoadError, BackendR
 from .images import ImageCache
 from .limits import MemoryBudget, return_free_memory
 from .session import DeviceObject, FunctionRecord, ModuleRecord, Session
+from .stats import ServerStats
 
 log = logging.getLogger(__name__)
 
@@ -67,11 +69,12 @@ class CricketService:
         self.sessions: dict[int, Session] = {}
         self._lock = threading.Lock()
         self.counters: Counter[str] = Counter()
+        self.stats = ServerStats()
 
     # --- sessions ------------------------------------------------------------
 
     def open_session(self, peer: str = "") -> Session:
-        session = Session(peer)
+        session = Session(peer, self.stats.session())
         with self._lock:
             self.sessions[session.id] = session
             self.counters["sessions_opened"] += 1
@@ -88,21 +91,27 @@ class CricketService:
             freed = session.free_all()
             self.memory.forget(session.id)
             return_free_memory()
-            with self._lock:
+            with self._lock:     # at once: a reader sees its calls among the live or the closed
                 self.sessions.pop(session.id, None)
                 self.counters["sessions_closed"] += 1
-                # the calls of closed sessions stay counted in the server's stats
-                self.counters.update({f"calls.{k}": v for k, v in session.counters.items()})
-            log.info("session %d closed; freed %s", session.id,
+                self.stats.closed(session.stats)
+            log.info("session %d (%s) closed; freed %s", session.id, session.peer or "unknown peer",
                      ", ".join(f"{v} {k}" for k, v in freed.items()) or "nothing")
 
         session.submit(teardown)
         session.worker.shutdown(wait=False)
 
-    def server_stats(self) -> dict[str, int]:
+    def snapshot(self) -> tuple[list[Session], Counter[str], Counter[tuple[str, str]]]:
+        """The live sessions and the calls and bytes of the closed ones, taken together (so a
+        session that closes meanwhile is counted once)."""
         with self._lock:
-            sessions = list(self.sessions.values())
-            counters = Counter(self.counters)
+            return (list(self.sessions.values()), Counter(self.stats.closed_calls),
+                    Counter(self.stats.closed_copied))
+
+    def server_stats(self) -> dict[str, int]:
+        sessions, closed_calls, _ = self.snapshot()
+        counters = Counter(self.counters)
+        counters.update({f"calls.{k}": v for k, v in closed_calls.items()})
         for s in sessions:
             counters.update({f"calls.{k}": v for k, v in dict(s.counters).items()})
         stats = {
@@ -142,6 +151,8 @@ class CricketService:
                                f"client speaks cricket protocol {protocol}, this server speaks "
                                f"{PROTOCOL_VERSION}: use matching cricket versions")
         if self.token and not (_same(token, self.token) or _same(token, self.admin_token)):
+            log.warning("session %d (%s): authentication failed: %s token from client %r",
+                        session.id, session.peer or "unknown peer", "wrong" if token else "no", client)
             raise BackendError(curesult.NOT_PERMITTED,
                                "wrong or missing token: set CRICKET_TOKEN to the server's --token")
         session.admin = _same(token, self.admin_token)
@@ -163,8 +174,9 @@ class CricketService:
         session.greeted = True
         session.backend_type = chosen.type_name or backend
         session.device_index = 0
-        log.info("session %d: HELLO from %r on backend %s%s", session.id, client,
-                 session.backend_type, " (admin)" if session.admin else "")
+        session.client = client
+        log.info("session %d: HELLO from %r (%s) on backend %s%s", session.id, client,
+                 session.peer or "unknown peer", session.backend_type, " (admin)" if session.admin else "")
         return Hello(protocol=PROTOCOL_VERSION, server=f"cricket {__version__}",
                      backend=session.backend_type, emulated=bool(chosen.emulated),
                      driver_version=chosen.driver_version, session=session.id,
@@ -339,12 +351,16 @@ class CricketService:
             raise BackendError(curesult.INVALID_VALUE, f"empty launch: grid {grid}, block {block}")
         module = session.modules.get(record.module_handle)
         device = module.device
-        if getattr(device, "captures_output", False):
-            # printf lines go to this session, also when the device object is shared
-            device.launch(record.info.native, grid, block, shared_mem, session.stream(stream), params,
-                          output=session.output)
-        else:
-            device.launch(record.info.native, grid, block, shared_mem, session.stream(stream), params)
+        started = time.perf_counter()
+        try:
+            if getattr(device, "captures_output", False):
+                # printf lines go to this session, also when the device object is shared
+                device.launch(record.info.native, grid, block, shared_mem, session.stream(stream), params,
+                              output=session.output)
+            else:
+                device.launch(record.info.native, grid, block, shared_mem, session.stream(stream), params)
+        finally:
+            session.stats.launched(session.backend_type, time.perf_counter() - started)
 
     # --- streams and events -------------------------------------------------------
 

@@ -18,6 +18,7 @@ from typing import Any, Callable, Generic, TypeVar
 from ..cudafacts import curesult
 from ..backends.base import Backend, BackendError, Device, FunctionInfo
 from .device_output import OutputBuffer
+from .stats import SessionStats
 
 log = logging.getLogger(__name__)
 
@@ -132,9 +133,11 @@ class Session:
 
     _ids = itertools.count(1)
 
-    def __init__(self, peer: str = "") -> None:
+    def __init__(self, peer: str = "", stats: SessionStats | None = None) -> None:
         self.id = next(self._ids)
         self.peer = peer
+        self.peer_uid: int | None = None     # the user of a Unix socket peer (SO_PEERCRED)
+        self.client = ""             # what the client called itself in HELLO
         self.backend: Backend | None = None
         self.backend_type = ""
         self.device_index = 0
@@ -151,7 +154,8 @@ class Session:
         self.async_error: BackendError | None = None
         self.shared_region: Any = None   # the client's shared memory (cricket.server.shm), if attached
         self.shm_ticket: Any = None      # its ticket for handing the region over (cricket.server.fd_inbox)
-        self.counters: Counter[str] = Counter()
+        self.stats = stats or SessionStats()
+        self.counters: Counter[str] = self.stats.calls     # calls by procedure
         self.output = OutputBuffer(self.id)    # device printf lines of this session's kernels
         self.queued = 0              # tasks submitted and not finished
         self.queued_bytes = 0        # data those tasks hold
@@ -246,11 +250,12 @@ class Session:
         except Exception as exc:  # teardown goes on: one failure must not leak the rest
             log.warning("session %d: freeing %s failed: %s", self.id, what, exc)
 
-    def stats(self) -> dict[str, int]:
+    def summary(self) -> dict[str, int]:
         out = {"session": self.id, "allocations": len(self.allocations),
                "allocated_bytes": self.allocations.total_bytes, "modules": len(self.modules),
                "functions": len(self.functions), "streams": len(self.streams), "events": len(self.events),
                "queued": self.queued, "max_queued": self.max_queued,
-               "printf_pending_bytes": self.output.pending}
+               "printf_pending_bytes": self.output.pending,
+               "kernels": self.stats.kernels, "kernel_us": int(self.stats.kernel_seconds * 1e6)}
         out.update({f"calls.{k}": v for k, v in sorted(self.counters.items())})
         return out

@@ -23,6 +23,7 @@ def report_dir(tmp_path_factory) -> Path:
     pytest.importorskip("matplotlib", reason="matplotlib (the bench extra) draws the plots")
     out = tmp_path_factory.mktemp("bench")
     env = dict(os.environ, CRICKET_BENCH_TINY="1")
+    (out / "started").write_text("")           # files newer than this were written by the run
     r = subprocess.run([sys.executable, "-m", "cricket", "bench", "--quick", "--out", str(out)],
                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
     assert r.returncode == 0, f"cricket bench failed:\n{r.stdout}\n{r.stderr[-4000:]}"
@@ -106,3 +107,20 @@ def test_unknown_bench_name_is_refused_with_the_list():
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
     assert "no bench named nosuch" in r.stderr and "latency" in r.stderr
+
+
+def test_benches_without_a_size_axis_say_they_have_no_plot(report_dir):
+    report = (report_dir / "report.md").read_text()
+    for name in ("xdr", "rpc"):
+        section = _section(report, name)
+        if not section.lstrip().startswith("Skipped:"):
+            assert "no plot: these figures have no size axis" in section, section
+    assert "no plot" not in _section(report, "latency")
+
+
+def test_the_run_writes_only_under_out(report_dir):
+    started = (report_dir / "started").stat().st_mtime
+    written = [p for p in (ROOT / "build").rglob("*") if p.is_file() and p.stat().st_mtime > started
+               and any(part.startswith(("bench_", "examples")) for part in p.relative_to(ROOT / "build").parts)]
+    assert not written, f"cricket bench wrote into the source tree: {written[:5]}"
+    assert (report_dir / "build" / "bench_xdr").is_dir()
