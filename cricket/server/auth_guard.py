@@ -92,8 +92,12 @@ def guard_hello(program: Any, server: Any, guard: AuthGuard | None = None) -> Au
             return res
         delay, count, close = guard.failed(host, connection_id)
         delay = delay if remote else 0.0
-        log.warning("authentication failed: wrong token in HELLO from %s at %s (%d in a row from "
-                    "this host; answering after %.2f s%s)", call.peer or "a unix socket peer",
+        session = program.sessions.get(connection_id)
+        who = (session.peer if session is not None and session.peer else None) or call.peer
+        log.warning("authentication failed: wrong token from %s (unix socket) in HELLO at %s (%d in a row "
+                    "from this host; answering after %.2f s%s)" if not remote else
+                    "authentication failed: wrong token from %s in HELLO at %s (%d in a row from "
+                    "this host; answering after %.2f s%s)", who or "a peer",
                     time.strftime("%Y-%m-%dT%H:%M:%S%z"), count, delay,
                     "; closing the connection" if close else "")
         await asyncio.sleep(delay)

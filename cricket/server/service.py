@@ -151,7 +151,7 @@ class CricketService:
                                f"client speaks cricket protocol {protocol}, this server speaks "
                                f"{PROTOCOL_VERSION}: use matching cricket versions")
         if self.token and not (_same(token, self.token) or _same(token, self.admin_token)):
-            log.warning("session %d (%s): authentication failed: %s token from client %r",
+            log.debug("session %d (%s): %s token from client %r",
                         session.id, session.peer or "unknown peer", "wrong" if token else "no", client)
             raise BackendError(curesult.NOT_PERMITTED,
                                "wrong or missing token: set CRICKET_TOKEN to the server's --token")

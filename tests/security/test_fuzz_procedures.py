@@ -96,6 +96,7 @@ def valid_calls(c: Context) -> dict[str, tuple]:
         "CR_ERROR_STRING": (700,),
         "CR_DEVICE_RESET": (),
         "CR_CTX_SET_LIMIT": (P.cr_limit_args(limit=2, value=1 << 20),),
+        "CR_SERVER_STATUS": (),
         "CR_MEM_ALLOC": (4096,),
         "CR_MEM_FREE": (buf,),
         "CR_MEM_GET_INFO": (),
