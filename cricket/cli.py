@@ -26,7 +26,8 @@ SUBCOMMANDS = {
 EXAMPLES = """\
 examples:
   cricket run -- ./saxpy                       run a CUDA program on a local server (GPU, else emu)
-  cricket server --listen 0.0.0.0:7391         serve this host's GPU to other machines
+  cricket server --listen 0.0.0.0:7391 --token SECRET
+                                               serve this host's GPU to other machines
   CRICKET_SERVER=gpuhost:7391 cricket run -- python train.py
   cricket status --server gpuhost:7391         who uses that server, and how
   cricket COMMAND --help                       each command's options and examples

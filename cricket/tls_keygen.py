@@ -5,7 +5,7 @@ Writes DIR/ca.crt (give it to clients as CRICKET_TLS_CA and to the server as --t
 DIR/server.crt + server.key (--tls-cert, --tls-key), DIR/client.crt + client.key
 (CRICKET_TLS_CERT, CRICKET_TLS_KEY). The CA's key stays in DIR/ca.key: keep it private.
 
-Example:
+examples:
   cricket tls-keygen ./certs --name gpu1.example.org --name 10.0.0.5
   cricket server --listen 0.0.0.0:7391 --tls-cert certs/server.crt --tls-key certs/server.key \\
                  --tls-required --tls-client-ca certs/ca.crt
