@@ -8,6 +8,7 @@ from .. import __version__
 from ..protocol import PROCEDURES, PROGRAM, VERSION, SyncClient
 from ..protocol import gen as P
 from ..rpc import Client
+from ..rpc.errors import AuthError
 from ..xdr.rpcgen_support import XdrStruct
 
 DEFAULT_SERVER = "127.0.0.1:7391"
@@ -32,6 +33,8 @@ def probe(address: str, timeout: float) -> None:
     try:
         with Client(address, timeout=timeout) as rpc:
             rpc.call(PROGRAM, VERSION, PROCEDURES["CR_NULL"], [b""])
+    except AuthError:            # a server that wants TLS (or credentials) first: it answered
+        return
     except ValueError as exc:
         raise StatusError(str(exc)) from None
     except Exception as exc:     # refused, reset, timed out: the probe's answer is "no"

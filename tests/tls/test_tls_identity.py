@@ -69,3 +69,18 @@ def test_asyncio_client_refuses_a_server_of_another_ca_clearly(start_server, cer
     _use(monkeypatch, tls_env(other_certs, client_cert=False))
     with pytest.raises(TlsError, match="certificate was refused.*CRICKET_TLS_CA"):
         asyncio.run(aio.connect(server.address))
+
+
+def test_status_probe_counts_a_tls_required_server_as_answering(start_server, certs):
+    """A Kubernetes probe (`cricket status --probe`) of a server that requires mutual TLS: the
+    server answers the plain NULL call with AUTH_ERROR, which is an answer."""
+    import subprocess
+    import sys
+    server = start_server(*tls_args(certs, required=True, mutual=True))
+    probe = subprocess.run([sys.executable, "-m", "cricket", "status", "--probe", "--server", server.address],
+                           capture_output=True, text=True, timeout=60)
+    assert probe.returncode == 0, probe.stderr
+    server.stop()
+    probe = subprocess.run([sys.executable, "-m", "cricket", "status", "--probe", "--server", server.address],
+                           capture_output=True, text=True, timeout=60)
+    assert probe.returncode == 1 and "does not answer" in probe.stderr
