@@ -1,8 +1,10 @@
 """The ``emu`` backend: the PTX interpreter of :mod:`cricket.backends.emu` behind the backend interface.
 
 Each session gets its own emulated device (its own arena), so a faulting kernel in one session
-leaves every other session untouched. Work runs synchronously on the session's worker thread, so
-streams complete in submission order and events take the time at which they are reached.
+leaves every other session untouched. Its kernels run in a worker process of its own (the arena
+shared with it), where they cannot starve other sessions and can be stopped. Work is ordered on
+the session's worker thread, so streams complete in submission order and events take the time at
+which they are reached.
 Module images: the PTX of a fatbin (all entries, including ``-rdc`` translation units), of a PTX
 text, or none for a bare cubin (which loads, and fails at launch with NO_BINARY_FOR_GPU).
 Kernel parameter layouts come from the cubin's ``.nv.info`` where there is one, else from the PTX.
@@ -251,6 +253,12 @@ class EmuDevice(Device):
         if close is not None:
             close()
 
+    def cancel(self) -> None:
+        self.dev.cancel()
+
+    def set_kernel_timeout(self, seconds: float) -> None:
+        self.dev.launch_timeout = seconds
+
 
 _EMU_UUID = b"cricket-emu-sm75"
 
@@ -302,7 +310,10 @@ class EmuBackend(Backend):
     def __init__(self, spec: str = "") -> None:
         super().__init__(spec)
         self._options = self._parse_spec(spec)
-        probe = self._new_engine_device()
+        # Sessions' kernels run in worker processes (see emu.workers), forked by one zygote.
+        from .emu.workers import KernelWorkers
+        self._workers = KernelWorkers()
+        probe = self._new_engine_device(in_process=True)
         try:
             self._properties = self._describe(probe)
         finally:
@@ -328,9 +339,11 @@ class EmuBackend(Backend):
                                    f"emu backend spec {spec!r}: bad size {value!r}") from None
         return options
 
-    def _new_engine_device(self) -> Any:
+    def _new_engine_device(self, in_process: bool = False) -> Any:
         emu = _engine()
-        kwargs = {"arena_size": self._options["memory"]} if "memory" in self._options else {}
+        kwargs: dict[str, Any] = {"arena_size": self._options["memory"]} if "memory" in self._options else {}
+        if not in_process:
+            kwargs["kernel_workers"] = self._workers
         with _errors:
             return emu.EmuDevice(**kwargs)
 
@@ -345,6 +358,9 @@ class EmuBackend(Backend):
     def devices(self) -> list[DeviceProperties]:
         return [self._properties]
 
+    def close(self) -> None:
+        self._workers.close()
+
     def device(self, index: int) -> Device:
         if index != 0:
             raise BackendError(curesult.INVALID_DEVICE, f"device {index} does not exist (emu has one)")
@@ -356,4 +372,5 @@ class EmuBackend(Backend):
     def open_device(self, index: int) -> Device:
         if index != 0:
             raise BackendError(curesult.INVALID_DEVICE, f"device {index} does not exist (emu has one)")
+        self._workers.start()             # the zygote imports while the session sets up
         return EmuDevice(self._new_engine_device(), self._properties)

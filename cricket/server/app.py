@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 
 # A record must hold the largest argument cricket.x allows (one module image) plus headers.
 MAX_RECORD = max(DEFAULT_MAX_RECORD, (512 << 20) + (1 << 16))
+SHUTDOWN_SECONDS = 4.0      # from SIGTERM/SIGINT to exit, at most (plus the backends' close)
 
 
 class ServerStartError(Exception):
@@ -43,6 +44,7 @@ class ServerConfig:
     max_sessions: int = DEFAULT_MAX_SESSIONS
     hello_timeout: float = DEFAULT_HELLO_TIMEOUT
     allow_backend_import: bool = False
+    kernel_timeout: float | None = None     # seconds a kernel may run; None: no limit
 
 
 def load_backends(registry: BackendRegistry, options: list[str], strict: bool = False) -> list[str]:
@@ -83,7 +85,8 @@ def build(config: ServerConfig, registry: BackendRegistry | None = None):
     registry = registry or BackendRegistry()
     service = CricketService(registry, token=config.token, admin_token=config.admin_token,
                              image_cache=ImageCache(config.image_cache_bytes),
-                             allow_backend_import=config.allow_backend_import)
+                             allow_backend_import=config.allow_backend_import,
+                             kernel_timeout=config.kernel_timeout)
     program = CricketProgram(service)
     server = Server([program], max_record_size=MAX_RECORD, on_connect=program.on_connect,
                     on_disconnect=program.on_disconnect, poll=config.poll_us / 1e6,
@@ -131,27 +134,43 @@ async def serve(config: ServerConfig) -> int:
         tmp.write_text(shown + "\n")
         os.replace(tmp, config.ready_file)
     stop = asyncio.Event()
+
+    def on_signal() -> None:
+        if stop.is_set():
+            log.warning("second signal: exiting at once")
+            os._exit(1)
+        stop.set()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, on_signal)
         except (NotImplementedError, RuntimeError):
             pass
     await stop.wait()
     log.info("cricket server stopping")
+    deadline = loop.time() + SHUTDOWN_SECONDS
     sessions = list(service.sessions.values())
     await server.close()
     for session in sessions:
-        service.close_session(session)
-    # Let the sessions free what they hold before the backends go (a running kernel may delay it).
+        service.close_session(session)      # also cancels their kernels
+    # Let the sessions free what they hold before the backends go.
     waiting = [loop.run_in_executor(None, s.worker.shutdown, True) for s in sessions]
+    stuck = False
     if waiting:
-        done, pending = await asyncio.wait(waiting, timeout=10)
+        done, pending = await asyncio.wait(waiting, timeout=max(0.1, deadline - loop.time()))
         if pending:
             log.warning("%d session(s) still busy at shutdown; their resources go with the process",
                         len(pending))
+            stuck = True
     registry.close()
     if config.unix_path and _inode(Path(config.unix_path)) == socket_id:
         Path(config.unix_path).unlink(missing_ok=True)     # ours still: no other server took the path
+    if stuck:
+        # A busy session thread would hold the interpreter's exit: leave without waiting for it.
+        log.info("cricket server stopped")
+        logging.shutdown()
+        sys.stdout.flush()
+        os._exit(0)
     return 0
 
 

@@ -3,6 +3,9 @@
 Backends are named by type (emu, cuda, or a cricket.backends entry point) or by module:Class;
 with none named the server loads cuda when a GPU is usable, else emu.
 Environment: CRICKET_TOKEN (client token), CRICKET_ADMIN_TOKEN (token for LOADBACKEND).
+On emu each session's kernels run in a worker process of its own: a client that disconnects has
+its kernels stopped. SIGTERM or SIGINT stops the server: it stops accepting, cancels kernels,
+closes sessions and exits within 5 s; a second signal exits at once.
 """
 from __future__ import annotations
 
@@ -52,6 +55,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="close a connection that has not completed HELLO this long after "
                              f"connecting; until then its records may not exceed "
                              f"{PRE_HELLO_MAX_RECORD >> 10} KiB (default {DEFAULT_HELLO_TIMEOUT:g})")
+    parser.add_argument("--kernel-timeout", type=_positive(float), metavar="SECONDS", default=None,
+                        help="end a kernel that runs longer than this with cudaErrorLaunchTimeout for its "
+                             "session only (default: no limit, as on a compute GPU; emu backend)")
     parser.add_argument("--allow-backend-import", action="store_true",
                         help="let an admin client load a backend by module:Class, importing that "
                              "module on the server (without it clients load only backends named "
@@ -114,7 +120,8 @@ def main(args: argparse.Namespace) -> int:
         admin_token=args.admin_token, ready_file=args.ready_file,
         image_cache_bytes=args.image_cache_mb << 20, register=args.register,
         poll_us=min(max(args.poll_us, 0.0), MAX_POLL_US), max_sessions=args.max_sessions,
-        hello_timeout=args.hello_timeout, allow_backend_import=args.allow_backend_import)
+        hello_timeout=args.hello_timeout, allow_backend_import=args.allow_backend_import,
+        kernel_timeout=args.kernel_timeout)
     if config.register and config.unix_path:
         print("cricket server: --register works with TCP only (rpcbind maps TCP ports)", file=sys.stderr)
         return 2

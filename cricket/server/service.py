@@ -54,8 +54,10 @@ class CricketService:
     """Server-wide state (backends, the image cache, live sessions) and the procedures."""
 
     def __init__(self, registry: BackendRegistry, *, token: str = "", admin_token: str = "",
-                 image_cache: ImageCache | None = None, allow_backend_import: bool = False) -> None:
+                 image_cache: ImageCache | None = None, allow_backend_import: bool = False,
+                 kernel_timeout: float | None = None) -> None:
         self.registry = registry
+        self.kernel_timeout = kernel_timeout
         # Whether LOADBACKEND may name module:Class, importing any module on the server's path.
         self.allow_backend_import = allow_backend_import
         self.token = token
@@ -68,7 +70,7 @@ class CricketService:
     # --- sessions ------------------------------------------------------------
 
     def open_session(self, peer: str = "") -> Session:
-        session = Session(peer)
+        session = Session(peer, kernel_timeout=self.kernel_timeout)
         with self._lock:
             self.sessions[session.id] = session
             self.counters["sessions_opened"] += 1
@@ -80,6 +82,7 @@ class CricketService:
         if session.closed:
             return
         session.closed = True
+        session.cancel_kernels()
 
         def teardown() -> None:
             freed = session.free_all()

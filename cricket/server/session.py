@@ -132,8 +132,9 @@ class Session:
 
     _ids = itertools.count(1)
 
-    def __init__(self, peer: str = "") -> None:
+    def __init__(self, peer: str = "", kernel_timeout: float | None = None) -> None:
         self.id = next(self._ids)
+        self.kernel_timeout = kernel_timeout     # seconds a kernel may run (None: no limit)
         self.peer = peer
         self.backend: Backend | None = None
         self.backend_type = ""
@@ -199,7 +200,14 @@ class Session:
         device = self.open_devices.get(self.device_index)
         if device is None:
             device = self.open_devices[self.device_index] = self.backend.open_device(self.device_index)
+            if self.kernel_timeout is not None:
+                device.set_kernel_timeout(self.kernel_timeout)
         return device
+
+    def cancel_kernels(self) -> None:
+        """Stop the running kernel and refuse queued launches on every device (from any thread)."""
+        for device in list(self.open_devices.values()):
+            device.cancel()
 
     def stream(self, handle: int) -> Any:
         """The native stream for a handle; 0 is the default stream (None)."""
