@@ -30,7 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", metavar="NAME[=SPEC]", action="append", default=[],
                         help="load a backend at start (repeatable; the first loaded is the default). "
                              "SPECs: emu=memory=SIZE (arena per session, e.g. 4G); "
-                             "cuda=ORDINAL,...[,isolate] (isolate: a CUDA context per session)")
+                             "cuda=ORDINAL,...[,shared] (a CUDA context per session; shared: sessions share "
+                             "each GPU's context, so one session's kernels can reach another's memory)")
     parser.add_argument("--token", default=os.environ.get("CRICKET_TOKEN", ""),
                         help="clients must send this token in HELLO (default: $CRICKET_TOKEN, none)")
     parser.add_argument("--admin-token", default=os.environ.get("CRICKET_ADMIN_TOKEN", ""),
