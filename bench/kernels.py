@@ -8,6 +8,7 @@ Both run against a real ``cricket server --backend emu`` on loopback, references
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import threading
@@ -69,6 +70,33 @@ def _kernels_in(conns, n: int, launches: int) -> float:
     return len(conns) * launches / (time.perf_counter() - t)
 
 
+def _large_launch(cfg: Config) -> tuple[list[float], list[float], int]:
+    """Seconds of one launch of 16 batches of CTAs in one worker process, and spread over every
+    usable core (the engine directly, no server)."""
+    from cricket.backends.emu import EmuDevice, pack_params
+    from cricket.backends.emu.workers import KernelWorkers
+    cores = len(os.sched_getaffinity(0))
+    workers = KernelWorkers()
+    times: dict[int, list[float]] = {}
+    try:
+        for split in (1, cores):
+            dev = EmuDevice(arena_size=1 << 26, kernel_workers=workers, split_launches=split, max_lanes=4096)
+            try:
+                fn = dev.load_module([PTX.decode()]).get_function("count")
+                params = pack_params(fn, 20 if cfg.tiny else 200)
+                dev.launch(fn, (16 * 128,), (32,), 0, params)           # each worker compiles it
+                times[split] = []
+                for _ in range(cfg.repeat):
+                    t = time.perf_counter()
+                    dev.launch(fn, (16 * 128,), (32,), 0, params)
+                    times[split].append(time.perf_counter() - t)
+            finally:
+                dev.close()
+    finally:
+        workers.close()
+    return times[1], times[cores], cores
+
+
 def measure(cfg: Config, progress) -> BenchResult:
     from cricket.client.api import connect
     res = BenchResult("kernels", "emu: one session's calls and kernels beside other sessions' kernels")
@@ -107,6 +135,11 @@ def measure(cfg: Config, progress) -> BenchResult:
             two = [_kernels_in([a, b], n, launches) for _ in range(cfg.repeat)]
         res.rows.append(Row("kernels finished per second, two sessions at once vs one",
                             Sample.of(two, "/s"), Sample.of(one, "/s"), "one session", (">=", 1.6)))
+        progress("one large kernel on every core against one")
+        one, every, cores = _large_launch(cfg)
+        res.rows.append(Row(f"one launch of many CTAs, spread over {cores} cores vs one (time)",
+                            Sample.of(every, "s"), Sample.of(one, "s"), "one core", (">=", 1.6),
+                            ratio_of="ref/ours"))
         res.notes.append(f"kernels: each session's emu kernels run in a worker process of its own; "
                          f"{SPINNERS} endless kernels fill every core, so the small calls' ratio shows "
                          "what the server's event loop keeps of a core; two sessions' kernels reach 2x "

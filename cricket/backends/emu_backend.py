@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import threading
 import time
 from typing import Any, Callable
@@ -325,18 +326,24 @@ class EmuBackend(Backend):
 
     @staticmethod
     def _parse_spec(spec: str) -> dict[str, int]:
-        """SPEC: ``memory=SIZE`` (bytes, or with a K/M/G suffix) for each session's arena."""
+        """SPEC: ``memory=SIZE`` (bytes, or with a K/M/G suffix) for each session's arena, and
+        ``cores=N``: the most worker processes (cores) one launch's CTAs are spread over (default:
+        every core this process may use; 1: each launch in one process)."""
         options: dict[str, int] = {}
         for item in filter(None, (s.strip() for s in spec.split(","))):
             key, _, value = item.partition("=")
-            if key != "memory" or not value:
+            if key not in ("memory", "cores") or not value:
                 raise BackendError(curesult.INVALID_VALUE,
-                                   f"emu backend spec {spec!r}: use memory=SIZE, e.g. emu=memory=2G")
+                                   f"emu backend spec {spec!r}: use memory=SIZE and/or cores=N, "
+                                   "e.g. emu=memory=2G,cores=2")
             try:
-                options["memory"] = _env.parse_size(value)
+                options[key] = _env.parse_size(value) if key == "memory" else int(value)
             except ValueError:
                 raise BackendError(curesult.INVALID_VALUE,
-                                   f"emu backend spec {spec!r}: bad size {value!r}") from None
+                                   f"emu backend spec {spec!r}: bad {'size' if key == 'memory' else 'number'} "
+                                   f"{value!r}") from None
+            if options[key] < 1:
+                raise BackendError(curesult.INVALID_VALUE, f"emu backend spec {spec!r}: {key} must be positive")
         return options
 
     def _new_engine_device(self, in_process: bool = False) -> Any:
@@ -344,6 +351,7 @@ class EmuBackend(Backend):
         kwargs: dict[str, Any] = {"arena_size": self._options["memory"]} if "memory" in self._options else {}
         if not in_process:
             kwargs["kernel_workers"] = self._workers
+            kwargs["split_launches"] = self._options.get("cores") or len(os.sched_getaffinity(0))
         with _errors:
             return emu.EmuDevice(**kwargs)
 

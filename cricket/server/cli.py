@@ -29,7 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     where.add_argument("--unix", metavar="PATH", help="listen on a Unix domain socket instead of TCP")
     parser.add_argument("--backend", metavar="NAME[=SPEC]", action="append", default=[],
                         help="load a backend at start (repeatable; the first loaded is the default). "
-                             "SPECs: emu=memory=SIZE (arena per session, e.g. 4G); "
+                             "SPECs: emu=memory=SIZE[,cores=N] (arena per session, e.g. 4G; most cores one "
+                             "launch spreads over, default all); "
                              "cuda=ORDINAL,...[,shared] (a CUDA context per session; shared: sessions share "
                              "each GPU's context, so one session's kernels can reach another's memory)")
     parser.add_argument("--token", default=os.environ.get("CRICKET_TOKEN", ""),

@@ -251,15 +251,16 @@ class EmuDevice:
 
     With ``kernel_workers`` (a :class:`~.workers.KernelWorkers`) kernels run in a worker process
     of this device's own, on an arena both map; :meth:`cancel` then ends a running kernel at once.
+    A launch of many CTAs may then be spread over up to ``split_launches`` such processes.
     """
 
     def __init__(self, arena_size: int = DEFAULT_ARENA, max_lanes: int = DEFAULT_MAX_LANES, printf_sink=None,
                  sticky_errors: bool = True, max_steps: int = DEFAULT_MAX_STEPS,
-                 launch_timeout: float | None = None, kernel_workers=None) -> None:
+                 launch_timeout: float | None = None, kernel_workers=None, split_launches: int = 1) -> None:
         if max_lanes < 1:
             raise EmuError(CUDA_ERROR_INVALID_VALUE, "max_lanes must be at least 1")
         self.arena = DeviceArena(arena_size, shared=kernel_workers is not None)
-        self.remote = None if kernel_workers is None else kernel_workers.remote(self.arena)
+        self.remote = None if kernel_workers is None else kernel_workers.remote(self.arena, split_launches)
         self.cancelled = False
         self.max_lanes = max_lanes
         self.sink = _sink_of(printf_sink)

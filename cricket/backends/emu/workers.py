@@ -27,12 +27,14 @@ import json
 import logging
 import os
 import pickle
+import selectors
 import signal
 import socket
 import struct
 import subprocess
 import sys
 import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -190,8 +192,8 @@ class KernelWorkers:
             theirs.close()
         return WorkerProcess(ours, int(json.loads(reply)["pid"]))
 
-    def remote(self, arena) -> "RemoteKernels":
-        return RemoteKernels(self, arena)
+    def remote(self, arena, max_split: int = 1) -> "RemoteKernels":
+        return RemoteKernels(self, arena, max_split)
 
     def close(self) -> None:
         """Stop the zygote; its workers die with it."""
@@ -204,51 +206,94 @@ class KernelWorkers:
                 self._sock.close()
 
 
-class RemoteKernels:
-    """A device's kernels in its worker process (forked at the first launch, again after a kill)."""
+class _Peer:
+    """One worker process of a device, and what it was sent."""
 
-    def __init__(self, workers: KernelWorkers, arena) -> None:
+    def __init__(self, proc: WorkerProcess) -> None:
+        self.proc = proc
+        self.sent: set[str] = set()            # module digests whose PTX the worker has
+        self.version = -1                       # the arena table version the worker has
+
+
+# Instructions that keep a kernel in one worker, its CTAs in order: atomics on global memory (not
+# atomic across processes), calls left after inlining, device malloc/free (the allocation table),
+# printf and assert (their lines in CTA order, as one process writes them).
+_ATOMIC_OPS = frozenset({"atom", "red"})
+_ONE_WORKER_OPS = frozenset({"call", "vprintf", "assertfail", "malloc", "free"})
+
+
+def splittable(ir) -> bool:
+    """Whether the CTAs of a kernel may run in several processes at once."""
+    for block in ir.blocks:
+        for ins in block.instrs:
+            if ins.op in _ONE_WORKER_OPS or (ins.op in _ATOMIC_OPS and "shared" not in ins.mods):
+                return False
+    return True
+
+
+class RemoteKernels:
+    """A device's kernels in its worker processes: one, forked at the first launch (again after a
+    kill), and up to ``max_split`` for a launch of many CTAs whose kernel allows it (issue 21: a
+    large kernel on every core). A CTA never spans workers: each runs whole batches of CTAs."""
+
+    def __init__(self, workers: KernelWorkers, arena, max_split: int = 1) -> None:
         self.workers = workers
         self.arena = arena
-        self._proc: WorkerProcess | None = None
-        self._sent: set[str] = set()          # module digests whose PTX the worker has
-        self._version = -1                     # the arena table version the worker has
+        self.max_split = max(1, max_split)
+        self._peers: list[_Peer] = []
+        self._splittable: dict[tuple[str, str], bool] = {}
         self._killed = False
 
-    def _worker(self) -> WorkerProcess:
-        if self._proc is None:
+    def _peer(self, k: int) -> _Peer:
+        while len(self._peers) <= k:
             proc = self.workers.spawn()
-            _send(proc.sock, pickle.dumps({"op": "attach", "size": self.arena.size}), (self.arena.fd,))
-            self._proc, self._sent, self._version = proc, set(), -1
-        return self._proc
+            try:
+                _send(proc.sock, pickle.dumps({"op": "attach", "size": self.arena.size}), (self.arena.fd,))
+            except OSError:
+                proc.close()
+                raise
+            self._peers.append(_Peer(proc))
+        return self._peers[k]
+
+    def _parts(self, function, cfg) -> list[tuple[int, int] | None]:
+        """The CTA ranges of one launch, one per worker (whole batches each)."""
+        from .executor import ctas_per_batch, grid_ctas
+        if self.max_split < 2:
+            return [None]
+        n = grid_ctas(cfg.grid)
+        per = ctas_per_batch(function.ir, cfg)
+        batches = -(-n // per)
+        if batches < 2:
+            return [None]
+        key = (function.module.hash, function.name)
+        ok = self._splittable.get(key)
+        if ok is None:
+            ok = self._splittable[key] = splittable(function.ir)
+        if not ok:
+            return [None]
+        k = min(self.max_split, batches)
+        edges = [min(n, (i * batches // k) * per) for i in range(k)] + [n]
+        return [(edges[i], edges[i + 1]) for i in range(k)]
 
     def run(self, function, cfg, timeout: float | None) -> dict:
-        """Run one launch in the worker; returns its counts, raises its EmuError."""
+        """Run one launch in the worker(s); returns its counts, raises its EmuError."""
         self._killed = False
-        proc = self._worker()
+        parts = self._parts(function, cfg)
         module = function.module
         digest = module.hash
-        request: dict[str, Any] = {
-            "op": "launch", "digest": digest, "name": function.name,
-            "sources": None if digest in self._sent else module.sources,
-            "globals": module.global_addrs.tobytes(),
-            "state": None if self._version == self.arena.version else self.arena.state(),
-            "grid": cfg.grid, "block": cfg.block, "shared": cfg.dynamic_shared, "params": bytes(cfg.params),
-            "max_lanes": cfg.max_lanes, "max_steps": cfg.max_steps, "timeout": timeout, "grid_id": cfg.grid_id}
+        base = {"op": "launch", "digest": digest, "name": function.name, "globals": module.global_addrs.tobytes(),
+                "grid": cfg.grid, "block": cfg.block, "shared": cfg.dynamic_shared, "params": bytes(cfg.params),
+                "max_lanes": cfg.max_lanes, "max_steps": cfg.max_steps, "timeout": timeout, "grid_id": cfg.grid_id}
+        replies: list[dict | None] = [None] * len(parts)
         try:
-            _send(proc.sock, pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
-            self._sent.add(digest)
-            self._version = self.arena.version
-            proc.sock.settimeout(None if timeout is None else timeout + TIMEOUT_GRACE)
-            while True:
-                body, fds = _recv(proc.sock, MAX_REPLY)
-                for fd in fds:
-                    os.close(fd)
-                reply = json.loads(body)
-                if "out" in reply:
-                    cfg.sink(str(reply["out"]))
-                    continue
-                break
+            peers = [self._peer(k) for k in range(len(parts))]
+            for peer, ctas in zip(peers, parts):
+                request = dict(base, ctas=ctas, sources=None if digest in peer.sent else module.sources,
+                               state=None if peer.version == self.arena.version else self.arena.state())
+                _send(peer.proc.sock, pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
+                peer.sent.add(digest)
+                peer.version = self.arena.version
+            self._collect(peers, replies, cfg.sink, None if timeout is None else timeout + TIMEOUT_GRACE)
         except socket.timeout:
             self._lost()
             raise EmuError(CUDA_ERROR_LAUNCH_TIMEOUT, f"kernel ran longer than the {timeout:g} s kernel timeout "
@@ -261,26 +306,59 @@ class RemoteKernels:
                                kernel=function.name) from None
             raise EmuError(CUDA_ERROR_LAUNCH_FAILED, f"the emu kernel worker process was lost ({exc})",
                            kernel=function.name) from None
-        if reply.get("state") is not None:
-            self.arena.load_state(reply["state"])
-            self._version = self.arena.version
-        error = reply.get("error")
-        if error is not None:
-            raise EmuError(int(error["code"]), str(error["message"]), kernel=error.get("kernel"),
-                           instruction=error.get("instruction"), source=error.get("source"))
-        return {k: v for k, v in reply["stats"].items() if isinstance(v, (int, float))}
+        stats: dict[str, Any] = {}
+        for peer, reply in zip(peers, replies):
+            if reply.get("state") is not None:
+                self.arena.load_state(reply["state"])
+                peer.version = self.arena.version
+        for reply in replies:
+            error = reply.get("error")
+            if error is not None:
+                raise EmuError(int(error["code"]), str(error["message"]), kernel=error.get("kernel"),
+                               instruction=error.get("instruction"), source=error.get("source"))
+            for key, value in reply["stats"].items():
+                if isinstance(value, (int, float)):
+                    stats[key] = max(stats.get(key, 0), value) if key == "lanes_per_batch" else \
+                        stats.get(key, 0) + value
+        stats["workers"] = len(parts)
+        return stats
+
+    @staticmethod
+    def _collect(peers: list[_Peer], replies: list, sink, timeout: float | None) -> None:
+        """Read every worker's messages (printf lines to ``sink``) until each has answered."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with selectors.DefaultSelector() as selector:
+            for k, peer in enumerate(peers):
+                peer.proc.sock.settimeout(None)
+                selector.register(peer.proc.sock, selectors.EVENT_READ, k)
+            left = len(peers)
+            while left:
+                wait = None if deadline is None else deadline - time.monotonic()
+                events = selector.select(wait) if wait is None or wait > 0 else []
+                if not events:
+                    raise socket.timeout("kernel timeout")
+                for key, _ in events:
+                    body, fds = _recv(key.fileobj, MAX_REPLY)
+                    for fd in fds:
+                        os.close(fd)
+                    reply = json.loads(body)
+                    if "out" in reply:
+                        sink(str(reply["out"]))
+                        continue
+                    replies[key.data] = reply
+                    selector.unregister(key.fileobj)
+                    left -= 1
 
     def _lost(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            proc.close()
+        peers, self._peers = self._peers, []
+        for peer in peers:
+            peer.proc.close()
 
     def kill(self) -> None:
         """Stop the running kernel now (from any thread); the waiting launch raises."""
-        proc = self._proc
-        if proc is not None:
-            self._killed = True
-            proc.kill()
+        self._killed = True
+        for peer in list(self._peers):
+            peer.proc.kill()
 
     def close(self) -> None:
         self._lost()
@@ -330,7 +408,7 @@ class _Worker:
             ir = program_of(self.sources[digest], digest).kernel(msg["name"])
             kernel = compiled_kernel(digest, msg["name"], ir)
             cfg = LaunchConfig(msg["grid"], msg["block"], msg["shared"], msg["params"], msg["max_lanes"],
-                               self._print, msg["max_steps"], msg["timeout"], msg["grid_id"])
+                               self._print, msg["max_steps"], msg["timeout"], msg["grid_id"], msg["ctas"])
             stats = run_kernel(kernel, arena, np.frombuffer(msg["globals"], dtype=np.uint64), cfg)
             reply["stats"] = stats
         except EmuError as e:
