@@ -44,11 +44,11 @@ def cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def busy_workers(server, count: int = 1, timeout: float = 60) -> list[int]:
-    """Wait until ``count`` kernel workers of the server each used over 0.3 s of CPU; their pids."""
+def busy_workers(server, count: int = 1, timeout: float = 120) -> list[int]:
+    """Wait until ``count`` kernel workers of the server each used over 0.1 s of CPU; their pids."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        busy = [p for p in descendants(server.process.pid, below=1) if (cpu_seconds(p) or 0) > 0.3]
+        busy = [p for p in descendants(server.process.pid, below=1) if (cpu_seconds(p) or 0) > 0.1]
         if len(busy) >= count:
             return busy
         time.sleep(0.05)

@@ -47,7 +47,8 @@ _HEADER = struct.Struct("<Q")
 MAX_REPLY = 64 << 20            # longest message the server accepts from a worker
 TIMEOUT_GRACE = 1.0             # seconds the worker gets to report its own launch timeout first
 _ZYGOTE_FD = "CRICKET_EMU_ZYGOTE_FD"
-KERNEL_NICE = 19                # workers' niceness: the event loop wins the CPU whenever it wants it
+KERNEL_NICE = 10                # workers' niceness: the event loop wins the CPU when it wants it, and
+                                # kernels still get a share beside other busy programs of the host
 _PR_SET_PDEATHSIG = 1
 
 
@@ -147,9 +148,6 @@ class KernelWorkers:
         """Start the zygote now (it imports NumPy and the emulator: a few hundred ms)."""
         with self._lock:
             self._ensure_zygote()
-
-    def start_soon(self) -> None:
-        threading.Thread(target=self.start, name="cricket-emu-zygote", daemon=True).start()
 
     def _ensure_zygote(self) -> None:
         if self.closed:
