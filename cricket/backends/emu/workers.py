@@ -371,6 +371,7 @@ class _Worker:
         self.sock = sock
         self.arena = None
         self.sources: dict[str, list[str]] = {}
+        self.kernels: dict[tuple[str, str], Any] = {}     # (digest, name) -> compiled kernel
 
     def serve(self) -> None:
         while True:
@@ -403,8 +404,10 @@ class _Worker:
             self.sources[digest] = msg["sources"]
         reply: dict[str, Any] = {}
         try:
-            ir = program_of(self.sources[digest], digest).kernel(msg["name"])
-            kernel = compiled_kernel(digest, msg["name"], ir)
+            kernel = self.kernels.get((digest, msg["name"]))
+            if kernel is None:              # Program.kernel builds the IR anew: once per worker
+                ir = program_of(self.sources[digest], digest).kernel(msg["name"])
+                kernel = self.kernels[digest, msg["name"]] = compiled_kernel(digest, msg["name"], ir)
             cfg = LaunchConfig(msg["grid"], msg["block"], msg["shared"], msg["params"], msg["max_lanes"],
                                self._print, msg["max_steps"], msg["timeout"], msg["grid_id"], msg["ctas"])
             stats = run_kernel(kernel, arena, np.frombuffer(msg["globals"], dtype=np.uint64), cfg)
