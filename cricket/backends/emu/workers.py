@@ -157,8 +157,9 @@ class KernelWorkers:
         if self._sock is not None:
             self._sock.close()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        env = dict(os.environ, **{_ZYGOTE_FD: str(theirs.fileno()),
-                                  "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
+        # One worker is one core: no BLAS or OpenMP thread pools inside it (unless the operator says).
+        env = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", **os.environ,
+               _ZYGOTE_FD: str(theirs.fileno()), "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         try:
             self._zygote = subprocess.Popen([sys.executable, "-m", __name__], pass_fds=[theirs.fileno()],
                                             env=env, stdin=subprocess.DEVNULL)
