@@ -156,6 +156,7 @@ class Session:
         self.queued = 0              # tasks submitted and not finished
         self.max_queued = 0
         self._queue_lock = threading.Lock()
+        self._device_lock = threading.Lock()
         self.worker = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix=f"cricket-session-{self.id}")
 
@@ -199,9 +200,14 @@ class Session:
             raise BackendError(curesult.NOT_INITIALIZED, "the session has no backend yet: call HELLO first")
         device = self.open_devices.get(self.device_index)
         if device is None:
-            device = self.open_devices[self.device_index] = self.backend.open_device(self.device_index)
-            if self.kernel_timeout is not None:
-                device.set_kernel_timeout(self.kernel_timeout)
+            # The event loop (quick copies) and the worker may both ask first: open it once.
+            with self._device_lock:
+                device = self.open_devices.get(self.device_index)
+                if device is None:
+                    device = self.backend.open_device(self.device_index)
+                    if self.kernel_timeout is not None:
+                        device.set_kernel_timeout(self.kernel_timeout)
+                    self.open_devices[self.device_index] = device
         return device
 
     def cancel_kernels(self) -> None:

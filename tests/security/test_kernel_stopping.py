@@ -1,7 +1,9 @@
 """Kernels that never end: gone when their client leaves, by --kernel-timeout, and at shutdown,
 without starving other sessions meanwhile (emu backend; a real server process)."""
+import os
 import signal
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -146,3 +148,31 @@ def test_a_killed_server_leaves_no_kernel_workers(start_server):
     server.process.wait()
     assert all(gone(pid) for pid in below), "a kernel worker outlived its killed server"
     spinner.close()
+
+
+def test_sessions_that_ran_kernels_leave_no_fds_threads_or_workers_behind(start_server):
+    server = start_server(*EMU)
+    pid = server.process.pid
+
+    def held() -> tuple[int, int, int]:
+        """The server's open fds, its threads and its kernel workers once its workers settled."""
+        deadline = time.monotonic() + 30                  # killed workers take a moment to go
+        while descendants(pid, below=1) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return (len(os.listdir(f"/proc/{pid}/fd")), len(os.listdir(f"/proc/{pid}/task")),
+                len(descendants(pid, below=1)))
+
+    with connect(server.address) as first:           # starts the worker machinery once
+        assert filled(first, 1)
+    assert wait_for_log(server, "session 1 closed")
+    before = held()
+    clients = [connect(server.address) for _ in range(3)]
+    for k, conn in enumerate(clients):
+        assert filled(conn, k)
+    start_forever(clients[0])
+    busy_workers(server)
+    for conn in clients:
+        conn.close()
+    for k in range(2, 5):
+        assert wait_for_log(server, f"session {k} closed")
+    assert held() == before, "(fds, threads, kernel workers) before and after three sessions"

@@ -461,7 +461,7 @@ class EmuDevice:
                 if e.kernel is None:
                     e.locate(function.name, None, None)
                 log.error("kernel %s failed: %s", function.name, e)
-                if self.sticky_errors and e.code in STICKY_CODES:
+                if self.sticky_errors and e.code in STICKY_CODES and not self.cancelled:
                     self.sticky = e
                 raise
             except MemoryError as e:

@@ -241,10 +241,12 @@ class RemoteKernels:
         self.max_split = max(1, max_split)
         self._peers: list[_Peer] = []
         self._splittable: dict[tuple[str, str], bool] = {}
-        self._killed = False
+        self._cancelled = False                 # for good: the device's session is closing
 
     def _peer(self, k: int) -> _Peer:
         while len(self._peers) <= k:
+            if self._cancelled:
+                raise EOFError("cancelled")
             proc = self.workers.spawn()
             try:
                 _send(proc.sock, pickle.dumps({"op": "attach", "size": self.arena.size}), (self.arena.fd,))
@@ -252,6 +254,8 @@ class RemoteKernels:
                 proc.close()
                 raise
             self._peers.append(_Peer(proc))
+            if self._cancelled:           # kill() ran while this one was forked: it missed it
+                proc.kill()
         return self._peers[k]
 
     def _parts(self, function, cfg) -> list[tuple[int, int] | None]:
@@ -276,7 +280,6 @@ class RemoteKernels:
 
     def run(self, function, cfg, timeout: float | None) -> dict:
         """Run one launch in the worker(s); returns its counts, raises its EmuError."""
-        self._killed = False
         parts = self._parts(function, cfg)
         module = function.module
         digest = module.hash
@@ -298,9 +301,8 @@ class RemoteKernels:
             raise EmuError(CUDA_ERROR_LAUNCH_TIMEOUT, f"kernel ran longer than the {timeout:g} s kernel timeout "
                                                       "and was stopped", kernel=function.name) from None
         except (OSError, EOFError, ValueError) as exc:
-            killed = self._killed
             self._lost()
-            if killed:
+            if self._cancelled:
                 raise EmuError(CUDA_ERROR_LAUNCH_FAILED, "the kernel was cancelled (its session is closing)",
                                kernel=function.name) from None
             raise EmuError(CUDA_ERROR_LAUNCH_FAILED, f"the emu kernel worker process was lost ({exc})",
@@ -354,8 +356,9 @@ class RemoteKernels:
             peer.proc.close()
 
     def kill(self) -> None:
-        """Stop the running kernel now (from any thread); the waiting launch raises."""
-        self._killed = True
+        """Stop the running kernel now and every later one (from any thread); the waiting launch
+        raises."""
+        self._cancelled = True
         for peer in list(self._peers):
             peer.proc.kill()
 
