@@ -160,6 +160,11 @@ def bench_emu(cfg: Config, progress: Progress) -> BenchResult:
     return res
 
 
+def bench_kernels(cfg: Config, progress: Progress) -> BenchResult:
+    from bench import kernels
+    return kernels.measure(cfg, progress)
+
+
 # ---- fatbin registration --------------------------------------------------------------------------
 
 def _small_library(workdir: Path) -> Path | None:
@@ -423,6 +428,7 @@ BENCHES: dict[str, Callable[[Config, Progress], BenchResult]] = {
     "latency": bench_latency,
     "copy": bench_copy,
     "emu": bench_emu,
+    "kernels": bench_kernels,
     "fatbin": bench_fatbin,
     "overhead": bench_overhead,
     "calls": bench_calls,
@@ -433,6 +439,7 @@ BENCHES: dict[str, Callable[[Config, Progress], BenchResult]] = {
 TITLES = {
     "xdr": "XDR codec", "rpc": "ONC RPC NULL calls", "latency": "Round-trip latency by payload size",
     "copy": "Copy bandwidth by size", "emu": "emu backend throughput", "fatbin": "Fatbin registration",
+    "kernels": "Sessions' kernels side by side (emu)",
     "overhead": "Remoting overhead (examples/overhead)", "calls": "Client calls and copies",
     "tls": "RPC-over-TLS against plain TCP",
 }

@@ -11,9 +11,12 @@ from __future__ import annotations
 import abc
 import dataclasses
 import enum
+import logging
 from typing import Any, ClassVar
 
 from ..cudafacts import curesult
+
+log = logging.getLogger(__name__)
 
 
 class BackendError(Exception):
@@ -65,6 +68,15 @@ class FunctionInfo:
     local_size_bytes: int = 0
     ptx_version: int = 0        # the virtual architecture the running code was compiled for (0: unknown)
     binary_version: int = 0
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(text: str) -> None:
+    if text not in _warned:
+        _warned.add(text)
+        log.warning("%s", text)
 
 
 class Device(abc.ABC):
@@ -193,6 +205,15 @@ class Device(abc.ABC):
 
     def release(self) -> None:
         """The session that opened this device is gone (after it freed what it owned)."""
+
+    def cancel(self) -> None:
+        """The session is closing: stop its running kernel and refuse its queued launches, if this
+        backend can (the default cannot). Called from the event loop: must not block."""
+
+    def set_kernel_timeout(self, seconds: float) -> None:
+        """End any later kernel that runs longer than ``seconds`` with CUDA_ERROR_LAUNCH_TIMEOUT, if
+        this backend can (the default cannot, and says so once)."""
+        _warn_once(f"{type(self).__name__} cannot end a kernel: --kernel-timeout does not apply to it")
 
 
 class Backend(abc.ABC):

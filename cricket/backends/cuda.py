@@ -4,7 +4,10 @@ cuda-python is imported lazily, so this module imports everywhere; where cuda-py
 a GPU is missing, :meth:`CudaBackend.unavailable_reason` says which, and constructing the backend
 raises :class:`BackendError` with that reason.
 
-Each device uses its primary context, made current on whichever worker thread calls in.
+Each session gets a CUDA context of its own on each device (so one session's kernels cannot reach
+another's memory, and a fault stays in the session that caused it); with the ``shared`` spec the
+sessions share each device's primary context instead, as one process's threads would. The
+context is made current on whichever worker thread calls in.
 Kernels are launched with the packed parameter buffer (``CU_LAUNCH_PARAM_BUFFER_POINTER``), laid
 out by the layout ``cuFuncGetParamInfo`` reports.
 """
@@ -318,19 +321,23 @@ class CudaBackend(Backend):
 
     @staticmethod
     def _parse_spec(spec: str, count: int) -> tuple[list[int], bool]:
-        """SPEC: comma-separated device ordinals to expose (default all) and ``isolate`` for a
-        context per session, e.g. ``cuda=0,2`` or ``cuda=isolate``."""
+        """SPEC: comma-separated device ordinals to expose (default all), and ``shared`` to let
+        sessions share each device's primary context (default: a context per session, which
+        ``isolate`` also names), e.g. ``cuda=0,2`` or ``cuda=shared``."""
         ordinals: list[int] = []
-        isolate = False
+        isolate = True
         for item in filter(None, (s.strip() for s in spec.split(","))):
-            if item == "isolate":
-                isolate = True
+            if item in ("isolate", "shared"):
+                isolate = item == "isolate"
             elif item.isdigit():
                 ordinals.append(int(item))
             else:
                 raise BackendError(curesult.INVALID_VALUE,
-                                   f"cuda backend spec {spec!r}: give device ordinals and/or isolate, "
-                                   f"e.g. cuda=0,1 or cuda=isolate")
+                                   f"cuda backend spec {spec!r}: give device ordinals and/or shared, "
+                                   f"e.g. cuda=0,1 or cuda=shared")
+        if not isolate:
+            log.warning("cuda backend: sessions share each device's context (spec %r): one session's "
+                        "kernels can read and write another's memory", spec)
         bad = [o for o in ordinals if not 0 <= o < count]
         if bad:
             raise BackendError(curesult.INVALID_DEVICE,

@@ -1,8 +1,10 @@
 """The ``emu`` backend: the PTX interpreter of :mod:`cricket.backends.emu` behind the backend interface.
 
 Each session gets its own emulated device (its own arena), so a faulting kernel in one session
-leaves every other session untouched. Work runs synchronously on the session's worker thread, so
-streams complete in submission order and events take the time at which they are reached.
+leaves every other session untouched. Its kernels run in a worker process of its own (the arena
+shared with it), where they cannot starve other sessions and can be stopped. Work is ordered on
+the session's worker thread, so streams complete in submission order and events take the time at
+which they are reached.
 Module images: the PTX of a fatbin (all entries, including ``-rdc`` translation units), of a PTX
 text, or none for a bare cubin (which loads, and fails at launch with NO_BINARY_FOR_GPU).
 Kernel parameter layouts come from the cubin's ``.nv.info`` where there is one, else from the PTX.
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import threading
 import time
 from typing import Any, Callable
@@ -270,6 +273,12 @@ class EmuDevice(Device):
         if close is not None:
             close()
 
+    def cancel(self) -> None:
+        self.dev.cancel()
+
+    def set_kernel_timeout(self, seconds: float) -> None:
+        self.dev.launch_timeout = seconds
+
 
 _EMU_UUID = b"cricket-emu-sm75"
 
@@ -321,7 +330,10 @@ class EmuBackend(Backend):
     def __init__(self, spec: str = "") -> None:
         super().__init__(spec)
         self._options = self._parse_spec(spec)
-        probe = self._new_engine_device()
+        # Sessions' kernels run in worker processes (see emu.workers), forked by one zygote.
+        from .emu.workers import KernelWorkers
+        self._workers = KernelWorkers()
+        probe = self._new_engine_device(in_process=True)
         try:
             self._properties = self._describe(probe)
         finally:
@@ -333,23 +345,32 @@ class EmuBackend(Backend):
 
     @staticmethod
     def _parse_spec(spec: str) -> dict[str, int]:
-        """SPEC: ``memory=SIZE`` (bytes, or with a K/M/G suffix) for each session's arena."""
+        """SPEC: ``memory=SIZE`` (bytes, or with a K/M/G suffix) for each session's arena, and
+        ``cores=N``: the most worker processes (cores) one launch's CTAs are spread over (default:
+        every core this process may use; 1: each launch in one process)."""
         options: dict[str, int] = {}
         for item in filter(None, (s.strip() for s in spec.split(","))):
             key, _, value = item.partition("=")
-            if key != "memory" or not value:
+            if key not in ("memory", "cores") or not value:
                 raise BackendError(curesult.INVALID_VALUE,
-                                   f"emu backend spec {spec!r}: use memory=SIZE, e.g. emu=memory=2G")
+                                   f"emu backend spec {spec!r}: use memory=SIZE and/or cores=N, "
+                                   "e.g. emu=memory=2G,cores=2")
             try:
-                options["memory"] = _env.parse_size(value)
+                options[key] = _env.parse_size(value) if key == "memory" else int(value)
             except ValueError:
                 raise BackendError(curesult.INVALID_VALUE,
-                                   f"emu backend spec {spec!r}: bad size {value!r}") from None
+                                   f"emu backend spec {spec!r}: bad {'size' if key == 'memory' else 'number'} "
+                                   f"{value!r}") from None
+            if options[key] < 1:
+                raise BackendError(curesult.INVALID_VALUE, f"emu backend spec {spec!r}: {key} must be positive")
         return options
 
-    def _new_engine_device(self) -> Any:
+    def _new_engine_device(self, in_process: bool = False) -> Any:
         emu = _engine()
-        kwargs = {"arena_size": self._options["memory"]} if "memory" in self._options else {}
+        kwargs: dict[str, Any] = {"arena_size": self._options["memory"]} if "memory" in self._options else {}
+        if not in_process:
+            kwargs["kernel_workers"] = self._workers
+            kwargs["split_launches"] = self._options.get("cores") or len(os.sched_getaffinity(0))
         with _errors:
             return emu.EmuDevice(**kwargs)
 
@@ -364,6 +385,9 @@ class EmuBackend(Backend):
     def devices(self) -> list[DeviceProperties]:
         return [self._properties]
 
+    def close(self) -> None:
+        self._workers.close()
+
     def device(self, index: int) -> Device:
         if index != 0:
             raise BackendError(curesult.INVALID_DEVICE, f"device {index} does not exist (emu has one)")
@@ -375,4 +399,5 @@ class EmuBackend(Backend):
     def open_device(self, index: int) -> Device:
         if index != 0:
             raise BackendError(curesult.INVALID_DEVICE, f"device {index} does not exist (emu has one)")
+        self._workers.start()             # the zygote imports while the session sets up
         return EmuDevice(self._new_engine_device(), self._properties)

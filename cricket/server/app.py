@@ -29,6 +29,9 @@ def max_record(max_image: int) -> int:
     return max(P.CRICKET_MAX_INLINE, max_image) + (1 << 16)
 
 
+SHUTDOWN_SECONDS = 4.0      # from SIGTERM/SIGINT to exit, at most (plus the backends' close)
+
+
 class ServerStartError(Exception):
     """The server cannot start as configured; the message says why and what to do (one line)."""
 
@@ -54,6 +57,7 @@ class ServerConfig:
     session_memory: int | None = None       # device memory per session (None: no own bound)
     device_memory: int | None = None        # ... in all (None: half the host's, emulated only)
     metrics: tuple[str, int] | None = None       # serve Prometheus metrics there
+    kernel_timeout: float | None = None     # seconds a kernel may run; None: no limit
 
 
 def load_backends(registry: BackendRegistry, options: list[str], strict: bool = False) -> list[str]:
@@ -95,7 +99,8 @@ def build(config: ServerConfig, registry: BackendRegistry | None = None):
     service = CricketService(registry, token=config.token, admin_token=config.admin_token,
                              image_cache=ImageCache(config.image_cache_bytes, config.max_image),
                              allow_backend_import=config.allow_backend_import,
-                             memory=MemoryBudget(config.session_memory, config.device_memory))
+                             memory=MemoryBudget(config.session_memory, config.device_memory),
+                             kernel_timeout=config.kernel_timeout)
     program = CricketProgram(service)
     server = Server([], max_record_size=max_record(config.max_image), on_connect=program.on_connect,
                     on_disconnect=program.on_disconnect, poll=config.poll_us / 1e6,
@@ -153,32 +158,47 @@ async def serve(config: ServerConfig) -> int:
         tmp.write_text(shown + "\n")
         os.replace(tmp, config.ready_file)
     stop = asyncio.Event()
+
+    def on_signal() -> None:
+        if stop.is_set():
+            log.warning("second signal: exiting at once")
+            os._exit(1)
+        stop.set()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, on_signal)
         except (NotImplementedError, RuntimeError):
             pass
     await stop.wait()
+    deadline = loop.time() + SHUTDOWN_SECONDS
     sessions = list(service.sessions.values())
     log.info("cricket server stopping: closing %d live session(s)", len(sessions))
     await server.close()
     for connection_id in list(program.sessions):
         program.on_disconnect(connection_id)      # as if each client hung up (its hook may come later)
     for session in sessions:
-        service.close_session(session)
-    # Let the sessions free what they hold before the backends go (a running kernel may delay it).
+        service.close_session(session)      # also cancels their kernels
+    # Let the sessions free what they hold before the backends go.
     waiting = [loop.run_in_executor(None, s.worker.shutdown, True) for s in sessions]
+    stuck = False
     if waiting:
-        done, pending = await asyncio.wait(waiting, timeout=10)
+        done, pending = await asyncio.wait(waiting, timeout=max(0.1, deadline - loop.time()))
         if pending:
             log.warning("%d session(s) still busy at shutdown; their resources go with the process",
                         len(pending))
+            stuck = True
     registry.close()
     if metrics is not None:
         metrics.close()
     log.info("cricket server stopped")
     if config.unix_path and _inode(Path(config.unix_path)) == socket_id:
         Path(config.unix_path).unlink(missing_ok=True)     # ours still: no other server took the path
+    if stuck:
+        # A busy session thread would hold the interpreter's exit: leave without waiting for it.
+        logging.shutdown()
+        sys.stdout.flush()
+        os._exit(0)
     return 0
 
 

@@ -4,7 +4,9 @@ Backends are named by type (emu, cuda, or a cricket.backends entry point) or by 
 with none named the server loads cuda when a GPU is usable, else emu.
 Environment: CRICKET_TOKEN (client token), CRICKET_ADMIN_TOKEN (token for LOADBACKEND and
 `cricket status` over TCP), CRICKET_LOG (log level; the server logs sessions and its lifecycle at
-info by default). SIGINT or SIGTERM stops it: live sessions are closed and freed first.
+info by default). On emu each session's kernels run in a worker process of its own: a client that disconnects has
+its kernels stopped. SIGTERM or SIGINT stops the server: it stops accepting, cancels kernels,
+closes sessions and exits within 5 s; a second signal exits at once.
 """
 from __future__ import annotations
 
@@ -41,8 +43,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     where.add_argument("--unix", metavar="PATH", help="listen on a Unix domain socket instead of TCP")
     parser.add_argument("--backend", metavar="NAME[=SPEC]", action="append", default=[],
                         help="load a backend at start (repeatable; the first loaded is the default). "
-                             "SPECs: emu=memory=SIZE (arena per session, e.g. 4G); "
-                             "cuda=ORDINAL,...[,isolate] (isolate: a CUDA context per session)")
+                             "SPECs: emu=memory=SIZE[,cores=N] (arena per session, e.g. 4G; most cores one "
+                             "launch spreads over, default all); "
+                             "cuda=ORDINAL,...[,shared] (a CUDA context per session; shared: sessions share "
+                             "each GPU's context, so one session's kernels can reach another's memory)")
     parser.add_argument("--token", default=os.environ.get("CRICKET_TOKEN", ""),
                         help="clients must send this token in HELLO (default: $CRICKET_TOKEN, none)")
     parser.add_argument("--admin-token", default=os.environ.get("CRICKET_ADMIN_TOKEN", ""),
@@ -70,6 +74,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metrics", metavar="HOST:PORT",
                         help="serve Prometheus metrics at http://HOST:PORT/metrics (needs prometheus_client; "
                              "port 0 picks one, logged at start)")
+    parser.add_argument("--kernel-timeout", type=_positive(float), metavar="SECONDS", default=None,
+                        help="end a kernel that runs longer than this with cudaErrorLaunchTimeout for its "
+                             "session only (default: no limit, as on a compute GPU; emu backend)")
     parser.add_argument("--allow-backend-import", action="store_true",
                         help="let an admin client load a backend by module:Class, importing that "
                              "module on the server (without it clients load only backends named "
@@ -160,7 +167,7 @@ def main(args: argparse.Namespace) -> int:
         hello_timeout=args.hello_timeout, allow_backend_import=args.allow_backend_import,
         session_memory=args.session_memory, device_memory=args.device_memory,
         max_image=args.max_image, tls=tls, insecure=args.insecure,
-        metrics=metrics)
+        metrics=metrics, kernel_timeout=args.kernel_timeout)
     if config.register and config.unix_path:
         print("cricket server: --register works with TCP only (rpcbind maps TCP ports)", file=sys.stderr)
         return 2

@@ -58,9 +58,10 @@ class CricketService:
 
     def __init__(self, registry: BackendRegistry, *, token: str = "", admin_token: str = "",
                  image_cache: ImageCache | None = None, allow_backend_import: bool = False,
-                 memory: MemoryBudget | None = None) -> None:
+                 memory: MemoryBudget | None = None, kernel_timeout: float | None = None) -> None:
         self.registry = registry
         self.memory = memory or MemoryBudget()      # device memory per session and in all
+        self.kernel_timeout = kernel_timeout
         # Whether LOADBACKEND may name module:Class, importing any module on the server's path.
         self.allow_backend_import = allow_backend_import
         self.token = token
@@ -74,7 +75,7 @@ class CricketService:
     # --- sessions ------------------------------------------------------------
 
     def open_session(self, peer: str = "") -> Session:
-        session = Session(peer, self.stats.session())
+        session = Session(peer, self.stats.session(), kernel_timeout=self.kernel_timeout)
         with self._lock:
             self.sessions[session.id] = session
             self.counters["sessions_opened"] += 1
@@ -86,6 +87,7 @@ class CricketService:
         if session.closed:
             return
         session.closed = True
+        session.cancel_kernels()
 
         def teardown() -> None:
             freed = session.free_all()

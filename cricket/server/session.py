@@ -133,8 +133,10 @@ class Session:
 
     _ids = itertools.count(1)
 
-    def __init__(self, peer: str = "", stats: SessionStats | None = None) -> None:
+    def __init__(self, peer: str = "", stats: SessionStats | None = None,
+                 kernel_timeout: float | None = None) -> None:
         self.id = next(self._ids)
+        self.kernel_timeout = kernel_timeout     # seconds a kernel may run (None: no limit)
         self.peer = peer
         self.peer_uid: int | None = None     # the user of a Unix socket peer (SO_PEERCRED)
         self.client = ""             # what the client called itself in HELLO
@@ -161,6 +163,7 @@ class Session:
         self.queued_bytes = 0        # data those tasks hold
         self.max_queued = 0
         self._queue_lock = threading.Lock()
+        self._device_lock = threading.Lock()
         self.worker = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix=f"cricket-session-{self.id}")
 
@@ -207,8 +210,20 @@ class Session:
             raise BackendError(curesult.NOT_INITIALIZED, "the session has no backend yet: call HELLO first")
         device = self.open_devices.get(self.device_index)
         if device is None:
-            device = self.open_devices[self.device_index] = self.backend.open_device(self.device_index)
+            # The event loop (quick copies) and the worker may both ask first: open it once.
+            with self._device_lock:
+                device = self.open_devices.get(self.device_index)
+                if device is None:
+                    device = self.backend.open_device(self.device_index)
+                    if self.kernel_timeout is not None:
+                        device.set_kernel_timeout(self.kernel_timeout)
+                    self.open_devices[self.device_index] = device
         return device
+
+    def cancel_kernels(self) -> None:
+        """Stop the running kernel and refuse queued launches on every device (from any thread)."""
+        for device in list(self.open_devices.values()):
+            device.cancel()
 
     def stream(self, handle: int) -> Any:
         """The native stream for a handle; 0 is the default stream (None)."""

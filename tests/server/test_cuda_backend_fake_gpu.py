@@ -117,15 +117,16 @@ def test_spec_selects_devices_and_refuses_missing_ones(fake):
     with pytest.raises(BackendError) as info:
         cuda_backend.CudaBackend("0,3")
     assert info.value.code == curesult.INVALID_DEVICE and "no device [3]" in info.value.message
-    with pytest.raises(BackendError, match="give device ordinals and/or isolate"):
+    with pytest.raises(BackendError, match="give device ordinals and/or shared"):
         cuda_backend.CudaBackend("first")
 
 
-def test_sessions_share_the_primary_context_unless_isolated(fake):
-    shared = cuda_backend.CudaBackend()
+def test_sessions_get_a_context_each_unless_the_operator_shares_one(fake):
+    shared = cuda_backend.CudaBackend("shared")
     assert shared.open_device(0) is shared.open_device(0) is shared.device(0)
     assert fake.contexts == []
-    isolated = cuda_backend.CudaBackend("0,isolate")
+    isolated = cuda_backend.CudaBackend()
+    assert cuda_backend.CudaBackend("isolate").isolate
     a, b = isolated.open_device(0), isolated.open_device(0)
     assert a is not b and len(fake.contexts) == 2 and a._ctx is not b._ctx
     ptr = a.mem_alloc(16)                      # work runs in the session's own context

@@ -39,6 +39,10 @@ def test_spec_sets_the_arena_size_and_bad_specs_say_the_form():
         emu_backend.EmuBackend("speed=fast")
     with pytest.raises(BackendError, match="bad size"):
         emu_backend.EmuBackend("memory=lots")
+    with pytest.raises(BackendError, match="bad number"):
+        emu_backend.EmuBackend("cores=many")
+    with pytest.raises(BackendError, match="cores must be positive"):
+        emu_backend.EmuBackend("memory=64M,cores=0")
 
 
 def test_device_is_described_with_cuda_attribute_numbers():

@@ -23,6 +23,10 @@ launch_timeout=None)``: the arena is reserved, not committed; ``max_lanes`` thre
 run as one vector; with ``sticky_errors`` a kernel fault poisons the device until ``reset()`` as in
 CUDA (a server that keeps sessions apart may prefer ``sticky_errors=False`` and track it per session).
 
+``EmuDevice(..., kernel_workers=KernelWorkers(), split_launches=N)`` (``emu.workers``) runs the
+kernels in worker processes of the device's own on a shared arena, a large launch over up to N of
+them; ``dev.cancel()`` then stops a running kernel from another thread.
+
 ``pack_params(fn, *values)`` builds ``param_bytes`` from Python values for callers without a cubin.
 
 Error codes: 700 illegal address, 716 misaligned address, 719 launch failed (trap), 710 assert,

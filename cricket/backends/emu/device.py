@@ -15,8 +15,8 @@ import numpy as np
 
 from .codegen import CompiledKernel, KernelCompiler, compile_kernel
 from .dtypes import NP, STORAGE
-from .errors import (CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NO_BINARY_FOR_GPU,
-                     CUDA_ERROR_NOT_FOUND, STICKY_CODES, EmuError)
+from .errors import (CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_LAUNCH_FAILED,
+                     CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_NOT_FOUND, STICKY_CODES, EmuError)
 from .calls import function_address
 from .heap import discard_heap, heap_of
 from .executor import DEFAULT_MAX_STEPS, SM_COUNT, WARP_SIZE, LaunchConfig, run_kernel
@@ -40,6 +40,43 @@ _COMPILED: OrderedDict[tuple[str, str], CompiledKernel] = OrderedDict()
 _PROGRAMS: OrderedDict[str, Program] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 _CACHE_SIZE = 512
+
+
+def compiled_kernel(digest: str, name: str, ir: KernelIR) -> CompiledKernel:
+    """The compiled kernel ``name`` of the program ``digest`` (compiled once per process)."""
+    key = (digest, name)
+    with _CACHE_LOCK:
+        ck = _COMPILED.get(key)
+        if ck is not None:
+            _COMPILED.move_to_end(key)
+            return ck
+    ck = compile_kernel(ir)
+    with _CACHE_LOCK:
+        _COMPILED[key] = ck
+        while len(_COMPILED) > _CACHE_SIZE:
+            _COMPILED.popitem(last=False)
+    return ck
+
+
+def program_digest(texts: list[str]) -> str:
+    h = hashlib.sha256()
+    for t in texts:
+        h.update(hashlib.sha256(t.encode()).digest())
+    return h.hexdigest()
+
+
+def program_of(texts: list[str], digest: str) -> Program:
+    """The linked program of PTX ``texts`` (parsed once per process); EmuError when unsupported."""
+    with _CACHE_LOCK:
+        prog = _PROGRAMS.get(digest)
+    if prog is None:
+        prog = Program([parse(t) for t in texts])
+        prog.check_supported()
+        with _CACHE_LOCK:
+            _PROGRAMS[digest] = prog
+            while len(_PROGRAMS) > 64:
+                _PROGRAMS.popitem(last=False)
+    return prog
 
 
 def _sink_of(sink) -> Callable[[str], None]:
@@ -94,18 +131,7 @@ class EmuFunction:
                 "max_dynamic_shared_size_bytes": SHARED_PER_BLOCK_OPTIN - self.ir.shared_static}
 
     def compiled(self) -> CompiledKernel:
-        key = (self.module.hash, self.name)
-        with _CACHE_LOCK:
-            ck = _COMPILED.get(key)
-            if ck is not None:
-                _COMPILED.move_to_end(key)
-                return ck
-        ck = compile_kernel(self.ir)
-        with _CACHE_LOCK:
-            _COMPILED[key] = ck
-            while len(_COMPILED) > _CACHE_SIZE:
-                _COMPILED.popitem(last=False)
-        return ck
+        return compiled_kernel(self.module.hash, self.name, self.ir)
 
     def __repr__(self) -> str:
         return f"<EmuFunction {self.name}>"
@@ -122,6 +148,7 @@ class EmuModule:
         self.globals: dict[str, tuple[int, int]] = {}
         self.global_addrs = np.zeros(0, dtype=np.uint64)
         self.functions: dict[str, EmuFunction] = {}
+        self.sources: list[str] = []          # the PTX texts (a kernel worker process loads them too)
         self.loaded = True
         if program is not None:
             self._place_variables()
@@ -226,14 +253,20 @@ class EmuDevice:
     many lanes). With ``sticky_errors`` (as CUDA), a kernel fault makes every later call fail with the
     same error until ``reset()``. A launch that runs more than ``max_steps`` block steps per batch, or
     longer than ``launch_timeout`` seconds, ends with CUDA_ERROR_LAUNCH_TIMEOUT (702).
+
+    With ``kernel_workers`` (a :class:`~.workers.KernelWorkers`) kernels run in a worker process
+    of this device's own, on an arena both map; :meth:`cancel` then ends a running kernel at once.
+    A launch of many CTAs may then be spread over up to ``split_launches`` such processes.
     """
 
     def __init__(self, arena_size: int = DEFAULT_ARENA, max_lanes: int = DEFAULT_MAX_LANES, printf_sink=None,
                  sticky_errors: bool = True, max_steps: int = DEFAULT_MAX_STEPS,
-                 launch_timeout: float | None = None) -> None:
+                 launch_timeout: float | None = None, kernel_workers=None, split_launches: int = 1) -> None:
         if max_lanes < 1:
             raise EmuError(CUDA_ERROR_INVALID_VALUE, "max_lanes must be at least 1")
-        self.arena = DeviceArena(arena_size)
+        self.arena = DeviceArena(arena_size, shared=kernel_workers is not None)
+        self.remote = None if kernel_workers is None else kernel_workers.remote(self.arena, split_launches)
+        self.cancelled = False
         self.max_lanes = max_lanes
         self.sink = _sink_of(printf_sink)
         self.sticky_errors = sticky_errors
@@ -265,7 +298,15 @@ class EmuDevice:
                 mod.loaded = False                # as after a context reset: load modules again
             self._modules.clear()
 
+    def cancel(self) -> None:
+        """End the running kernel (in a worker process) and refuse later launches. Never blocks."""
+        self.cancelled = True
+        if self.remote is not None:
+            self.remote.kill()
+
     def close(self) -> None:
+        if self.remote is not None:
+            self.remote.close()
         self.arena.close()
 
     # ---- limits ------------------------------------------------------------------------------
@@ -358,32 +399,22 @@ class EmuDevice:
         if isinstance(ptx_sources, (str, bytes)):
             ptx_sources = [ptx_sources]
         texts = [s.decode("utf-8", "replace") if isinstance(s, bytes) else s for s in ptx_sources]
-        h = hashlib.sha256()
-        for t in texts:
-            h.update(hashlib.sha256(t.encode()).digest())
-        digest = h.hexdigest()
+        digest = program_digest(texts)
         if not texts:
             log.warning("module without PTX loaded; launches from it will fail (no binary for the emulated GPU)")
             return EmuModule(self, None, digest, sass_archs)
-        with _CACHE_LOCK:
-            prog = _PROGRAMS.get(digest)
-        if prog is None:
-            try:
-                prog = Program([parse(t) for t in texts])
-                prog.check_supported()
-            except EmuError as e:
-                log.error("module load failed: %s", e)
-                raise
-            with _CACHE_LOCK:
-                _PROGRAMS[digest] = prog
-                while len(_PROGRAMS) > 64:
-                    _PROGRAMS.popitem(last=False)
+        try:
+            prog = program_of(texts, digest)
+        except EmuError as e:
+            log.error("module load failed: %s", e)
+            raise
         with self._lock:
             try:
                 mod = EmuModule(self, prog, digest)
             except EmuError as e:
                 log.error("module load failed: %s", e)
                 raise
+            mod.sources = texts
             self._modules.add(mod)
             return mod
 
@@ -424,7 +455,9 @@ class EmuDevice:
         if len(params) < ir.param_size:
             raise EmuError(CUDA_ERROR_INVALID_VALUE, f"{function.name} takes {ir.param_size} bytes of parameters, "
                                                      f"got {len(params)}")
-        ck = function.compiled()
+        if self.cancelled:
+            raise EmuError(CUDA_ERROR_LAUNCH_FAILED, f"launch of {function.name} refused: the device's work "
+                                                     "was cancelled (its session is closing)")
         cfg = LaunchConfig(grid, block, shared_mem_bytes, params, self.max_lanes,
                            self.sink if sink is None else sink, self.max_steps,
                            self.launch_timeout)
@@ -433,7 +466,10 @@ class EmuDevice:
             cfg.grid_id = self.launches
             try:
                 t0 = time.perf_counter()
-                stats = run_kernel(ck, self.arena, function.module.global_addrs, cfg)
+                if self.remote is not None:
+                    stats = self.remote.run(function, cfg, self.launch_timeout)
+                else:
+                    stats = run_kernel(function.compiled(), self.arena, function.module.global_addrs, cfg)
                 stats["seconds"] = time.perf_counter() - t0
                 stats["kernel"] = function.name
                 self.last_launch = stats
@@ -441,7 +477,7 @@ class EmuDevice:
                 if e.kernel is None:
                     e.locate(function.name, None, None)
                 log.error("kernel %s failed: %s", function.name, e)
-                if self.sticky_errors and e.code in STICKY_CODES:
+                if self.sticky_errors and e.code in STICKY_CODES and not self.cancelled:
                     self.sticky = e
                 raise
             except MemoryError as e:

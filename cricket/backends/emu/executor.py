@@ -39,11 +39,12 @@ SHARED_UNIT = shared_granularity(reference_device.ATTRIBUTES[A.COMPUTE_CAPABILIT
 
 class LaunchConfig:
     __slots__ = ("grid", "block", "dynamic_shared", "params", "max_lanes", "sink", "max_steps", "deadline",
-                 "grid_id")
+                 "grid_id", "ctas")
 
     def __init__(self, grid, block, dynamic_shared, params, max_lanes, sink, max_steps=DEFAULT_MAX_STEPS,
-                 timeout=None, grid_id: int = 1):
+                 timeout=None, grid_id: int = 1, ctas: tuple[int, int] | None = None):
         self.grid_id = grid_id          # %gridid: the launch's number on its device
+        self.ctas = ctas                # run only CTAs [first, end) of the grid (None: all)
         self.grid = grid
         self.block = block
         self.dynamic_shared = dynamic_shared
@@ -56,34 +57,52 @@ class LaunchConfig:
 
 def run_kernel(kernel: CompiledKernel, arena: DeviceArena, global_addrs: np.ndarray, cfg: LaunchConfig) -> dict:
     """Execute every CTA of the grid, batch after batch; returns execution counts."""
-    gx, gy, gz = cfg.grid
-    bx, by, bz = cfg.block
-    T = bx * by * bz
-    ncta = gx * gy * gz
     ir = kernel.ir
-    shared_bytes = ir.shared_static
-    if cfg.dynamic_shared:
-        shared_bytes = -(-ir.shared_static // ir.dynamic_shared_align) * ir.dynamic_shared_align + cfg.dynamic_shared
+    shared_bytes = _shared_bytes(ir, cfg.dynamic_shared)
     S = -(-shared_bytes // 16) * 16
     LS = ir.local_size
-    per_batch = max(1, cfg.max_lanes // T)
-    if LS:
-        per_batch = max(1, min(per_batch, (256 << 20) // max(1, LS * T)))
-    if S:
-        per_batch = max(1, min(per_batch, (256 << 20) // S))
-    per_batch = min(per_batch, ncta)
+    first, end = cfg.ctas or (0, grid_ctas(cfg.grid))
+    per_batch = min(ctas_per_batch(ir, cfg), end - first)
+    T = block_threads(cfg.block)
     pattern = _ThreadPattern(cfg.block, per_batch)
     params = np.frombuffer(bytes(cfg.params), dtype=np.uint8)
     stats = {"thread_instructions": 0, "block_steps": 0, "batches": 0, "lanes_per_batch": per_batch * T}
     with np.errstate(all="ignore"):
-        for c0 in range(0, ncta, per_batch):
-            nc = min(per_batch, ncta - c0)
+        for c0 in range(first, end, per_batch):
+            nc = min(per_batch, end - c0)
             X = Batch(kernel, arena, global_addrs, params, cfg, pattern, c0, nc, S, LS, shared_bytes)
             X.run()
             stats["thread_instructions"] += X.thread_instrs
             stats["block_steps"] += X.steps
             stats["batches"] += 1
     return stats
+
+
+def grid_ctas(grid) -> int:
+    return grid[0] * grid[1] * grid[2]
+
+
+def block_threads(block) -> int:
+    return block[0] * block[1] * block[2]
+
+
+def _shared_bytes(ir, dynamic_shared: int) -> int:
+    if not dynamic_shared:
+        return ir.shared_static
+    return -(-ir.shared_static // ir.dynamic_shared_align) * ir.dynamic_shared_align + dynamic_shared
+
+
+def ctas_per_batch(ir, cfg: LaunchConfig) -> int:
+    """How many CTAs run as one vector: up to ``max_lanes`` threads, and 256 MiB of shared or local
+    memory."""
+    T = block_threads(cfg.block)
+    S = -(-_shared_bytes(ir, cfg.dynamic_shared) // 16) * 16
+    per_batch = max(1, cfg.max_lanes // T)
+    if ir.local_size:
+        per_batch = max(1, min(per_batch, (256 << 20) // max(1, ir.local_size * T)))
+    if S:
+        per_batch = max(1, min(per_batch, (256 << 20) // S))
+    return per_batch
 
 
 class _ThreadPattern:

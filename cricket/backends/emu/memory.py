@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 import logging
 import mmap
+import os
 
 import numpy as np
 
@@ -41,18 +42,35 @@ class DeviceArena:
 
     Untouched pages cost nothing; freed ranges are returned to the kernel with ``madvise``.
     ``check(addr, size)`` validates kernel accesses against the live allocations.
+
+    With ``shared`` the mapping is a memfd (:attr:`fd`) that a kernel worker process maps too
+    (:meth:`attach`); the allocation table travels to it as :meth:`state` (and back, if a kernel
+    allocated), :attr:`version` telling whether it changed.
     """
 
-    def __init__(self, size: int = DEFAULT_ARENA) -> None:
+    def __init__(self, size: int = DEFAULT_ARENA, shared: bool = False, fd: int | None = None) -> None:
         if size <= 0 or size % mmap.PAGESIZE:
             raise EmuError(CUDA_ERROR_INVALID_VALUE, f"arena size {size} must be a positive multiple of the page size")
         self.size = size
+        self.fd: int | None = None
         try:
-            self._map = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_NORESERVE)
+            if shared or fd is not None:
+                if fd is None:
+                    fd = os.memfd_create("cricket-emu-arena", os.MFD_CLOEXEC)
+                    try:
+                        os.ftruncate(fd, size)
+                    except OSError:
+                        os.close(fd)
+                        raise
+                self.fd = fd
+                self._map = mmap.mmap(fd, size, flags=mmap.MAP_SHARED | MAP_NORESERVE)
+            else:
+                self._map = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_NORESERVE)
         except OSError as e:
             raise EmuError(CUDA_ERROR_OUT_OF_MEMORY,
                            f"cannot reserve a {size >> 20} MiB device arena ({e}); choose a smaller arena_size "
                            "(the host may not allow overcommitting memory)") from e
+        self.version = 0                                    # counts changes of the allocation table
         self.u8 = np.frombuffer(self._map, dtype=np.uint8)
         self._mv = memoryview(self._map)                 # byte access for host copies
         self._ro = self._mv.toreadonly()                 # what read_view hands out
@@ -98,7 +116,9 @@ class DeviceArena:
             start = _align(off, mmap.PAGESIZE)
             end = (off + need) // mmap.PAGESIZE * mmap.PAGESIZE
             if end > start and hasattr(self._map, "madvise"):
-                self._map.madvise(mmap.MADV_DONTNEED, start, end - start)
+                # a shared mapping keeps its pages in the memfd until they are removed from it
+                advice = mmap.MADV_REMOVE if self.fd is not None else mmap.MADV_DONTNEED
+                self._map.madvise(advice, start, end - start)
         k = bisect.bisect_left(self._free, (off, 0))
         self._free.insert(k, (off, need))
         # coalesce with neighbours
@@ -110,7 +130,21 @@ class DeviceArena:
             del self._free[k]
         self._rebuild_table()
 
+    def state(self) -> tuple:
+        """The allocator's state (free ranges, live allocations, bytes used), for :meth:`load_state`."""
+        return list(self._free), dict(self._sizes), self.used
+
+    def load_state(self, state) -> None:
+        """Take the allocator state of the same arena as seen by another process."""
+        free, sizes, used = state
+        self._free = [(int(o), int(n)) for o, n in free]
+        self._sizes = {int(o): int(n) for o, n in dict(sizes).items()}
+        self._starts = sorted(self._sizes)
+        self.used = int(used)
+        self._rebuild_table()
+
     def _rebuild_table(self) -> None:
+        self.version += 1
         self._tab_starts = np.array(self._starts, dtype=np.uint64)
         self._tab_ends = np.array([s + self._sizes[s] for s in self._starts], dtype=np.uint64)
 
@@ -236,3 +270,6 @@ class DeviceArena:
             self._map.close()
         except BufferError:   # views still exported somewhere; the mapping goes with them
             log.debug("arena mapping still referenced; left to the garbage collector")
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
