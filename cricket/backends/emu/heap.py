@@ -51,16 +51,41 @@ class DeviceHeap:
     def reserve(self) -> None:
         if self.reserved:
             return
-        granules = self.size // GRANULE
-        meta = -(-granules * 5 // GRANULE) * GRANULE
-        start = self.arena.alloc(meta + self.size)
-        view = self.arena.write_view(start, meta + granules * GRANULE)
-        self._lengths = np.frombuffer(view, np.uint32, granules, 0)
-        self._used = np.frombuffer(view, np.uint8, granules, granules * 4)
+        start = self.arena.alloc(self._meta() + self.size)
+        self._map(start + self._meta())
         self._lengths[:] = 0
         self._used[:] = 0
-        self.base = start + meta
         log.debug("device malloc heap of %d bytes at %#x", self.size, self.base)
+
+    def _meta(self) -> int:
+        """Bytes of bookkeeping in front of the heap (a length and a used flag per granule)."""
+        return -(-(self.size // GRANULE) * 5 // GRANULE) * GRANULE
+
+    def _map(self, base: int) -> None:
+        """Use the heap (bookkeeping included) that lies in the arena at ``base``."""
+        granules = self.size // GRANULE
+        view = self.arena.write_view(base - self._meta(), self._meta() + granules * GRANULE)
+        self._lengths = np.frombuffer(view, np.uint32, granules, 0)
+        self._used = np.frombuffer(view, np.uint8, granules, granules * 4)
+        self.base = base
+
+    # ---- handing over to a worker process ------------------------------------------------------
+    def state(self) -> dict[str, int]:
+        """What another process mapping the same arena needs to use this heap."""
+        return {"size": self.size, "base": self.base, "cursor": self._cursor}
+
+    def adopt(self, state: dict[str, int]) -> None:
+        """Take the size, place and cursor of the same heap from another process (a kernel worker,
+        or the server that sent the launch). Bounds come from the arena: a bad place faults."""
+        size, base, cursor = (int(state[k]) for k in ("size", "base", "cursor"))
+        if size < 0 or size % GRANULE or not 0 <= cursor <= size // GRANULE:
+            raise EmuError(CUDA_ERROR_INVALID_VALUE, f"malformed malloc heap state {state}")
+        if base and (not self.reserved or base != self.base or size != self.size):
+            self.size = size
+            self._map(base)
+        elif not base:
+            self.size = size
+        self._cursor = cursor
 
     # ---- allocation -------------------------------------------------------------------------
     def malloc(self, sizes: np.ndarray) -> np.ndarray:
@@ -184,3 +209,17 @@ class HeapEmitters:
 def discard_heap(arena) -> None:
     """Forget the heap of ``arena`` (its memory was freed by a device reset; limits are back to default)."""
     arena.malloc_heap = None
+
+
+def heap_state(arena) -> dict[str, int] | None:
+    """The heap of ``arena`` to hand to a worker process (None: none made yet, the default)."""
+    h = getattr(arena, "malloc_heap", None)
+    return None if h is None else h.state()
+
+
+def adopt_heap(arena, state: dict[str, int] | None) -> None:
+    """Make the heap of ``arena`` the one ``state`` describes (:func:`heap_state` of another process)."""
+    if state is None:
+        arena.malloc_heap = None
+    else:
+        heap_of(arena).adopt(state)

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from .errors import CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_TIMEOUT, CUDA_ERROR_OUT_OF_MEMORY, EmuError
+from .heap import adopt_heap, heap_state
 
 log = logging.getLogger(__name__)
 
@@ -291,7 +292,8 @@ class RemoteKernels:
             peers = [self._peer(k) for k in range(len(parts))]
             for peer, ctas in zip(peers, parts):
                 request = dict(base, ctas=ctas, sources=None if digest in peer.sent else module.sources,
-                               state=None if peer.version == self.arena.version else self.arena.state())
+                               state=None if peer.version == self.arena.version else self.arena.state(),
+                               heap=heap_state(self.arena))
                 _send(peer.proc.sock, pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
                 peer.sent.add(digest)
                 peer.version = self.arena.version
@@ -312,6 +314,8 @@ class RemoteKernels:
             if reply.get("state") is not None:
                 self.arena.load_state(reply["state"])
                 peer.version = self.arena.version
+            if isinstance(reply.get("heap"), dict):       # kernels using malloc run in one worker
+                adopt_heap(self.arena, reply["heap"])
         for reply in replies:
             error = reply.get("error")
             if error is not None:
@@ -402,6 +406,7 @@ class _Worker:
         arena = self.arena
         if msg["state"] is not None:
             arena.load_state(msg["state"])
+        adopt_heap(arena, msg.get("heap"))
         before = arena.version
         digest = msg["digest"]
         if msg["sources"] is not None:
@@ -429,6 +434,7 @@ class _Worker:
                               "message": f"internal emulator error ({type(e).__name__}: {e})"}
         if arena.version != before:
             reply["state"] = arena.state()
+        reply["heap"] = heap_state(arena)
         return reply
 
 
