@@ -83,7 +83,7 @@ CUcontext cricket_drv_primary_context(CUdevice dev);
 /* The live context cuCtxCreate made with this id (NULL when there is none). */
 CUcontext cricket_drv_created_context(uint64_t id);
 
-/* ------------------------------------------------------------------ the client (forward.c) */
+/* ------------------------------------------------------------------ the client (bridge.c) */
 
 /* Calls the Python implementation of `name` with `nargs` 64-bit words, starting the client at the
  * first call; CUDA_ERROR_NOT_INITIALIZED when it cannot start, CUDA_ERROR_DEINITIALIZED after exit. */
