@@ -427,7 +427,7 @@ def _copy(kind: int, dst: int, src: int, count: int, stream_handle: int, is_asyn
     else:
         rt.conn.memcpy_dtod(dst, src, count, stream=_Stream(stream), sync=sync)
     if not is_async:
-        rt.mapped_memory.after_sync()   # a blocking copy synchronises: kernels' mapped writes come back
+        rt.synchronized()               # a blocking copy synchronises: kernels' mapped writes come back
     return SUCCESS
 
 
@@ -893,9 +893,7 @@ def event_destroy(event: int) -> int:
 
 @implements(DRIVER_API, "cuCtxSynchronize")
 def ctx_synchronize() -> int:
-    rt.drain()
-    rt.conn.synchronize()
-    rt.mapped_memory.after_sync()
+    rt.synchronize_device()
     return SUCCESS
 
 
@@ -963,11 +961,4 @@ def mem_host_register(ptr: int, size: int, flags: int) -> int:
 
 @implements(DRIVER_API, "cuMemHostUnregister")
 def mem_host_unregister(ptr: int) -> int:
-    size = rt.host_registered.get(ptr)
-    if size is None:
-        return HOST_MEMORY_NOT_REGISTERED
-    rt.settle_host_range(ptr, size)     # copies deferred into it land before it is the program's again
-    rt.mapped_memory.after_sync()       # and what kernels wrote into it, when it is mapped
-    rt.mapped_memory.unregister(ptr)
-    rt.host_registered.pop(ptr, None)
-    return SUCCESS
+    return SUCCESS if rt.unregister_host(ptr) else HOST_MEMORY_NOT_REGISTERED

@@ -426,15 +426,37 @@ class Runtime:
         server = self.stream(handle)
         (before or self.drain)()
         self.conn._check(self.conn._stub.CR_STREAM_SYNCHRONIZE(server), "cuStreamSynchronize")
-        self.mapped_memory.after_sync()
+        self.synchronized()
 
     def query_stream(self, handle: int, before: Callable[[], Any] | None = None) -> int:
         """The server's status of the stream (0 done, else the error); ``before`` runs when done."""
         res = self.conn._stub.CR_STREAM_QUERY(self.stream(handle))
         if res.status == 0:
             (before or self.drain)()
-            self.mapped_memory.after_sync()
+            self.synchronized()
         return res.status
+
+    def synchronized(self) -> None:
+        """The step after every synchronisation (device, stream, event, a blocking copy): what
+        kernels wrote into mapped memory comes back to its host pages."""
+        self.mapped_memory.after_sync()
+
+    def synchronize_device(self, before: Callable[[], Any] | None = None) -> None:
+        """Wait for all the device's work (cudaDeviceSynchronize, cuCtxSynchronize)."""
+        (before or self.drain)()
+        self.conn.synchronize()
+        self.synchronized()
+
+    def unregister_host(self, ptr: int) -> bool:
+        """Hand host memory registered at ``ptr`` back to the program; False when it is not."""
+        size = self.host_registered.get(ptr)
+        if size is None:
+            return False
+        self.settle_host_range(ptr, size)     # copies deferred into it land before it is the program's again
+        self.synchronized()                   # and what kernels wrote into it, when it is mapped
+        self.mapped_memory.unregister(ptr)
+        self.host_registered.pop(ptr, None)
+        return True
 
     def stream_wait_event(self, stream: int, event: int) -> None:
         from cricket.protocol import gen as P
@@ -459,7 +481,7 @@ class Runtime:
         server = self.event(event)
         (before or self.drain)()
         self.conn._check(self.conn._stub.CR_EVENT_SYNCHRONIZE(server), "cuEventSynchronize")
-        self.mapped_memory.after_sync()
+        self.synchronized()
 
     def query_event(self, event: int) -> int:
         """The server's status of the event (0 done, else the error). Once it is done, the
@@ -469,7 +491,7 @@ class Runtime:
         if status == 0:
             if self._pending_dtoh:
                 self.finish_deferred(self._event_marks.get(event, 0))
-            self.mapped_memory.after_sync()
+            self.synchronized()
         return status
 
     def event_elapsed_ms(self, start: int, end: int) -> float:

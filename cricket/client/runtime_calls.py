@@ -39,7 +39,7 @@ def _dim(xy: int, z: int) -> tuple[int, int, int]:
 
 def _synchronizing() -> None:
     """What every synchronising call does first: finish the deferred device-to-host copies. (What
-    kernels wrote into mapped memory comes back after the synchronisation: ``mapped.after_sync``.)"""
+    kernels wrote into mapped memory comes back after the synchronisation: ``Runtime.synchronized``.)"""
     rt.drain()
 
 
@@ -154,9 +154,7 @@ def device_identity(device: int, name: int, name_size: int, uuid: int, total_mem
 
 @implements(RUNTIME_API, "cudaDeviceSynchronize")
 def device_synchronize() -> int:
-    _synchronizing()
-    rt.conn.synchronize()
-    rt.mapped_memory.after_sync()
+    rt.synchronize_device(before=_synchronizing)
     return SUCCESS
 
 
@@ -355,14 +353,7 @@ def host_register(ptr: int, size: int, flags: int) -> int:
 
 @implements(RUNTIME_API, "cudaHostUnregister")
 def host_unregister(ptr: int) -> int:
-    size = rt.host_registered.get(ptr)
-    if size is None:
-        return ERR_HOST_NOT_REGISTERED
-    rt.settle_host_range(ptr, size)     # copies deferred into it land before it is the program's again
-    rt.mapped_memory.after_sync()       # and what kernels wrote into it, when it is mapped
-    rt.mapped_memory.unregister(ptr)
-    rt.host_registered.pop(ptr, None)
-    return SUCCESS
+    return SUCCESS if rt.unregister_host(ptr) else ERR_HOST_NOT_REGISTERED
 
 
 @implements(RUNTIME_API, "cudaHostGetFlags")
@@ -447,7 +438,7 @@ def _copy(dst: int, src: int, count: int, kind: int, stream_handle: int, sync: b
             _synchronizing()
         rt.conn.memcpy_dtod(dst, src, count, stream=_Stream(stream), sync=bool(sync))
     if sync:
-        rt.mapped_memory.after_sync()   # a blocking copy synchronises: kernels' mapped writes come back
+        rt.synchronized()               # a blocking copy synchronises: kernels' mapped writes come back
     return SUCCESS
 
 
@@ -482,9 +473,7 @@ def memcpy_2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height: 
         if err:
             return err
     if sync:
-        _synchronizing()
-        rt.conn.synchronize()
-        rt.mapped_memory.after_sync()
+        rt.synchronize_device(before=_synchronizing)
     return SUCCESS
 
 
