@@ -46,6 +46,8 @@ struct cricket_drv_snapshot {
     int driver_version;
     int device_count;
     const char *source;     /* "built-in emulated sm_75", a file name, or "server" (HELLO) */
+    int unavailable;        /* the server's snapshot could not be had: cuInit fails with
+                               CUDA_ERROR_DEVICE_UNAVAILABLE, as the runtime shim's calls do */
     struct cricket_drv_device devices[CRICKET_DRV_MAX_DEVICES];
 };
 

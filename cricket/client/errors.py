@@ -52,6 +52,15 @@ class CudaRuntimeError(Exception):
         self.code = code
 
 
+class SessionUnavailable(CudaRuntimeError):
+    """No session with the server: it cannot be reached, or it refused this process (a wrong
+    token, a backend it lacks). Logged once, where it happened; every call that needs the server
+    then fails with cudaErrorDevicesUnavailable, as CUDA's calls do while the devices are unavailable."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ERR_UNAVAILABLE, message)
+
+
 class RuntimeApiError(Exception):
     """Misuse of a registry (a name registered twice, a fatbin handle never registered)."""
 

@@ -32,7 +32,7 @@ from cricket.client.errors import (  # noqa: F401  (the codes the API faces use,
     ERR_HOST_NOT_REGISTERED, ERR_HOST_REGISTERED, ERR_INVALID_CONFIG, ERR_INVALID_DEVICE,
     ERR_INVALID_DEVPTR, ERR_INVALID_FUNCTION, ERR_INVALID_HANDLE, ERR_INVALID_KIND, ERR_INVALID_SYMBOL,
     ERR_INVALID_VALUE, ERR_MEMORY, ERR_NO_DEVICE, ERR_NOT_READY, ERR_NOT_SUPPORTED, ERR_UNAVAILABLE,
-    ERR_UNKNOWN, SUCCESS, CudaRuntimeError, cuda_error_of, error_source,
+    ERR_UNKNOWN, SUCCESS, CudaError, CudaRuntimeError, SessionUnavailable, cuda_error_of, error_source,
 )
 from cricket.client.registry import REGISTRATIONS
 from cricket.client.windows import D2D, D2H, DEFAULT, H2D, H2H, PAGE, AddressWindows  # noqa: F401
@@ -193,7 +193,7 @@ class Runtime:
             if self._pid != os.getpid():
                 self._after_fork()
             if self._broken:
-                raise CudaRuntimeError(ERR_UNAVAILABLE, self._broken)
+                raise SessionUnavailable(self._broken)
             if self._conn is None:
                 self._connect()
             return self._conn
@@ -224,10 +224,14 @@ class Runtime:
                 atexit.register(self._stop_embedded, local)
             self._conn = Session(address, backend=backend, timeout=_timeout())
         except Exception as exc:
-            self._broken = (f"cannot reach the cricket server at {address or '(embedded)'}: {exc}; "
-                            "start one with `cricket server` or run the program with `cricket run -- CMD`")
-            log.error("%s", self._broken)
-            raise CudaRuntimeError(ERR_UNAVAILABLE, self._broken) from exc
+            where = address or "(embedded)"
+            if isinstance(exc, CudaError):      # HELLO answered: the server refused this process
+                self._broken = f"the cricket server at {where} refused this process: {exc.message}"
+            else:
+                self._broken = (f"cannot reach the cricket server at {where}: {exc} (start one with "
+                                "`cricket server`, or run the program with `cricket run -- CMD`)")
+            log.error("%s; CUDA calls fail with cudaErrorDevicesUnavailable", self._broken)
+            raise SessionUnavailable(self._broken) from exc
         apply_schedule(self._conn._rpc, self.schedule)
         log.info("connected to %s (%s backend, %d device(s))%s", self._conn.server, self._conn.backend,
                  len(self._conn.devices), " started for this process" if local else "")
@@ -291,7 +295,7 @@ class Runtime:
         """An API call ``name`` failed with ``exc``: note a lost connection and log it (as an
         error when ``serious``, a code that says nothing more precise, else at debug level)."""
         self.lost(exc)
-        if serious:
+        if serious and not isinstance(exc, SessionUnavailable):     # that one was logged already
             logger.error("%s failed: %s", name, exc)
         else:
             logger.debug("%s: %s", name, exc)
