@@ -10,8 +10,8 @@ Every .x file in ``X_FILES`` is compiled by our rpcgen at build time
 after its package path (``cricket/protocol/_cricket_xdr.pyx`` →
 ``cricket.protocol._cricket_xdr``).  Editing a .x and reinstalling regenerates both.
 
-The client core (``CORE_MODULES``: the runtime state, the registry, the runtime and driver API
-layers) is plain Python that Cython compiles as it stands (pure-Python mode): each ``.py`` becomes
+The client core (``CORE_MODULES``, listed in ``cricket/_core.py``: the session, the process state,
+the runtime and driver API faces) is plain Python that Cython compiles as it stands (pure-Python mode): each ``.py`` becomes
 an extension of the same dotted name beside it (``cricket/client/runtime.py`` →
 ``cricket.client.runtime``), which the import system prefers to the source. The ``.py`` is the
 pure-Python twin; ``cricket/_select.py`` (``use_core_sources``) makes imports take it when
@@ -47,15 +47,17 @@ X_FILES: list[str] = [
     "cricket/protocol/cricket.x",
 ]
 
+def _core_modules() -> list[str]:
+    """The client core as source paths (``cricket/_core.py``, read as a literal: nothing imported)."""
+    import ast
+    tree = ast.parse((HERE / "cricket" / "_core.py").read_text())
+    core = next(ast.literal_eval(n.value) for n in tree.body
+                if isinstance(n, ast.AnnAssign) and getattr(n.target, "id", "") == "CORE")
+    return [f"{package.replace('.', '/')}/{name}.py" for package, names in core.items() for name in names]
+
+
 #: The client core, compiled from its Python source into extensions of the same name.
-CORE_MODULES: list[str] = [
-    "cricket/client/api.py",
-    "cricket/client/runtime.py",
-    "cricket/client/runtime_api.py",
-    "cricket/client/runtime_calls.py",
-    "cricket/client/driver_api.py",
-    "cricket/rpc/client.py",
-]
+CORE_MODULES: list[str] = _core_modules()
 
 #: C optimisation of the hand-written hot paths and generated codecs (``cext/*.pyx``, rpcgen):
 #: -O3, as before (-O2 would save a fifth of their compile time, ~6 s of CPU).

@@ -4,8 +4,19 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+
+# Test files are imported with --import-mode=importlib (pyproject.toml): each under a name of its
+# own, so files in different folders may share a name, and sys.path is left alone. The helper
+# modules beside the tests (client_runtime_support.py, rpc_calc.py, plugin_backend.py, ...) are
+# imported by their plain names, so every test folder that holds one is put on sys.path here.
+for _folder in sorted(p for p in Path(__file__).parent.iterdir() if p.is_dir()):
+    if any(not f.name.startswith(("test_", "conftest")) for f in _folder.glob("*.py")) \
+            and str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
 
 # The client applies CUDA_VISIBLE_DEVICES to the server's devices; a CI that hides GPUs with an empty
 # value would hide cricket's emu device too.

@@ -175,7 +175,11 @@ static int load_from_server(struct cricket_drv_snapshot *s)
     uint64_t args[2] = { (uint64_t)(uintptr_t)text, SIZE - 1 };
     CUresult rc = cricket_drv_client_call("cricketDeviceSnapshot", args, 2);
     int result = -1;
-    if (rc != CUDA_SUCCESS) {
+    if (rc == CUDA_ERROR_DEVICE_UNAVAILABLE) {
+        /* the client logged why (unreachable, or the server refused this process) */
+        cricket_drv_log(CRICKET_DRV_DEBUG, "no device snapshot from the cricket server at %s",
+                        getenv("CRICKET_SERVER"));
+    } else if (rc != CUDA_SUCCESS) {
         cricket_drv_log(CRICKET_DRV_ERROR, "no device snapshot from the cricket server at %s (error %d); "
                         "check that it runs, or set CRICKET_DRIVER_DEVICES", getenv("CRICKET_SERVER"), (int)rc);
     } else {
@@ -200,6 +204,7 @@ static void load_snapshot(void)
             cricket_drv_log(CRICKET_DRV_INFO, "%d device(s) from the server at %s", snapshot.device_count, server);
         } else {
             snapshot.device_count = 0;
+            snapshot.unavailable = 1;
             snapshot.source = "server (unreachable)";
         }
         return;
@@ -256,8 +261,8 @@ CRICKET_DRV_EXPORT CUresult cuInit(unsigned int Flags)
     if (Flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
     const struct cricket_drv_snapshot *s = cricket_drv_snapshot();
-    if (s->device_count == 0)
-        return CUDA_ERROR_NO_DEVICE;
+    if (s->device_count == 0)   /* a server there is no session with: its devices are unavailable */
+        return s->unavailable ? CUDA_ERROR_DEVICE_UNAVAILABLE : CUDA_ERROR_NO_DEVICE;
     atomic_store_explicit(&initialised, 1, memory_order_release);
     return CUDA_SUCCESS;
 }

@@ -46,6 +46,8 @@ struct cricket_drv_snapshot {
     int driver_version;
     int device_count;
     const char *source;     /* "built-in emulated sm_75", a file name, or "server" (HELLO) */
+    int unavailable;        /* the server's snapshot could not be had: cuInit fails with
+                               CUDA_ERROR_DEVICE_UNAVAILABLE, as the runtime shim's calls do */
     struct cricket_drv_device devices[CRICKET_DRV_MAX_DEVICES];
 };
 
@@ -83,7 +85,7 @@ CUcontext cricket_drv_primary_context(CUdevice dev);
 /* The live context cuCtxCreate made with this id (NULL when there is none). */
 CUcontext cricket_drv_created_context(uint64_t id);
 
-/* ------------------------------------------------------------------ the client (forward.c) */
+/* ------------------------------------------------------------------ the client (bridge.c) */
 
 /* Calls the Python implementation of `name` with `nargs` 64-bit words, starting the client at the
  * first call; CUDA_ERROR_NOT_INITIALIZED when it cannot start, CUDA_ERROR_DEINITIALIZED after exit. */

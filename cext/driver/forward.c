@@ -4,57 +4,18 @@
  * stream is the server's default stream, ordered with the legacy one). The Python side writes
  * out-parameters itself and returns the CUresult.
  *
- * The client is started (cext/common/bootstrap.c) at the first forwarded call, or at cuInit when
- * the device snapshot comes from the server (devices.c). */
+ * The calls go through the bridge (bridge.c, `cricket_drv_client_call`), which starts the client at
+ * the first forwarded call, or at cuInit when the device snapshot comes from the server (devices.c). */
 #define _GNU_SOURCE
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bootstrap.h"
 #include "driver.h"
 
 #define U(x) ((uint64_t)(uintptr_t)(x))
-
-static int (*client_attach)(void (*mark_dead)(void), int embedded);
-static int (*client_call)(const char *name, const uint64_t *args, int nargs);
-
-static void bootstrap_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void bootstrap_log(int level, const char *fmt, ...)
-{
-    if (!cricket_drv_log_enabled(level))
-        return;
-    char text[900];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    cricket_drv_log(level, "%s", text);
-}
-
-static const struct cricket_bootstrap_capi CAPI[] = {
-    { "cricket_drv_attach", "int (void (*)(void), int)", (void **)&client_attach },
-    { "cricket_drv_call", "int (char const *, uint64_t const *, int)", (void **)&client_call },
-};
-
-static const struct cricket_bootstrap_config CONFIG = {
-    .module = "cricket._cext.cuda_api",
-    .capi = CAPI,
-    .capi_count = sizeof CAPI / sizeof CAPI[0],
-    .attach = &client_attach,
-    .log = bootstrap_log,
-};
-
-CUresult cricket_drv_client_call(const char *name, const uint64_t *args, int nargs)
-{
-    int state = cricket_bootstrap_enter(&CONFIG);
-    if (CRICKET_UNLIKELY(state != 0))
-        return state == CRICKET_BS_DEAD ? CUDA_ERROR_DEINITIALIZED : CUDA_ERROR_NOT_INITIALIZED;
-    return (CUresult)client_call(name, args, nargs);
-}
 
 /* Test knob CRICKET_DRIVER_FAIL="NAME=CODE[,NAME=CODE...]": the forwarded call with the documented
  * name NAME returns CODE without reaching the client (NAME "cricketPointerInfo" stands for both

@@ -11,7 +11,6 @@ same :class:`~cricket.client.api.CudaError`.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -20,19 +19,18 @@ import numpy as np
 
 from .. import __version__
 from ..cudafacts import curesult
-from ..protocol import MAX_INLINE, NEED_IMAGE, PROGRAM, VERSION, AsyncClient as _AsyncStub
+from ..protocol import PROGRAM, VERSION, AsyncClient as _AsyncStub
 from ..protocol import gen as P
 from ..rpc import AsyncClient, tls_env
 from ..rpc.record import FillableBytes
-from .api import MAX_RECORD, CudaError, Device, Dim3, _as_bytes, _dim3, image_kind
 from .device_output import DeviceOutput
+from .direct import COPY_CHUNK
+from .errors import CudaError
 from .kernel_args import pack_kernel_args
-
-
-def _check(res: Any, call: str) -> Any:
-    if res.status != 0:
-        raise CudaError(res.status, getattr(res, "message", ""), call)
-    return res
+from .session import (
+    MAX_RECORD, Device, Dim3, ModuleOffer, SessionInfo, _as_bytes, _dim3, check, hello_args, image_kind,
+    session_token,
+)
 
 
 class AsyncKernel:
@@ -54,14 +52,14 @@ class AsyncConnection:
         self.backend = ""
         self.output = DeviceOutput()     # device printf, written to sys.stdout at synchronising calls
 
-    async def _hello(self, token: str, backend: str) -> None:
-        res = _check(await self._stub.CR_HELLO(P.cr_hello_args(
-            protocol=P.CRICKET_PROTOCOL, client=f"cricket-python-asyncio {__version__} pid {os.getpid()}",
-            token=token, backend=backend)), "HELLO")
-        self.backend = res.ok.backend
-        self.devices = [Device(i, d.name, bytes(d.uuid), d.total_memory,
-                               {a.attribute: a.value for a in d.attributes})
-                        for i, d in enumerate(res.ok.devices)]
+    async def _hello(self, token: str | None, backend: str) -> None:
+        res = check(await self._stub.CR_HELLO(hello_args(
+            token, backend, f"cricket-python-asyncio {__version__} pid {os.getpid()}")), "HELLO")
+        self.info = SessionInfo.from_hello(res.ok)
+        self.backend = self.info.backend
+        self.devices = self.info.devices
+        if self.info.first_device is not None:
+            check(await self._stub.CR_SET_DEVICE(self.info.first_device), "cuCtxSetCurrent")
 
     async def close(self) -> None:
         await self._rpc.close()
@@ -73,10 +71,10 @@ class AsyncConnection:
         await self.close()
 
     async def alloc(self, size: int) -> int:
-        return _check(await self._stub.CR_MEM_ALLOC(size), "cuMemAlloc").ptr
+        return check(await self._stub.CR_MEM_ALLOC(size), "cuMemAlloc").ptr
 
     async def free(self, ptr: int) -> None:
-        _check(await self._stub.CR_MEM_FREE(ptr), "cuMemFree")
+        check(await self._stub.CR_MEM_FREE(ptr), "cuMemFree")
 
     async def to_device(self, data: Any) -> int:
         """A new allocation holding ``data``; returns its device address."""
@@ -87,16 +85,16 @@ class AsyncConnection:
 
     async def memcpy_htod(self, dst: int, data: Any) -> None:
         view = _as_bytes(data)
-        for off in range(0, max(view.nbytes, 1), MAX_INLINE):
-            _check(await self._stub.CR_MEMCPY_HTOD(P.cr_htod_args(
-                dst=dst + off, stream=0, data=view[off:off + MAX_INLINE])), "cuMemcpyHtoD")
+        for off in range(0, max(view.nbytes, 1), COPY_CHUNK):
+            check(await self._stub.CR_MEMCPY_HTOD(P.cr_htod_args(
+                dst=dst + off, stream=0, data=view[off:off + COPY_CHUNK])), "cuMemcpyHtoD")
 
     async def to_host(self, src: int, size: int, dtype: Any = None) -> Any:
         out = FillableBytes(size)      # filled in place, returned without a copy
         view = out.view
-        for off in range(0, size, MAX_INLINE):
-            n = min(MAX_INLINE, size - off)
-            res = _check(await self._printing(self._stub.CR_MEMCPY_DTOH(
+        for off in range(0, size, COPY_CHUNK):
+            n = min(COPY_CHUNK, size - off)
+            res = check(await self._printing(self._stub.CR_MEMCPY_DTOH(
                 P.cr_dtoh_args(src=src + off, size=n, stream=0))), "cuMemcpyDtoH")
             if len(res.data) != n:
                 raise CudaError(curesult.UNKNOWN, f"the server returned {len(res.data)} of {n} bytes",
@@ -107,17 +105,16 @@ class AsyncConnection:
 
     async def load_module(self, source: str | os.PathLike | bytes) -> int:
         image = bytes(source) if isinstance(source, (bytes, bytearray)) else Path(source).read_bytes()
-        kind = image_kind(image)
-        digest = hashlib.sha256(image).digest()
-        res = await self._stub.CR_MODULE_LOAD(P.cr_module_load_args(hash=digest, kind=kind, image=b""))
-        if res.status == NEED_IMAGE:
-            res = await self._stub.CR_MODULE_LOAD(P.cr_module_load_args(hash=digest, kind=kind, image=image))
-        module = _check(res, "cuModuleLoadData").module
+        offer = ModuleOffer(image, image_kind(image))
+        res = await self._stub.CR_MODULE_LOAD(offer.hash_only())
+        if offer.needs_image(res):
+            res = await self._stub.CR_MODULE_LOAD(offer.with_image())
+        module = check(res, "cuModuleLoadData").module
         self.output.note_module(module.prints)
         return module.handle
 
     async def get_function(self, module: int, name: str) -> AsyncKernel:
-        res = _check(await self._stub.CR_MODULE_GET_FUNCTION(P.cr_get_args(module=module, name=name)),
+        res = check(await self._stub.CR_MODULE_GET_FUNCTION(P.cr_get_args(module=module, name=name)),
                      f"cuModuleGetFunction({name})")
         return AsyncKernel(self, name, res.function)
 
@@ -131,7 +128,7 @@ class AsyncConnection:
             stream=0, params=params))
 
     async def synchronize(self) -> None:
-        _check(await self._printing(self._stub.CR_CTX_SYNCHRONIZE()), "cuCtxSynchronize")
+        check(await self._printing(self._stub.CR_CTX_SYNCHRONIZE()), "cuCtxSynchronize")
 
     async def _printing(self, call: Any) -> Any:
         """Await a synchronising call; with a printing module loaded, the device printf output is
@@ -147,7 +144,7 @@ class AsyncConnection:
         return res
 
     async def server_stats(self) -> dict[str, int]:
-        return {s.name: s.value for s in _check(await self._stub.CR_SERVER_STATS(), "SERVER_STATS").stats}
+        return {s.name: s.value for s in check(await self._stub.CR_SERVER_STATS(), "SERVER_STATS").stats}
 
 
 async def connect(address: str | tuple[str, int], *, token: str | None = None,
@@ -156,10 +153,7 @@ async def connect(address: str | tuple[str, int], *, token: str | None = None,
                                     tls=tls_env.client_tls(PROGRAM, VERSION))
     conn = AsyncConnection(rpc)
     try:
-        token = os.environ.get("CRICKET_TOKEN", "") if token is None else token
-        if token:
-            tls_env.check_secret_channel(rpc.address, rpc.encrypted)
-        await conn._hello(token, backend)
+        await conn._hello(session_token(token, rpc), backend)
     except BaseException:
         await rpc.close()
         raise

@@ -21,7 +21,6 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
-import sys
 import threading
 from bisect import bisect_right
 from collections.abc import Callable
@@ -30,12 +29,13 @@ from typing import Any
 
 from cricket import _select
 from cricket.client import context_limits, mapped
+from cricket.client.driver_face import DRIVER_API, DriverApiError, result_of  # noqa: F401
+from cricket.client.faces import implements
 from cricket.client.runtime import RUNTIME as rt
-from cricket.client.runtime import (StreamRef, _read_container, error_source, join_containers,
-                                    read_linked_containers)
+from cricket.client.runtime import StreamRef, _read_container, join_containers, read_linked_containers
 from cricket.cudafacts import device_attributes, occupancy
-from cricket.cudafacts.curesult import (DEVICE_UNAVAILABLE, INVALID_HANDLE, INVALID_IMAGE, INVALID_VALUE, NOT_FOUND,
-                                        SUCCESS, UNKNOWN, UNSUPPORTED_LIMIT)
+from cricket.cudafacts.curesult import (INVALID_HANDLE, INVALID_IMAGE, INVALID_VALUE, NOT_FOUND, SUCCESS,
+                                        UNSUPPORTED_LIMIT)
 
 hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
 
@@ -45,10 +45,6 @@ log = logging.getLogger(__name__)
 # (cudart passes it on unchanged as cudaErrorInvalidConfiguration; see launch_kernel)
 INVALID_CONFIGURATION = 9
 
-# The cudaError_t codes the client runtime raises that differ from the CUresult of the same failure.
-_RUNTIME_TO_DRIVER = {9: INVALID_VALUE, 17: INVALID_VALUE, 13: NOT_FOUND, 98: INVALID_HANDLE,
-                      21: INVALID_VALUE}
-
 FATBIN_WRAPPER_MAGIC = 0x466243B1
 FATBIN_MAGIC = 0xBA55ED50
 ELF_MAGIC = b"\x7fELF"
@@ -56,54 +52,7 @@ MAX_IMAGE = 1 << 32
 DEVICE_ATTRIBUTE_MAX = device_attributes.MAX     # devices.c rejects larger
 MEMORYTYPE_HOST, MEMORYTYPE_DEVICE = 1, 2
 
-IMPLEMENTATIONS: dict[str, Callable[..., int]] = {}
-
-
-class DriverApiError(Exception):
-    """A driver call failed: ``code`` is the CUresult it returns."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def result_of(exc: BaseException) -> int:
-    """The CUresult for an exception raised below the driver API."""
-    if isinstance(exc, DriverApiError):
-        return exc.code
-    linker = sys.modules.get("cricket.client.jit_link")     # loaded by the first cuLink* call
-    if linker is not None and isinstance(exc, linker.LinkError):
-        return exc.code
-    source, code = error_source(exc)
-    if source == "driver":
-        return code
-    if source == "runtime":
-        return _RUNTIME_TO_DRIVER.get(code, code)
-    return {"connection": DEVICE_UNAVAILABLE, "argument": INVALID_VALUE}.get(source, UNKNOWN)
-
-
-def implements(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register ``fn`` under each driver name; exceptions become CUresult codes."""
-    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        def call(*args: int) -> int:
-            try:
-                _require_server()
-                if rt.multi_device:
-                    # the server session follows the calling thread's device (cricketSetDevice)
-                    with rt.device_lock:
-                        rt.select_device()
-                        return fn(*args) or SUCCESS
-                return fn(*args) or SUCCESS
-            except Exception as exc:
-                code = result_of(exc)
-                rt.call_failed(fn.__name__, exc, code in (UNKNOWN, DEVICE_UNAVAILABLE), log)
-                return code
-        call.__name__ = call.__qualname__ = fn.__name__
-        call.__wrapped__ = fn  # type: ignore[attr-defined]
-        for name in names:
-            IMPLEMENTATIONS[name] = call
-        return fn
-    return decorate
+IMPLEMENTATIONS: dict[str, Callable[..., int]] = DRIVER_API.implementations
 
 
 # ------------------------------------------------------------------ records
@@ -143,7 +92,7 @@ def _module(handle: int) -> ModuleRecord:
     if m is None:
         raise DriverApiError(INVALID_HANDLE, f"module or library {handle:#x} does not exist")
     if m.session != _session:
-        m.server = rt.conn.load_module(m.image, m.kind).handle
+        m.server = rt.conn.load_image(m.image, m.kind)[0]
         m.session = _session
     return m
 
@@ -177,23 +126,6 @@ def _function(handle: int) -> FunctionRecord:
     return f
 
 
-NOT_INITIALIZED = 3
-
-
-_no_server_logged = False
-
-
-def _require_server() -> None:
-    global _no_server_logged
-    if rt._conn is None and not os.environ.get("CRICKET_SERVER"):
-        message = ("no cricket server: set CRICKET_SERVER=ADDR (a `cricket server` address) or run "
-                   "the program with `cricket run -- CMD`")
-        if not _no_server_logged:
-            _no_server_logged = True
-            log.error("%s; driver calls that need the server return CUDA_ERROR_NOT_INITIALIZED", message)
-        raise DriverApiError(NOT_INITIALIZED, message)
-
-
 def _out(ptr: int) -> int:
     if not ptr:
         raise DriverApiError(INVALID_VALUE, "an output pointer is NULL")
@@ -208,7 +140,7 @@ def _c_string(ptr: int) -> str:
 
 # ------------------------------------------------------------------ device snapshot
 
-@implements("cricketDeviceSnapshot")
+@implements(DRIVER_API, "cricketDeviceSnapshot")
 def device_snapshot(buf: int, size: int) -> int:
     """The server's HELLO snapshot in the CRICKET_DRIVER_DEVICES text format (devices.c): the
     devices CUDA_VISIBLE_DEVICES shows (none: cuInit answers CUDA_ERROR_NO_DEVICE)."""
@@ -233,7 +165,7 @@ def device_snapshot(buf: int, size: int) -> int:
     return SUCCESS
 
 
-@implements("cricketSetDevice")
+@implements(DRIVER_API, "cricketSetDevice")
 def set_current_device(device: int) -> int:
     """The calling thread's current context is on ``device`` (forward.c tells when it changes)."""
     rt.set_device(device)
@@ -275,14 +207,14 @@ def _unfile(kind: str, handle: int) -> None:
         getattr(res, kind).discard(handle)
 
 
-@implements("cricketSetContext")
+@implements(DRIVER_API, "cricketSetContext")
 def set_current_context(context: int) -> int:
     """The calling thread's current context is ``context`` (forward.c tells when it changes)."""
     _current_context.id = context
     return SUCCESS
 
 
-@implements("cricketContextDestroy")
+@implements(DRIVER_API, "cricketContextDestroy")
 def context_destroy(context: int) -> int:
     """cuCtxDestroy: the context's memory, modules, streams, events and link states are freed, as
     NVIDIA's driver frees them with the context (contexts.c has popped it already)."""
@@ -304,7 +236,7 @@ def context_destroy(context: int) -> int:
     return SUCCESS
 
 
-@implements("cricketSetSchedule")
+@implements(DRIVER_API, "cricketSetSchedule")
 def set_schedule(schedule: int) -> int:
     """A primary context's CU_CTX_SCHED_* flag (contexts.c checked it): how the process waits."""
     rt.set_schedule(schedule)
@@ -313,7 +245,7 @@ def set_schedule(schedule: int) -> int:
 
 # ------------------------------------------------------------------ memory
 
-@implements("cuMemAlloc")
+@implements(DRIVER_API, "cuMemAlloc")
 def mem_alloc(dptr: int, size: int) -> int:
     """An allocation of the current context (freed by cuCtxDestroy when that is a created one)."""
     err = mem_alloc_async(dptr, size)
@@ -322,7 +254,7 @@ def mem_alloc(dptr: int, size: int) -> int:
     return err
 
 
-@implements("cuMemAllocAsync")
+@implements(DRIVER_API, "cuMemAllocAsync")
 def mem_alloc_async(dptr: int, size: int) -> int:
     """cuMemAllocAsync/cuMemAllocFromPoolAsync: an ordinary allocation on the server that belongs to
     no context ("cuCtxDestroy() will not destroy memory allocations by cuMemAllocAsync()")."""
@@ -336,7 +268,7 @@ def mem_alloc_async(dptr: int, size: int) -> int:
     return SUCCESS
 
 
-@implements("cuMemFree", "cuMemFreeAsync")
+@implements(DRIVER_API, "cuMemFree", "cuMemFreeAsync")
 def mem_free(ptr: int, stream: int = 0) -> int:
     if ptr == 0:
         # cudaFree(0) "performs no operation" (runtime API docs) and static cudart 13 passes the 0
@@ -351,13 +283,13 @@ def mem_free(ptr: int, stream: int = 0) -> int:
     return SUCCESS
 
 
-@implements("cuMemGetInfo")
+@implements(DRIVER_API, "cuMemGetInfo")
 def mem_get_info(free: int, total: int) -> int:
     rt.store_mem_info(free, total)
     return SUCCESS
 
 
-@implements("cuCtxGetLimit")
+@implements(DRIVER_API, "cuCtxGetLimit")
 def ctx_get_limit(pvalue: int, limit: int) -> int:
     current = context_limits.get_limit(limit)
     if current is None:
@@ -368,14 +300,14 @@ def ctx_get_limit(pvalue: int, limit: int) -> int:
     return SUCCESS
 
 
-@implements("cuCtxSetLimit")
+@implements(DRIVER_API, "cuCtxSetLimit")
 def ctx_set_limit(limit: int, value: int) -> int:
     if context_limits.get_limit(limit) is None:
         return UNSUPPORTED_LIMIT
     return SUCCESS if context_limits.set_limit(rt, limit, value) else INVALID_VALUE
 
 
-@implements("cuMemHostAlloc")
+@implements(DRIVER_API, "cuMemHostAlloc")
 def mem_host_alloc(pp: int, size: int, flags: int) -> int:
     """Pinned host memory is local memory the client knows (copies from it may be deferred);
     CU_MEMHOSTALLOC_DEVICEMAP memory gets a device copy (``cricket.client.mapped``)."""
@@ -386,7 +318,7 @@ def mem_host_alloc(pp: int, size: int, flags: int) -> int:
     return SUCCESS
 
 
-@implements("cuMemFreeHost")
+@implements(DRIVER_API, "cuMemFreeHost")
 def mem_free_host(ptr: int) -> int:
     rt.drain()                      # as the driver's: no copy still lands in the memory once it is freed
     rt.mapped_memory.host_free(ptr)
@@ -412,7 +344,7 @@ def _allocation(ptr: int) -> tuple[int, int] | None:
     return None
 
 
-@implements("cuMemHostGetDevicePointer")
+@implements(DRIVER_API, "cuMemHostGetDevicePointer")
 def mem_host_get_device_pointer(pdptr: int, p: int, flags: int) -> int:
     _out(pdptr)
     address = rt.mapped_memory.device_pointer(p) if flags == 0 else None
@@ -422,7 +354,7 @@ def mem_host_get_device_pointer(pdptr: int, p: int, flags: int) -> int:
     return SUCCESS
 
 
-@implements("cuMemHostGetFlags")
+@implements(DRIVER_API, "cuMemHostGetFlags")
 def mem_host_get_flags(pflags: int, p: int) -> int:
     _out(pflags)
     value = rt.mapped_memory.host_flags(p)
@@ -432,7 +364,7 @@ def mem_host_get_flags(pflags: int, p: int) -> int:
     return SUCCESS
 
 
-@implements("cuMemGetAddressRange")
+@implements(DRIVER_API, "cuMemGetAddressRange")
 def mem_get_address_range(pbase: int, psize: int, dptr: int) -> int:
     found = _allocation(dptr)
     if found is None:
@@ -444,7 +376,7 @@ def mem_get_address_range(pbase: int, psize: int, dptr: int) -> int:
     return SUCCESS
 
 
-@implements("cricketPointerInfo")
+@implements(DRIVER_API, "cricketPointerInfo")
 def pointer_info(ptr: int, out: int) -> int:
     """(kind, range start, range size, device, buffer id, created context id or 0, device pointer,
     host pointer, mapped) of an address, for forward.c."""
@@ -514,32 +446,32 @@ def _copy(kind: int, dst: int, src: int, count: int, stream_handle: int, is_asyn
     else:
         rt.conn.memcpy_dtod(dst, src, count, stream=_Stream(stream), sync=sync)
     if not is_async:
-        rt.mapped_memory.after_sync()   # a blocking copy synchronises: kernels' mapped writes come back
+        rt.synchronized()               # a blocking copy synchronises: kernels' mapped writes come back
     return SUCCESS
 
 
-@implements("cuMemcpyHtoD")
+@implements(DRIVER_API, "cuMemcpyHtoD")
 def memcpy_htod(dst: int, src: int, count: int, stream: int, is_async: int) -> int:
     return _copy(H2D, dst, src, count, stream, is_async)
 
 
-@implements("cuMemcpyDtoH")
+@implements(DRIVER_API, "cuMemcpyDtoH")
 def memcpy_dtoh(dst: int, src: int, count: int, stream: int, is_async: int) -> int:
     return _copy(D2H, dst, src, count, stream, is_async)
 
 
-@implements("cuMemcpyDtoD")
+@implements(DRIVER_API, "cuMemcpyDtoD")
 def memcpy_dtod(dst: int, src: int, count: int, stream: int, is_async: int) -> int:
     return _copy(D2D, dst, src, count, stream, is_async)
 
 
-@implements("cuMemcpy")
+@implements(DRIVER_API, "cuMemcpy")
 def memcpy(dst: int, src: int, count: int, stream: int, is_async: int) -> int:
     """Unified addressing: the direction comes from where the two addresses lie."""
     return _copy(rt.kind_of(dst, src, 4), dst, src, count, stream, is_async)
 
 
-@implements("cuMemset")
+@implements(DRIVER_API, "cuMemset")
 def memset(dst: int, value: int, count: int, element_size: int, stream: int, is_async: int) -> int:
     host = rt.mapped_memory.host_side(dst) if rt.mapped_memory.ranges else None
     if host is not None and count:
@@ -595,23 +527,19 @@ def read_image(addr: int) -> tuple[bytes, int]:
     return ctypes.string_at(addr), K.CR_IMAGE_PTX
 
 
-@implements("cuModuleLoadData")
+@implements(DRIVER_API, "cuModuleLoadData")
 def module_load_data(pmodule: int, image: int) -> int:
     _out(pmodule)
     data, kind = read_image(image)
-    m = rt.conn.load_module(data, kind)
-    rt.stats.modules_loaded += 1
-    rt.stats.images_sent += bool(m.sent_image)
+    server = rt.load_image(data, kind)
     handle = rt.new_handle()
-    modules[handle] = ModuleRecord(m.handle, data, kind, session=_session)
+    modules[handle] = ModuleRecord(server, data, kind, session=_session)
     _file("modules", handle)
     hostmem.store_u64(pmodule, handle)
-    log.debug("module %#x loaded (%d bytes, kind %d, %s)", handle, len(data), kind,
-              "sent" if m.sent_image else "server already held it")
     return SUCCESS
 
 
-@implements("cuModuleUnload")
+@implements(DRIVER_API, "cuModuleUnload")
 def module_unload(handle: int) -> int:
     m = modules.get(handle)
     if m is None:
@@ -626,14 +554,14 @@ def module_unload(handle: int) -> int:
     return SUCCESS
 
 
-@implements("cuLibraryGetModule")
+@implements(DRIVER_API, "cuLibraryGetModule")
 def library_get_module(pmod: int, library: int) -> int:
     _module(library)
     hostmem.store_u64(_out(pmod), library)    # a library is its module
     return SUCCESS
 
 
-@implements("cuModuleGetFunction")
+@implements(DRIVER_API, "cuModuleGetFunction")
 def module_get_function(pfunc: int, module: int, name_ptr: int) -> int:
     _out(pfunc)
     m = _module(module)
@@ -649,21 +577,21 @@ def module_get_function(pfunc: int, module: int, name_ptr: int) -> int:
     return SUCCESS
 
 
-@implements("cuLibraryGetKernel")
+@implements(DRIVER_API, "cuLibraryGetKernel")
 def library_get_kernel(pkernel: int, library: int, name_ptr: int) -> int:
     module_get_function(pkernel, library, name_ptr)
     functions[hostmem.load_u64(pkernel)].kernel = True
     return SUCCESS
 
 
-@implements("cuKernelGetFunction")
+@implements(DRIVER_API, "cuKernelGetFunction")
 def kernel_get_function(pfunc: int, kernel: int) -> int:
     _function(kernel)
     hostmem.store_u64(_out(pfunc), kernel)    # the CUkernel is launchable as it is
     return SUCCESS
 
 
-@implements("cuModuleGetGlobal")
+@implements(DRIVER_API, "cuModuleGetGlobal")
 def module_get_global(dptr: int, size_ptr: int, module: int, name_ptr: int) -> int:
     from cricket.protocol import gen as P
     m = _module(module)
@@ -695,7 +623,7 @@ def _link(handle: int) -> Any:
     return state
 
 
-@implements("cuLinkCreate")
+@implements(DRIVER_API, "cuLinkCreate")
 def link_create(count: int, options: int, values: int, pstate: int) -> int:
     _out(pstate)
     state = _jit().LinkState.create(_jit().read_options(count, options, values, "cuLinkCreate"),
@@ -707,7 +635,7 @@ def link_create(count: int, options: int, values: int, pstate: int) -> int:
     return SUCCESS
 
 
-@implements("cuLinkAddData")
+@implements(DRIVER_API, "cuLinkAddData")
 def link_add_data(handle: int, input_type: int, data: int, size: int, name: int, count: int, options: int,
                   values: int) -> int:
     state = _link(handle)
@@ -719,7 +647,7 @@ def link_add_data(handle: int, input_type: int, data: int, size: int, name: int,
     return SUCCESS
 
 
-@implements("cuLinkAddFile")
+@implements(DRIVER_API, "cuLinkAddFile")
 def link_add_file(handle: int, input_type: int, path: int, count: int, options: int, values: int) -> int:
     state = _link(handle)
     name = _c_string(path)
@@ -728,7 +656,7 @@ def link_add_file(handle: int, input_type: int, path: int, count: int, options: 
     return SUCCESS
 
 
-@implements("cuLinkComplete")
+@implements(DRIVER_API, "cuLinkComplete")
 def link_complete(handle: int, pimage: int, psize: int) -> int:
     _out(pimage)
     address, size = _link(handle).complete()
@@ -738,7 +666,7 @@ def link_complete(handle: int, pimage: int, psize: int) -> int:
     return SUCCESS
 
 
-@implements("cuLinkDestroy")
+@implements(DRIVER_API, "cuLinkDestroy")
 def link_destroy(handle: int) -> int:
     if jit_links.pop(handle, None) is None:
         return INVALID_HANDLE
@@ -755,7 +683,7 @@ _SET_CACHE_CONFIG, _SET_SHARED_MEM_CONFIG = (1 << 64) - 1, (1 << 64) - 2
 _CONFIG_VALUES = {_SET_CACHE_CONFIG: range(4), _SET_SHARED_MEM_CONFIG: range(3)}
 
 
-@implements("cuFuncGetAttribute")
+@implements(DRIVER_API, "cuFuncGetAttribute")
 def func_get_attribute(pi: int, attribute: int, func: int) -> int:
     _out(pi)
     f = _function(func)
@@ -774,7 +702,7 @@ def func_get_attribute(pi: int, attribute: int, func: int) -> int:
     return SUCCESS
 
 
-@implements("cuFuncSetAttribute")
+@implements(DRIVER_API, "cuFuncSetAttribute")
 def func_set_attribute(func: int, attribute: int, value: int) -> int:
     """Hints the server's launch does not take are accepted; the dynamic shared memory limit and
     the carve-out are remembered so that cuFuncGetAttribute reports them."""
@@ -834,7 +762,7 @@ def _launch_refused(f: FunctionRecord, gx: int, gy: int, gz: int, bx: int, by: i
     return 0
 
 
-@implements("cuLaunchKernel")
+@implements(DRIVER_API, "cuLaunchKernel")
 def launch_kernel(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, shared: int,
                   stream: int, params: int, extra: int) -> int:
     f = _function(func)
@@ -868,7 +796,7 @@ def launch_kernel(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: in
     return SUCCESS
 
 
-@implements("cuLaunchKernelEx")
+@implements(DRIVER_API, "cuLaunchKernelEx")
 def launch_kernel_ex(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, shared: int,
                      stream: int, params: int, extra: int, attrs: int, num_attrs: int) -> int:
     """Launch attributes: the runtime shim's policy (``cricket.client.launch_attributes``)."""
@@ -880,7 +808,7 @@ def launch_kernel_ex(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz:
     return result
 
 
-@implements("cuOccupancyMaxActiveBlocksPerMultiprocessor")
+@implements(DRIVER_API, "cuOccupancyMaxActiveBlocksPerMultiprocessor")
 def occupancy_max_active_blocks(num_blocks: int, func: int, block_size: int, dynamic_shared: int) -> int:
     """The calculator of cricket.cudafacts.occupancy, as the runtime face's."""
     _out(num_blocks)
@@ -906,7 +834,7 @@ def _kernel_usage(f: FunctionRecord, dev: occupancy.DeviceLimits) -> occupancy.K
 
 # ------------------------------------------------------------------ streams, events, synchronisation
 
-@implements("cuStreamCreate")
+@implements(DRIVER_API, "cuStreamCreate")
 def stream_create(pstream: int, flags: int) -> int:
     _out(pstream)
     stream = rt.create_stream(flags)
@@ -915,7 +843,7 @@ def stream_create(pstream: int, flags: int) -> int:
     return SUCCESS
 
 
-@implements("cuStreamDestroy")
+@implements(DRIVER_API, "cuStreamDestroy")
 def stream_destroy(stream: int) -> int:
     server = rt.streams.get(stream)
     if not server:
@@ -925,24 +853,24 @@ def stream_destroy(stream: int) -> int:
     return SUCCESS
 
 
-@implements("cuStreamSynchronize")
+@implements(DRIVER_API, "cuStreamSynchronize")
 def stream_synchronize(stream: int) -> int:
     rt.synchronize_stream(stream)
     return SUCCESS
 
 
-@implements("cuStreamQuery")
+@implements(DRIVER_API, "cuStreamQuery")
 def stream_query(stream: int) -> int:
     return rt.query_stream(stream)
 
 
-@implements("cuStreamWaitEvent")
+@implements(DRIVER_API, "cuStreamWaitEvent")
 def stream_wait_event(stream: int, event: int) -> int:
     rt.stream_wait_event(stream, event)
     return SUCCESS
 
 
-@implements("cuEventCreate")
+@implements(DRIVER_API, "cuEventCreate")
 def event_create(pevent: int, flags: int) -> int:
     _out(pevent)
     event = rt.create_event(flags)
@@ -951,42 +879,40 @@ def event_create(pevent: int, flags: int) -> int:
     return SUCCESS
 
 
-@implements("cuEventRecord")
+@implements(DRIVER_API, "cuEventRecord")
 def event_record(event: int, stream: int) -> int:
     rt.record_event(event, stream)
     return SUCCESS
 
 
-@implements("cuEventSynchronize")
+@implements(DRIVER_API, "cuEventSynchronize")
 def event_synchronize(event: int) -> int:
     rt.synchronize_event(event)
     return SUCCESS
 
 
-@implements("cuEventQuery")
+@implements(DRIVER_API, "cuEventQuery")
 def event_query(event: int) -> int:
     return rt.query_event(event)
 
 
-@implements("cuEventElapsedTime")
+@implements(DRIVER_API, "cuEventElapsedTime")
 def event_elapsed_time(ms: int, start: int, end: int) -> int:
     _out(ms)
     hostmem.store_f32(ms, rt.event_elapsed_ms(start, end))
     return SUCCESS
 
 
-@implements("cuEventDestroy")
+@implements(DRIVER_API, "cuEventDestroy")
 def event_destroy(event: int) -> int:
     rt.destroy_event(event)
     _unfile("events", event)
     return SUCCESS
 
 
-@implements("cuCtxSynchronize")
+@implements(DRIVER_API, "cuCtxSynchronize")
 def ctx_synchronize() -> int:
-    rt.drain()
-    rt.conn.synchronize()
-    rt.mapped_memory.after_sync()
+    rt.synchronize_device()
     return SUCCESS
 
 
@@ -1000,7 +926,7 @@ def _forked() -> None:
 os.register_at_fork(after_in_child=_forked)
 
 
-@implements("cuDevicePrimaryCtxReset")
+@implements(DRIVER_API, "cuDevicePrimaryCtxReset")
 def primary_ctx_reset() -> int:
     """Frees this process's device memory, streams and events (modules stay loaded)."""
     rt.reset_device("cuDevicePrimaryCtxReset")
@@ -1014,7 +940,7 @@ HOST_MEMORY_ALREADY_REGISTERED = 712
 HOST_MEMORY_NOT_REGISTERED = 713
 
 
-@implements("cuMemAllocPitch")
+@implements(DRIVER_API, "cuMemAllocPitch")
 def mem_alloc_pitch(dptr: int, ppitch: int, width: int, height: int, element_size: int) -> int:
     _out(ppitch)
     if element_size not in (4, 8, 16) or not width or not height:
@@ -1026,7 +952,7 @@ def mem_alloc_pitch(dptr: int, ppitch: int, width: int, height: int, element_siz
     return err
 
 
-@implements("cuMemcpy2D")
+@implements(DRIVER_API, "cuMemcpy2D")
 def memcpy_2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height: int, kind: int,
               stream: int, is_async: int) -> int:
     if width > dpitch or width > spitch:
@@ -1042,7 +968,7 @@ def memcpy_2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height: 
     return SUCCESS
 
 
-@implements("cuMemHostRegister")
+@implements(DRIVER_API, "cuMemHostRegister")
 def mem_host_register(ptr: int, size: int, flags: int) -> int:
     if not ptr or not size or flags & ~mapped.REGISTER_FLAGS:
         return INVALID_VALUE
@@ -1052,13 +978,6 @@ def mem_host_register(ptr: int, size: int, flags: int) -> int:
     return SUCCESS
 
 
-@implements("cuMemHostUnregister")
+@implements(DRIVER_API, "cuMemHostUnregister")
 def mem_host_unregister(ptr: int) -> int:
-    size = rt.host_registered.get(ptr)
-    if size is None:
-        return HOST_MEMORY_NOT_REGISTERED
-    rt.settle_host_range(ptr, size)     # copies deferred into it land before it is the program's again
-    rt.mapped_memory.after_sync()       # and what kernels wrote into it, when it is mapped
-    rt.mapped_memory.unregister(ptr)
-    rt.host_registered.pop(ptr, None)
-    return SUCCESS
+    return SUCCESS if rt.unregister_host(ptr) else HOST_MEMORY_NOT_REGISTERED

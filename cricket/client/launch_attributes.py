@@ -22,7 +22,8 @@ from __future__ import annotations
 import logging
 
 from cricket.cudafacts.cudart_errors import CODES
-from cricket.client.runtime import CudaRuntimeError, hostmem
+from cricket.client.errors import CudaRuntimeError
+from cricket.client.runtime import hostmem
 
 log = logging.getLogger(__name__)
 

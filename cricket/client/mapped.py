@@ -29,6 +29,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from cricket.client.windows import D2D, D2H, DEFAULT, H2D, H2H
+
 log = logging.getLogger(__name__)
 
 # cudaHostAlloc* / CU_MEMHOSTALLOC_* and cudaHostRegister* / CU_MEMHOSTREGISTER_* (same values)
@@ -167,10 +169,8 @@ class MappedMemory:
     def _map_fixed(self, addr: int, length: int) -> bool:
         """Map read-write memory at ``addr``, only over the runtime's own reservation there."""
         rt = self.rt
-        from cricket.client.runtime import CHUNK_SHIFT, WINDOW_SHIFT
-        for chunk in range(addr >> CHUNK_SHIFT, ((addr + length - 1) >> CHUNK_SHIFT) + 1):
-            if (chunk << CHUNK_SHIFT >> WINDOW_SHIFT) not in rt.windows and chunk not in rt.chunks:
-                return False
+        if not rt.address_windows.covers_range(addr, length):
+            return False
         if any(a < addr + length and addr < a + n for a, n in self.at_device_address.items()):
             return False        # memory the application still holds from before a device reset
         got = rt._libc.mmap(addr, length, _PROT_RW, _MAP_PRIVATE | _MAP_ANONYMOUS | _MAP_FIXED, -1, 0)
@@ -251,7 +251,6 @@ class MappedMemory:
         d, s = self.find(dst), self.find(src)
         if d is None and s is None:
             return dst, src, kind
-        from cricket.client.runtime import D2D, D2H, DEFAULT, H2D, H2H    # cudaMemcpyKind
         self.after_sync()
         is_device = self.rt.is_device
         dst_device = is_device(dst) if kind == DEFAULT else kind in (H2D, D2D)

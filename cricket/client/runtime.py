@@ -26,8 +26,16 @@ from typing import Any, Callable
 
 from cricket import _select
 from cricket.cudafacts import device_attributes
-from cricket.cudafacts.cudart_errors import CODES, ERRORS
+from cricket.cudafacts.cudart_errors import CODES
 from cricket.client import device_output, shm
+from cricket.client.errors import (  # noqa: F401  (the codes the API faces use, from one place)
+    ERR_HOST_NOT_REGISTERED, ERR_HOST_REGISTERED, ERR_INVALID_CONFIG, ERR_INVALID_DEVICE,
+    ERR_INVALID_DEVPTR, ERR_INVALID_FUNCTION, ERR_INVALID_HANDLE, ERR_INVALID_KIND, ERR_INVALID_SYMBOL,
+    ERR_INVALID_VALUE, ERR_MEMORY, ERR_NO_DEVICE, ERR_NOT_READY, ERR_NOT_SUPPORTED, ERR_UNAVAILABLE,
+    ERR_UNKNOWN, SUCCESS, CudaError, CudaRuntimeError, SessionUnavailable, cuda_error_of, error_source,
+)
+from cricket.client.registry import REGISTRATIONS
+from cricket.client.windows import D2D, D2H, DEFAULT, H2D, H2H, PAGE, AddressWindows  # noqa: F401
 from cricket.client.mapped import MappedMemory
 from cricket.client.direct import (
     COPY_CHUNK, PROC_DTOH, PROC_HTOD_ASYNC, dtoh_args, htod_buffers, receive_data_into,
@@ -39,37 +47,14 @@ hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
 
 log = logging.getLogger(__name__)
 
-SUCCESS = 0
 E = CODES
-ERR_INVALID_VALUE = E["cudaErrorInvalidValue"]
-ERR_MEMORY = E["cudaErrorMemoryAllocation"]
-ERR_INVALID_CONFIG = E["cudaErrorInvalidConfiguration"]
-ERR_INVALID_DEVICE = E["cudaErrorInvalidDevice"]
-ERR_NO_DEVICE = E["cudaErrorNoDevice"]
-ERR_INVALID_FUNCTION = E["cudaErrorInvalidDeviceFunction"]
-ERR_INVALID_SYMBOL = E["cudaErrorInvalidSymbol"]
-ERR_INVALID_HANDLE = E["cudaErrorInvalidResourceHandle"]
-ERR_INVALID_DEVPTR = E["cudaErrorInvalidDevicePointer"]
-ERR_INVALID_KIND = E["cudaErrorInvalidMemcpyDirection"]
-ERR_NOT_READY = E["cudaErrorNotReady"]
-ERR_UNAVAILABLE = E["cudaErrorDevicesUnavailable"]
-ERR_NOT_SUPPORTED = E["cudaErrorNotSupported"]
-ERR_UNKNOWN = E["cudaErrorUnknown"]
-ERR_HOST_REGISTERED = E["cudaErrorHostMemoryAlreadyRegistered"]
-ERR_HOST_NOT_REGISTERED = E["cudaErrorHostMemoryNotRegistered"]
-
 # cudaDeviceSchedule* (driver_types.h), the same numbers as the driver's CU_CTX_SCHED_*
 SCHEDULE_AUTO, SCHEDULE_SPIN, SCHEDULE_YIELD, SCHEDULE_BLOCKING_SYNC = 0, 1, 2, 4
 SCHEDULE_MASK = 0x07
 
-# cudaMemcpyKind
-H2H, H2D, D2H, D2D, DEFAULT = range(5)
 # special stream handles of the runtime API
 STREAM_LEGACY, STREAM_PER_THREAD = 1, 2
 
-WINDOW_SHIFT = 40                      # device address windows are reserved 1 TiB at a time
-CHUNK_SHIFT = 21                       # ... or 2 MiB at a time where host mappings share the window
-PAGE = 4096
 MAX_INLINE = 4194304                   # CRICKET_MAX_INLINE
 
 # The device attributes every launch is checked against (cricket.cudafacts.device_attributes).
@@ -77,42 +62,6 @@ A_MAX_THREADS_PER_BLOCK, A_MAX_BLOCK_X, A_MAX_GRID_X = (
     device_attributes.MAX_THREADS_PER_BLOCK, device_attributes.MAX_BLOCK_DIM_X, device_attributes.MAX_GRID_DIM_X)
 A_SHARED_PER_BLOCK, A_SHARED_OPTIN = (device_attributes.MAX_SHARED_MEMORY_PER_BLOCK,
                                       device_attributes.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-
-
-class CudaRuntimeError(Exception):
-    """A CUDA runtime call failed: ``code`` is the cudaError_t it returns."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def error_source(exc: BaseException) -> tuple[str, int]:
-    """What an exception raised below the API layers is, for both to translate into their codes:
-    ("runtime", its cudaError_t), ("driver", the server's CUresult), ("connection", 0),
-    ("argument", 0) or ("other", 0)."""
-    from cricket.client.api import CudaError
-    from cricket.client.kernel_args import KernelArgumentError
-    from cricket.rpc.errors import RpcError
-    if isinstance(exc, CudaRuntimeError):
-        return "runtime", exc.code
-    if isinstance(exc, CudaError):
-        return "driver", exc.code
-    if isinstance(exc, (RpcError, OSError)):
-        return "connection", 0
-    if isinstance(exc, (KernelArgumentError, ValueError)):
-        return "argument", 0
-    return "other", 0
-
-
-def cuda_error_of(exc: BaseException) -> int:
-    """The cudaError_t for an exception raised below the runtime (driver codes map one to one)."""
-    source, code = error_source(exc)
-    if source == "runtime":
-        return code
-    if source == "driver":
-        return code if code in ERRORS else ERR_UNKNOWN
-    return {"connection": ERR_UNAVAILABLE, "argument": ERR_INVALID_VALUE}.get(source, ERR_UNKNOWN)
 
 
 # ------------------------------------------------------------------ registry records
@@ -203,8 +152,6 @@ class Runtime:
         self.modules: dict[int, int] = {}          # fatbin handle -> server module handle
         self.allocations: dict[int, int] = {}      # device ptr -> size
         self._alloc_starts: list[int] = []         # sorted, for containing-allocation lookups
-        self.windows: set[int] = set()             # reserved device windows (address >> 40)
-        self.chunks: set[int] = set()              # reserved 2 MiB chunks (address >> 21)
         self.host_allocs: dict[int, int] = {}      # pinned host memory: address -> size
         self.host_registered: dict[int, int] = {}
         self.mapped_memory = MappedMemory(self)    # mapped pinned memory and its device copies
@@ -232,6 +179,7 @@ class Runtime:
         self._libc.posix_memalign.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t,
                                               ctypes.c_size_t]
         self._libc.free.argtypes = [ctypes.c_void_p]
+        self.address_windows = AddressWindows(self._libc)
 
     # --- connection -------------------------------------------------------------------
 
@@ -245,7 +193,7 @@ class Runtime:
             if self._pid != os.getpid():
                 self._after_fork()
             if self._broken:
-                raise CudaRuntimeError(ERR_UNAVAILABLE, self._broken)
+                raise SessionUnavailable(self._broken)
             if self._conn is None:
                 self._connect()
             return self._conn
@@ -260,7 +208,7 @@ class Runtime:
             return self._conn
 
     def _connect(self) -> None:
-        from cricket.client.api import connect
+        from cricket.client.session import Session
         address = os.environ.get("CRICKET_SERVER") or None
         backend = os.environ.get("CRICKET_BACKEND", "")
         local = None
@@ -274,12 +222,16 @@ class Runtime:
                 address = local.address
                 os.environ["CRICKET_SERVER"] = address    # forked children use it too
                 atexit.register(self._stop_embedded, local)
-            self._conn = connect(address, backend=backend, timeout=_timeout())
+            self._conn = Session(address, backend=backend, timeout=_timeout())
         except Exception as exc:
-            self._broken = (f"cannot reach the cricket server at {address or '(embedded)'}: {exc}; "
-                            "start one with `cricket server` or run the program with `cricket run -- CMD`")
-            log.error("%s", self._broken)
-            raise CudaRuntimeError(ERR_UNAVAILABLE, self._broken) from exc
+            where = address or "(embedded)"
+            if isinstance(exc, CudaError):      # HELLO answered: the server refused this process
+                self._broken = f"the cricket server at {where} refused this process: {exc.message}"
+            else:
+                self._broken = (f"cannot reach the cricket server at {where}: {exc} (start one with "
+                                "`cricket server`, or run the program with `cricket run -- CMD`)")
+            log.error("%s; CUDA calls fail with cudaErrorDevicesUnavailable", self._broken)
+            raise SessionUnavailable(self._broken) from exc
         apply_schedule(self._conn._rpc, self.schedule)
         log.info("connected to %s (%s backend, %d device(s))%s", self._conn.server, self._conn.backend,
                  len(self._conn.devices), " started for this process" if local else "")
@@ -347,15 +299,14 @@ class Runtime:
         if source == "driver":      # a kernel's fault: its details on stderr, once
             from cricket.client.kernel_faults import report
             report(code, getattr(exc, "message", ""))
-        if serious:
+        if serious and not isinstance(exc, SessionUnavailable):     # that one was logged already
             logger.error("%s failed: %s", name, exc)
         else:
             logger.debug("%s: %s", name, exc)
 
     def lost(self, exc: BaseException) -> None:
         """The connection failed: every later call fails at once instead of waiting."""
-        from cricket.rpc.errors import RpcError
-        if isinstance(exc, (RpcError, OSError)) and not self._broken:
+        if error_source(exc)[0] == "connection" and not self._broken:
             self._broken = f"the connection to the cricket server was lost ({exc})"
             log.error("%s; CUDA calls now fail with cudaErrorDevicesUnavailable", self._broken)
 
@@ -483,15 +434,37 @@ class Runtime:
         server = self.stream(handle)
         (before or self.drain)()
         self.conn._check(self.conn._stub.CR_STREAM_SYNCHRONIZE(server), "cuStreamSynchronize")
-        self.mapped_memory.after_sync()
+        self.synchronized()
 
     def query_stream(self, handle: int, before: Callable[[], Any] | None = None) -> int:
         """The server's status of the stream (0 done, else the error); ``before`` runs when done."""
         res = self.conn._stub.CR_STREAM_QUERY(self.stream(handle))
         if res.status == 0:
             (before or self.drain)()
-            self.mapped_memory.after_sync()
+            self.synchronized()
         return res.status
+
+    def synchronized(self) -> None:
+        """The step after every synchronisation (device, stream, event, a blocking copy): what
+        kernels wrote into mapped memory comes back to its host pages."""
+        self.mapped_memory.after_sync()
+
+    def synchronize_device(self, before: Callable[[], Any] | None = None) -> None:
+        """Wait for all the device's work (cudaDeviceSynchronize, cuCtxSynchronize)."""
+        (before or self.drain)()
+        self.conn.synchronize()
+        self.synchronized()
+
+    def unregister_host(self, ptr: int) -> bool:
+        """Hand host memory registered at ``ptr`` back to the program; False when it is not."""
+        size = self.host_registered.get(ptr)
+        if size is None:
+            return False
+        self.settle_host_range(ptr, size)     # copies deferred into it land before it is the program's again
+        self.synchronized()                   # and what kernels wrote into it, when it is mapped
+        self.mapped_memory.unregister(ptr)
+        self.host_registered.pop(ptr, None)
+        return True
 
     def stream_wait_event(self, stream: int, event: int) -> None:
         from cricket.protocol import gen as P
@@ -516,7 +489,7 @@ class Runtime:
         server = self.event(event)
         (before or self.drain)()
         self.conn._check(self.conn._stub.CR_EVENT_SYNCHRONIZE(server), "cuEventSynchronize")
-        self.mapped_memory.after_sync()
+        self.synchronized()
 
     def query_event(self, event: int) -> int:
         """The server's status of the event (0 done, else the error). Once it is done, the
@@ -526,7 +499,7 @@ class Runtime:
         if status == 0:
             if self._pending_dtoh:
                 self.finish_deferred(self._event_marks.get(event, 0))
-            self.mapped_memory.after_sync()
+            self.synchronized()
         return status
 
     def event_elapsed_ms(self, start: int, end: int) -> float:
@@ -603,18 +576,23 @@ class Runtime:
             mod = self.modules.get(handle)
             if mod is None:
                 from cricket.protocol import gen as P
-                image = self._module_image(handle)
-                m = conn.load_module(image, P.cr_image_kind.CR_IMAGE_FATBIN)
-                self.stats.modules_loaded += 1
-                self.stats.images_sent += bool(m.sent_image)
-                mod = self.modules[handle] = m.handle
-                device_output.module_loaded(self, conn)
-                log.debug("module of fatbin %#x loaded (%d bytes, %s)", handle, len(image),
-                          "sent" if m.sent_image else "server already held it")
+                mod = self.modules[handle] = self.load_image(self._module_image(handle),
+                                                             P.cr_image_kind.CR_IMAGE_FATBIN)
+                if conn.output.armed:      # once a module prints, lines go to C stdout
+                    self._print_to_c(conn)
             return mod
 
+    def load_image(self, image: bytes, kind: int) -> int:
+        """Load a module image by hash (both API faces); its server handle."""
+        conn = self.conn
+        handle, sent = conn.load_image(image, kind)
+        self.stats.modules_loaded += 1
+        self.stats.images_sent += sent
+        log.debug("module %#x loaded (%d bytes, kind %d, %s)", handle, len(image), kind,
+                  "sent" if sent else "server already held it")
+        return handle
+
     def _module_image(self, handle: int) -> bytes:
-        from cricket.client.runtime_api import REGISTRATIONS
         entry = REGISTRATIONS.get(handle)
         if entry.image is None:
             raise CudaRuntimeError(E["cudaErrorInvalidKernelImage"],
@@ -662,44 +640,13 @@ class Runtime:
             v.ptr, v.size = g.ptr, g.size
         return v
 
-    # --- device address windows -----------------------------------------------------------
+    # --- device address windows (cricket.client.windows) --------------------------------------
 
     def reserve(self, ptr: int, size: int) -> None:
-        """Keep host mappings out of the device addresses in [ptr, ptr+size): reserve the 1 TiB
-        window around them (PROT_NONE, no memory), or failing that just their pages."""
-        window = ptr >> WINDOW_SHIFT
-        if window in self.windows or not ptr:
-            return
-        with self._lock:
-            if window in self.windows:
-                return
-            if self._map_none(window << WINDOW_SHIFT, 1 << WINDOW_SHIFT):
-                self.windows.add(window)
-                log.debug("reserved device window %#x-%#x", window << WINDOW_SHIFT,
-                          (window + 1) << WINDOW_SHIFT)
-                return
-            # Host mappings lie in this window: reserve the 2 MiB chunks the allocation touches.
-            for chunk in range(ptr >> CHUNK_SHIFT, ((ptr + max(size, 1) - 1) >> CHUNK_SHIFT) + 1):
-                if chunk in self.chunks:
-                    continue
-                if self._map_none(chunk << CHUNK_SHIFT, 1 << CHUNK_SHIFT):
-                    self.chunks.add(chunk)
-                else:
-                    log.warning("device memory at %#x (%d bytes) overlaps host memory of this "
-                                "process; pointer classification (cudaMemcpyDefault) may be wrong",
-                                ptr, size)
-
-    def _map_none(self, addr: int, length: int) -> bool:
-        prot_none, flags = 0, 0x02 | 0x20 | 0x4000 | 0x100000   # PRIVATE|ANONYMOUS|NORESERVE|FIXED_NOREPLACE
-        got = self._libc.mmap(addr, length, prot_none, flags, -1, 0)
-        if got == addr:
-            return True
-        if got not in (None, ctypes.c_void_p(-1).value):
-            self._libc.munmap(got, length)       # an old kernel ignored FIXED_NOREPLACE
-        return False
+        self.address_windows.reserve(ptr, size)
 
     def is_device(self, ptr: int) -> bool:
-        if (ptr >> WINDOW_SHIFT) in self.windows or (ptr >> CHUNK_SHIFT) in self.chunks:
+        if self.address_windows.covers(ptr):
             return True
         i = bisect_right(self._alloc_starts, ptr) - 1
         return i >= 0 and ptr < self._alloc_starts[i] + self.allocations.get(self._alloc_starts[i], 0)
@@ -879,13 +826,38 @@ class Runtime:
         the device printf output of the kernels before it (fetched alongside the copies)."""
         if self.drain_is_idle():
             return
-        printed = device_output.runtime_start(self)
-        if not self._pending_dtoh and not self._draining:
-            return device_output.runtime_finish(self, printed)
+        conn = self._conn
+        printed = None
+        if conn is not None and conn.output.armed:
+            # the printf output of the kernels before, fetched in the same flight as the copies
+            self._print_to_c(conn)
+            printed = conn.output.start(conn, self.stats.launches)
         try:
-            self.finish_deferred()
+            if self._pending_dtoh or self._draining:
+                self.finish_deferred()
         finally:
-            device_output.runtime_finish(self, printed)
+            if printed is not None:
+                conn.output.finish(printed)
+
+    def _print_to_c(self, conn: Any) -> None:
+        """Device printf output of this connection goes to C stdout (where the application's own
+        printf goes), and what the last kernels printed is fetched at exit as well."""
+        out = conn.output
+        if out.runtime is self:
+            return
+        out.runtime = self
+        out.write = device_output.c_stdout()
+        # Registered after the connection was made, so it runs before the runtime closes it at exit.
+        atexit.register(self._flush_output_at_exit, conn)
+
+    def _flush_output_at_exit(self, conn: Any) -> None:
+        """At exit (CUDA flushes the printf buffer at context teardown): what the last kernels printed."""
+        if self._conn is not conn or self._pid != os.getpid() or self._broken:
+            return
+        try:
+            conn.output.flush(conn, self.stats.launches)
+        except Exception as exc:     # exiting anyway: say what was lost
+            log.warning("the device printf output of the last kernels could not be fetched at exit: %s", exc)
 
     def finish_deferred(self, before: int | None = None) -> None:
         """Complete the deferred device-to-host copies (with ``before``, those deferred before
@@ -1042,47 +1014,3 @@ def _report_stats() -> None:
 
 if os.environ.get("CRICKET_STATS"):
     atexit.register(_report_stats)
-
-
-# what cudart answers without a device (the version calls)
-_WITHOUT_DEVICE = frozenset({"driver_get_version"})
-
-
-def _runtime_call(fn):
-    """Wrap an implementation: exceptions become cudaError_t codes kept as the thread's last error."""
-    runtime = RUNTIME
-
-    def call(*args: int) -> int:
-        try:
-            if runtime.no_device and fn.__name__ not in _WITHOUT_DEVICE:
-                return runtime.fail(ERR_NO_DEVICE)
-            if runtime.multi_device:
-                # The session has one current device on the server: switch it to this thread's
-                # and keep other threads from switching it until this call has gone out.
-                with runtime.device_lock:
-                    runtime.select_device()
-                    return runtime.fail(fn(*args) or 0)
-            code = fn(*args)
-            if code:                    # runtime.fail, inline: this wraps every launch
-                runtime.thread.last_error = code
-                return code
-            return 0
-        except Exception as exc:
-            code = cuda_error_of(exc)
-            RUNTIME.call_failed(fn.__name__, exc, code in (ERR_UNKNOWN, ERR_UNAVAILABLE))
-            return RUNTIME.fail(code)
-    call.__name__ = call.__qualname__ = fn.__name__
-    call.__wrapped__ = fn
-    return call
-
-
-def implements(*names: str):
-    """Register ``fn`` (wrapped by ``_runtime_call``) under each CUDA name."""
-    from cricket.client.runtime_api import register
-
-    def decorate(fn):
-        wrapped = _runtime_call(fn)
-        for name in names:
-            register(name, wrapped, replace=True)
-        return fn
-    return decorate

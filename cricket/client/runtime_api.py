@@ -4,7 +4,8 @@ Path of a call: application → ``libcricket-cudart.so`` (C, ``cext/preload/``) 
 function of ``cricket._cext.cudart_api`` (converts C arguments to Python objects, holds the GIL)
 → the function registered here under the CUDA name → its return value back to C.
 
-**Registry.** ``IMPLEMENTATIONS`` maps a CUDA function name to a Python callable. The Cython layer
+**Registry.** ``IMPLEMENTATIONS`` (the table of ``runtime_face.RUNTIME_API``) maps a CUDA function
+name to a Python callable. The Cython layer
 looks the name up at every call, so replacing an entry (``register(name, fn, replace=True)``)
 takes effect at once, with no C change. A name the shim forwards but that has no entry here
 answers ``cudaErrorNotSupported`` and is logged once. ``FORWARDED`` lists the names the shim
@@ -21,9 +22,10 @@ forwards today; every other libcudart export is a C stub returning ``cudaErrorNo
 
 The functions of ``cext/preload/forward_runtime.c`` arrive through the generic entry
 ``cricket_call``: every C argument as an unsigned 64-bit ``int``, out-parameters written by the
-implementation itself (``hostmem``), the ``cudaError_t`` returned; they are registered by
-``cricket.client.runtime_calls`` (imported at the end of this module), which also wraps the
-registration entries below to index kernels and variables by host address.
+implementation itself (``hostmem``), the ``cudaError_t`` returned; they are registered in
+``runtime_face.RUNTIME_API`` by the feature modules this module imports (``runtime_calls``).
+The registration entries below also index kernels and variables by host address in the process
+state (``runtime.RUNTIME``).
 
 Signatures of the entries defined here:
 
@@ -46,14 +48,20 @@ __cudaInitModule               handle                                           
 """
 from __future__ import annotations
 
-import ctypes
 import logging
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from cricket.cudafacts.cudart_errors import CODES, CUDART_VERSION, ERRORS, UNRECOGNIZED
+from cricket.client.errors import RuntimeApiError  # noqa: F401  (part of this module's API)
+from cricket.client.faces import implements
+from cricket.client.registry import (  # noqa: F401  (part of this module's API)
+    HANDLE_SIZE, REGISTRATIONS, RegisteredFatbin, RegisteredFunction, RegisteredVar, Registrations,
+)
+from cricket.client.runtime import RUNTIME, KernelRecord, VarRecord
+from cricket.client.runtime_face import RUNTIME_API
+# The feature modules of the runtime face: importing them registers their functions.
+from cricket.client import runtime_calls  # noqa: F401
 
 log = logging.getLogger(__name__)
 
@@ -94,33 +102,11 @@ FORWARDED: tuple[str, ...] = (
     "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cudaPointerGetAttributes",
 )
 
-IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {}
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-class RuntimeApiError(Exception):
-    """Misuse of the registry (a name registered twice, an unknown name)."""
+IMPLEMENTATIONS: dict[str, Callable[..., Any]] = RUNTIME_API.implementations
+register = RUNTIME_API.register
 
 
-def register(name: str, fn: Callable[..., Any], *, replace: bool = False) -> None:
-    """Make ``fn`` the implementation of the CUDA function ``name``."""
-    if name in IMPLEMENTATIONS and not replace:
-        raise RuntimeApiError(f"{name} already has an implementation ({IMPLEMENTATIONS[name]!r}); "
-                              "pass replace=True to swap it")
-    IMPLEMENTATIONS[name] = fn
-
-
-def implements(name: str) -> Callable[[F], F]:
-    """Decorator form of ``register``."""
-    def decorate(fn: F) -> F:
-        register(name, fn)
-        return fn
-    return decorate
-
-
-def lookup(name: str) -> Callable[..., Any] | None:
-    return IMPLEMENTATIONS.get(name)
+lookup = RUNTIME_API.lookup
 
 
 def implemented() -> list[str]:
@@ -135,135 +121,51 @@ _MESSAGES = {code: message.encode() for code, (_, message) in ERRORS.items()}
 _UNRECOGNIZED = UNRECOGNIZED.encode()
 
 
-@implements("cudaGetErrorString")
+@implements(RUNTIME_API, "cudaGetErrorString", guarded=False)
 def cuda_get_error_string(code: int) -> bytes:
     return _MESSAGES.get(code, _UNRECOGNIZED)
 
 
-@implements("cudaGetErrorName")
+@implements(RUNTIME_API, "cudaGetErrorName", guarded=False)
 def cuda_get_error_name(code: int) -> bytes:
     return _NAMES.get(code, _UNRECOGNIZED)
 
 
-@implements("cudaRuntimeGetVersion")
+@implements(RUNTIME_API, "cudaRuntimeGetVersion", guarded=False)
 def cuda_runtime_get_version() -> tuple[int, int]:
     return CUDA_SUCCESS, CUDART_VERSION
 
 
-# ------------------------------------------------------------------ registration bookkeeping
-
-# cudart-internal code may look into a fatbin handle; Cricket hands out zeroed 0x58-byte blocks.
-HANDLE_SIZE = 0x58
-
-
-@dataclass
-class RegisteredFunction:
-    host_fun: int
-    device_fun: bytes | None
-    device_name: bytes | None
-    thread_limit: int
-
-
-@dataclass
-class RegisteredVar:
-    host_var: int
-    device_address: bytes | None
-    device_name: bytes | None
-    ext: int
-    size: int
-    constant: bool
-    global_: bool
-    managed: bool = False
-
-
-@dataclass
-class RegisteredFatbin:
-    """What the application registered for one fatbin (nothing is sent anywhere yet)."""
-    handle: int
-    wrapper: int
-    wrapper_magic: int
-    wrapper_version: int
-    image: bytes | None
-    ended: bool = False
-    functions: list[RegisteredFunction] = field(default_factory=list)
-    variables: list[RegisteredVar] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)   # why this module cannot be used
-
-
-class Registrations:
-    """Fatbins, functions and variables registered by nvcc-generated code, keyed by handle."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._fatbins: dict[int, RegisteredFatbin] = {}
-        self._blocks: dict[int, ctypes.Array] = {}
-        self.unregistered = 0
-
-    def fatbins(self) -> list[RegisteredFatbin]:
-        with self._lock:
-            return list(self._fatbins.values())
-
-    def get(self, handle: int) -> RegisteredFatbin:
-        # No lock: a dict lookup is atomic, and this runs for each of the ~24,000 functions a
-        # PyTorch-sized program registers at import.
-        entry = self._fatbins.get(handle)
-        if entry is None:
-            raise RuntimeApiError(f"fatbin handle {handle:#x} was never registered "
-                                  "(or was already unregistered)")
-        return entry
-
-    def add_fatbin(self, wrapper: int, wrapper_magic: int, wrapper_version: int,
-                   image: bytes | None) -> int:
-        block = ctypes.create_string_buffer(HANDLE_SIZE)
-        handle = ctypes.addressof(block)
-        with self._lock:
-            self._blocks[handle] = block
-            self._fatbins[handle] = RegisteredFatbin(handle, wrapper, wrapper_magic, wrapper_version, image)
-        log.debug("registered fatbin %#x (wrapper %#x, %s bytes)", handle, wrapper,
-                  "no" if image is None else len(image))
-        return handle
-
-    def remove(self, handle: int) -> RegisteredFatbin:
-        with self._lock:
-            entry = self._fatbins.pop(handle, None)
-            if entry is None:
-                raise RuntimeApiError(f"fatbin handle {handle:#x} unregistered twice or never registered")
-            del self._blocks[handle]
-            self.unregistered += 1
-        log.debug("unregistered fatbin %#x (%d functions, %d variables)", handle,
-                  len(entry.functions), len(entry.variables))
-        return entry
-
-
-REGISTRATIONS = Registrations()
-
-
-@implements("__cudaRegisterFatBinary")
+@implements(RUNTIME_API, "__cudaRegisterFatBinary", guarded=False)
 def register_fat_binary(wrapper: int, wrapper_magic: int, wrapper_version: int,
                         image: bytes | None) -> int:
     return REGISTRATIONS.add_fatbin(wrapper, wrapper_magic, wrapper_version, image)
 
 
-@implements("__cudaRegisterFatBinaryEnd")
+@implements(RUNTIME_API, "__cudaRegisterFatBinaryEnd", guarded=False)
 def register_fat_binary_end(handle: int) -> None:
     REGISTRATIONS.get(handle).ended = True
 
 
-@implements("__cudaRegisterFunction")
+@implements(RUNTIME_API, "__cudaRegisterFunction", guarded=False)
 def register_function(handle: int, host_fun: int, device_fun: bytes | None,
                       device_name: bytes | None, thread_limit: int) -> None:
     REGISTRATIONS.get(handle).functions.append(
         RegisteredFunction(host_fun, device_fun, device_name, thread_limit))
+    name = (device_name or device_fun or b"").decode(errors="replace")
+    RUNTIME.kernels[host_fun] = KernelRecord(host_fun, handle, name)
 
 
-@implements("__cudaRegisterVar")
+@implements(RUNTIME_API, "__cudaRegisterVar", guarded=False)
 def register_var(handle: int, host_var: int, device_address: bytes | None, device_name: bytes | None,
                  ext: int, size: int, constant: int, global_: int) -> None:
     REGISTRATIONS.get(handle).variables.append(
         RegisteredVar(host_var, device_address, device_name, ext, size, bool(constant), bool(global_)))
+    name = (device_name or device_address or b"").decode(errors="replace")
+    RUNTIME.vars[host_var] = VarRecord(host_var, handle, name, size)
 
 
-@implements("__cudaRegisterManagedVar")
+@implements(RUNTIME_API, "__cudaRegisterManagedVar", guarded=False)
 def register_managed_var(handle: int, host_var: int, device_address: bytes | None,
                          device_name: bytes | None, ext: int, size: int, constant: int,
                          global_: int) -> None:
@@ -276,12 +178,17 @@ def register_managed_var(handle: int, host_var: int, device_address: bytes | Non
               "with a remote GPU); __cudaInitModule will fail for its module", name)
 
 
-@implements("__cudaUnregisterFatBinary")
+@implements(RUNTIME_API, "__cudaUnregisterFatBinary", guarded=False)
 def unregister_fat_binary(handle: int) -> None:
     REGISTRATIONS.remove(handle)
+    # Nothing is sent: the session's modules go when the connection closes at exit.
+    for table in (RUNTIME.kernels, RUNTIME.vars):
+        for key in [k for k, rec in table.items() if rec.handle == handle]:
+            del table[key]
+    RUNTIME.modules.pop(handle, None)
 
 
-@implements("__cudaInitModule")
+@implements(RUNTIME_API, "__cudaInitModule", guarded=False)
 def init_module(handle: int) -> bool:
     entry = REGISTRATIONS.get(handle)
     if entry.refused:
@@ -289,7 +196,3 @@ def init_module(handle: int) -> bool:
         return False
     return True
 
-
-# The client runtime registers the rest of the forwarded functions (and replaces the registration
-# bookkeeping above with versions that also index kernels and variables by host address).
-from cricket.client import runtime_calls  # noqa: E402,F401

@@ -3,22 +3,24 @@
 Each takes the C arguments as unsigned 64-bit integers (a ``dim3`` as two: ``x | y << 32`` and
 ``z``; signed values in two's complement), writes out-parameters through ``hostmem`` and returns
 the ``cudaError_t``; an exception becomes the matching error code and the thread's last error
-(``runtime.implements``).
+(the guard of ``runtime_face.RUNTIME_API``). ``runtime_api`` imports this module.
 """
 from __future__ import annotations
 
 import logging
 
-from cricket.client import context_limits, launch_attributes, mapped, runtime_api
+from cricket.client import context_limits, launch_attributes, mapped
+from cricket.client.faces import implements
+from cricket.client.runtime_face import RUNTIME_API
 from cricket.cudafacts import occupancy
-from cricket.cudafacts.cudart_errors import CUDART_VERSION
+from cricket.cudafacts.cudart_errors import CODES, CUDART_VERSION
 from cricket.cudafacts.device_attributes import MAX as ATTRIBUTE_MAX
 from cricket.client.runtime import (
     D2D, D2H,
     ERR_HOST_NOT_REGISTERED, ERR_HOST_REGISTERED, ERR_INVALID_CONFIG, ERR_INVALID_DEVICE,
     ERR_INVALID_HANDLE, ERR_INVALID_VALUE, ERR_MEMORY, ERR_NOT_READY, H2D, H2H,
     RUNTIME, SCHEDULE_AUTO, SCHEDULE_BLOCKING_SYNC, SCHEDULE_MASK, SCHEDULE_SPIN, SCHEDULE_YIELD,
-    STREAM_PER_THREAD, SUCCESS, KernelRecord, CudaRuntimeError, StreamRef, VarRecord, hostmem, implements,
+    STREAM_PER_THREAD, SUCCESS, CudaRuntimeError, KernelRecord, StreamRef, cuda_error_of, hostmem,
 )
 
 log = logging.getLogger(__name__)
@@ -37,61 +39,26 @@ def _dim(xy: int, z: int) -> tuple[int, int, int]:
 
 def _synchronizing() -> None:
     """What every synchronising call does first: finish the deferred device-to-host copies. (What
-    kernels wrote into mapped memory comes back after the synchronisation: ``mapped.after_sync``.)"""
+    kernels wrote into mapped memory comes back after the synchronisation: ``Runtime.synchronized``.)"""
     rt.drain()
-
-
-# ------------------------------------------------------------------ registration (indexing)
-
-_register_function = runtime_api.IMPLEMENTATIONS["__cudaRegisterFunction"]
-_register_var = runtime_api.IMPLEMENTATIONS["__cudaRegisterVar"]
-_unregister = runtime_api.IMPLEMENTATIONS["__cudaUnregisterFatBinary"]
-
-
-def register_function(handle: int, host_fun: int, device_fun: bytes | None, device_name: bytes | None,
-                      thread_limit: int) -> None:
-    _register_function(handle, host_fun, device_fun, device_name, thread_limit)
-    name = (device_name or device_fun or b"").decode(errors="replace")
-    rt.kernels[host_fun] = KernelRecord(host_fun, handle, name)
-
-
-def register_var(handle: int, host_var: int, device_address: bytes | None, device_name: bytes | None,
-                 ext: int, size: int, constant: int, global_: int) -> None:
-    _register_var(handle, host_var, device_address, device_name, ext, size, constant, global_)
-    name = (device_name or device_address or b"").decode(errors="replace")
-    rt.vars[host_var] = VarRecord(host_var, handle, name, size)
-
-
-def unregister_fat_binary(handle: int) -> None:
-    _unregister(handle)
-    # Nothing is sent: the session's modules go when the connection closes at exit.
-    for table in (rt.kernels, rt.vars):
-        for key in [k for k, rec in table.items() if rec.handle == handle]:
-            del table[key]
-    rt.modules.pop(handle, None)
-
-
-runtime_api.register("__cudaRegisterFunction", register_function, replace=True)
-runtime_api.register("__cudaRegisterVar", register_var, replace=True)
-runtime_api.register("__cudaUnregisterFatBinary", unregister_fat_binary, replace=True)
 
 
 # ------------------------------------------------------------------ errors and devices
 
+@implements(RUNTIME_API, "cudaGetLastError", guarded=False)
 def cuda_get_last_error() -> int:
     err, rt.thread.last_error = rt.thread.last_error, 0
     return err
 
 
+@implements(RUNTIME_API, "cudaPeekAtLastError", guarded=False)
 def cuda_peek_at_last_error() -> int:
     return rt.thread.last_error
 
 
-runtime_api.register("cudaGetLastError", cuda_get_last_error, replace=True)
-runtime_api.register("cudaPeekAtLastError", cuda_peek_at_last_error, replace=True)
 
 
-@implements("cudaGetDeviceCount")
+@implements(RUNTIME_API, "cudaGetDeviceCount")
 def get_device_count(count: int) -> int:
     if not count:
         return ERR_INVALID_VALUE
@@ -99,7 +66,7 @@ def get_device_count(count: int) -> int:
     return SUCCESS
 
 
-@implements("cudaGetDevice")
+@implements(RUNTIME_API, "cudaGetDevice")
 def get_device(device: int) -> int:
     if not device:
         return ERR_INVALID_VALUE
@@ -107,7 +74,7 @@ def get_device(device: int) -> int:
     return SUCCESS
 
 
-@implements("cudaSetDevice")
+@implements(RUNTIME_API, "cudaSetDevice")
 def set_device(device: int) -> int:
     device = _i32(device)
     if not 0 <= device < len(rt.devices):
@@ -116,7 +83,7 @@ def set_device(device: int) -> int:
     return SUCCESS
 
 
-@implements("cudaInitDevice")
+@implements(RUNTIME_API, "cudaInitDevice")
 def init_device(device: int, device_flags: int, flags: int) -> int:
     device = _i32(device)
     return SUCCESS if 0 <= device < len(rt.devices) else ERR_INVALID_DEVICE
@@ -126,7 +93,7 @@ DEVICE_FLAGS_MASK = 0xFF      # cudaDeviceMask: the schedule, MapHost, LmemResiz
 VALID_SCHEDULES = (SCHEDULE_AUTO, SCHEDULE_SPIN, SCHEDULE_YIELD, SCHEDULE_BLOCKING_SYNC)
 
 
-@implements("cudaSetDeviceFlags")
+@implements(RUNTIME_API, "cudaSetDeviceFlags")
 def set_device_flags(flags: int) -> int:
     """Records the current device's flags. Their schedule says how the process waits for the
     server, as CUDA's says how it waits for the GPU (runtime.apply_schedule)."""
@@ -140,7 +107,7 @@ def set_device_flags(flags: int) -> int:
     return SUCCESS
 
 
-@implements("cudaGetDeviceFlags")
+@implements(RUNTIME_API, "cudaGetDeviceFlags")
 def get_device_flags(flags: int) -> int:
     if not flags:
         return ERR_INVALID_VALUE
@@ -148,7 +115,7 @@ def get_device_flags(flags: int) -> int:
     return SUCCESS
 
 
-@implements("cudaDeviceGetAttribute")
+@implements(RUNTIME_API, "cudaDeviceGetAttribute")
 def device_get_attribute(value: int, attribute: int, device: int) -> int:
     if not value or not 0 < attribute < ATTRIBUTE_MAX:
         return ERR_INVALID_VALUE
@@ -156,7 +123,7 @@ def device_get_attribute(value: int, attribute: int, device: int) -> int:
     return SUCCESS
 
 
-@implements("cricket_device_attributes")
+@implements(RUNTIME_API, "cricket_device_attributes")
 def device_attribute_table(device: int, values: int, count: int) -> int:
     """Attributes 0 .. count-1 of ``device`` as ints (0 where HELLO has none), for
     cudaGetDeviceProperties (forward_runtime.c): one call for the whole structure."""
@@ -172,7 +139,7 @@ def device_attribute_table(device: int, values: int, count: int) -> int:
     return SUCCESS
 
 
-@implements("cricket_device_identity")
+@implements(RUNTIME_API, "cricket_device_identity")
 def device_identity(device: int, name: int, name_size: int, uuid: int, total_memory: int) -> int:
     device = _i32(device)
     devices = rt.devices
@@ -185,15 +152,13 @@ def device_identity(device: int, name: int, name_size: int, uuid: int, total_mem
     return SUCCESS
 
 
-@implements("cudaDeviceSynchronize")
+@implements(RUNTIME_API, "cudaDeviceSynchronize")
 def device_synchronize() -> int:
-    _synchronizing()
-    rt.conn.synchronize()
-    rt.mapped_memory.after_sync()
+    rt.synchronize_device(before=_synchronizing)
     return SUCCESS
 
 
-@implements("cudaDeviceReset")
+@implements(RUNTIME_API, "cudaDeviceReset")
 def device_reset() -> int:
     """Frees this process's device memory, streams and events (modules stay loaded)."""
     conn = rt.reset_device("cudaDeviceReset", before=_synchronizing)
@@ -204,13 +169,13 @@ def device_reset() -> int:
     return SUCCESS
 
 
-@implements("cudaMemGetInfo")
+@implements(RUNTIME_API, "cudaMemGetInfo")
 def mem_get_info(free: int, total: int) -> int:
     rt.store_mem_info(free, total)
     return SUCCESS
 
 
-@implements("cudaDriverGetVersion")
+@implements(RUNTIME_API, "cudaDriverGetVersion")
 def driver_get_version(version: int) -> int:
     if not version:
         return ERR_INVALID_VALUE
@@ -218,7 +183,7 @@ def driver_get_version(version: int) -> int:
     return SUCCESS
 
 
-@implements("cudaDeviceGetStreamPriorityRange")
+@implements(RUNTIME_API, "cudaDeviceGetStreamPriorityRange")
 def stream_priority_range(least: int, greatest: int) -> int:
     if least:
         hostmem.store_i32(least, 0)
@@ -236,7 +201,7 @@ _BANK_SIZE_FOUR_BYTE = 1
 _device_cache_config: dict[int, int] = {}
 
 
-@implements("cudaDeviceSetCacheConfig")
+@implements(RUNTIME_API, "cudaDeviceSetCacheConfig")
 def device_set_cache_config(config: int) -> int:
     if config not in _FUNC_CACHE:
         return ERR_INVALID_VALUE
@@ -244,7 +209,7 @@ def device_set_cache_config(config: int) -> int:
     return SUCCESS
 
 
-@implements("cudaDeviceGetCacheConfig")
+@implements(RUNTIME_API, "cudaDeviceGetCacheConfig")
 def device_get_cache_config(config: int) -> int:
     if not config:
         return ERR_INVALID_VALUE
@@ -255,21 +220,21 @@ def device_get_cache_config(config: int) -> int:
 def _func_hint(func: int, config: int, values: range) -> int:
     """A per-kernel hint: checked (a registered kernel, a known value), then without effect."""
     if func not in rt.kernels:
-        return runtime_api.CODES["cudaErrorInvalidDeviceFunction"]
+        return CODES["cudaErrorInvalidDeviceFunction"]
     return SUCCESS if config in values else ERR_INVALID_VALUE
 
 
-@implements("cudaFuncSetCacheConfig")
+@implements(RUNTIME_API, "cudaFuncSetCacheConfig")
 def func_set_cache_config(func: int, config: int) -> int:
     return _func_hint(func, config, _FUNC_CACHE)
 
 
-@implements("cudaDeviceSetSharedMemConfig")
+@implements(RUNTIME_API, "cudaDeviceSetSharedMemConfig")
 def device_set_shared_mem_config(config: int) -> int:
     return SUCCESS if config in _SHARED_MEM_CONFIG else ERR_INVALID_VALUE
 
 
-@implements("cudaDeviceGetSharedMemConfig")
+@implements(RUNTIME_API, "cudaDeviceGetSharedMemConfig")
 def device_get_shared_mem_config(config: int) -> int:
     if not config:
         return ERR_INVALID_VALUE
@@ -277,17 +242,17 @@ def device_get_shared_mem_config(config: int) -> int:
     return SUCCESS
 
 
-@implements("cudaFuncSetSharedMemConfig")
+@implements(RUNTIME_API, "cudaFuncSetSharedMemConfig")
 def func_set_shared_mem_config(func: int, config: int) -> int:
     return _func_hint(func, config, _SHARED_MEM_CONFIG)
 
 
-@implements("cudaProfilerStart", "cudaProfilerStop")
+@implements(RUNTIME_API, "cudaProfilerStart", "cudaProfilerStop")
 def profiler_start_stop() -> int:
     return SUCCESS                     # no profiler is attached to a remote device
 
 
-@implements("cudaDeviceGetLimit")
+@implements(RUNTIME_API, "cudaDeviceGetLimit")
 def device_get_limit(value: int, limit: int) -> int:
     current = context_limits.get_limit(limit)
     if not value or current is None:
@@ -296,14 +261,14 @@ def device_get_limit(value: int, limit: int) -> int:
     return SUCCESS
 
 
-@implements("cudaDeviceSetLimit")
+@implements(RUNTIME_API, "cudaDeviceSetLimit")
 def device_set_limit(limit: int, value: int) -> int:
     return SUCCESS if context_limits.set_limit(rt, limit, value) else ERR_INVALID_VALUE
 
 
 # ------------------------------------------------------------------ memory
 
-@implements("cudaMalloc")
+@implements(RUNTIME_API, "cudaMalloc")
 def malloc(dev_ptr: int, size: int) -> int:
     if not dev_ptr:
         return ERR_INVALID_VALUE
@@ -320,7 +285,7 @@ def malloc(dev_ptr: int, size: int) -> int:
     return SUCCESS
 
 
-@implements("cudaMallocPitch")
+@implements(RUNTIME_API, "cudaMallocPitch")
 def malloc_pitch(dev_ptr: int, pitch: int, width: int, height: int) -> int:
     if not pitch:
         return ERR_INVALID_VALUE
@@ -331,7 +296,7 @@ def malloc_pitch(dev_ptr: int, pitch: int, width: int, height: int) -> int:
     return err
 
 
-@implements("cudaFree")
+@implements(RUNTIME_API, "cudaFree")
 def free(ptr: int) -> int:
     if not ptr:
         rt.conn   # noqa: B018 -- cudaFree(0) is the conventional way to initialise the runtime
@@ -346,12 +311,12 @@ def free(ptr: int) -> int:
     return SUCCESS
 
 
-@implements("cudaMallocHost")
+@implements(RUNTIME_API, "cudaMallocHost")
 def malloc_host(ptr: int, size: int) -> int:
     return host_alloc(ptr, size, 0)
 
 
-@implements("cudaHostAlloc")
+@implements(RUNTIME_API, "cudaHostAlloc")
 def host_alloc(ptr: int, size: int, flags: int) -> int:
     """Portable and write-combined are hints here; mapped memory gets a device copy (``mapped``)."""
     if not ptr or flags & ~mapped.ALLOC_FLAGS:
@@ -360,7 +325,7 @@ def host_alloc(ptr: int, size: int, flags: int) -> int:
     return SUCCESS
 
 
-@implements("cudaFreeHost")
+@implements(RUNTIME_API, "cudaFreeHost")
 def free_host(ptr: int) -> int:
     if ptr:
         _synchronizing()            # as CUDA's: no copy still lands in the memory once it is freed
@@ -368,7 +333,7 @@ def free_host(ptr: int) -> int:
     return SUCCESS
 
 
-@implements("cudaHostRegister")
+@implements(RUNTIME_API, "cudaHostRegister")
 def host_register(ptr: int, size: int, flags: int) -> int:
     if not ptr or not size or flags & ~mapped.REGISTER_FLAGS:
         return ERR_INVALID_VALUE
@@ -378,19 +343,12 @@ def host_register(ptr: int, size: int, flags: int) -> int:
     return SUCCESS
 
 
-@implements("cudaHostUnregister")
+@implements(RUNTIME_API, "cudaHostUnregister")
 def host_unregister(ptr: int) -> int:
-    size = rt.host_registered.get(ptr)
-    if size is None:
-        return ERR_HOST_NOT_REGISTERED
-    rt.settle_host_range(ptr, size)     # copies deferred into it land before it is the program's again
-    rt.mapped_memory.after_sync()       # and what kernels wrote into it, when it is mapped
-    rt.mapped_memory.unregister(ptr)
-    rt.host_registered.pop(ptr, None)
-    return SUCCESS
+    return SUCCESS if rt.unregister_host(ptr) else ERR_HOST_NOT_REGISTERED
 
 
-@implements("cudaHostGetFlags")
+@implements(RUNTIME_API, "cudaHostGetFlags")
 def host_get_flags(flags: int, ptr: int) -> int:
     value = rt.mapped_memory.host_flags(ptr)
     if value is None or not flags:
@@ -399,7 +357,7 @@ def host_get_flags(flags: int, ptr: int) -> int:
     return SUCCESS
 
 
-@implements("cudaHostGetDevicePointer")
+@implements(RUNTIME_API, "cudaHostGetDevicePointer")
 def host_get_device_pointer(device_ptr: int, host_ptr: int, flags: int) -> int:
     if not device_ptr or flags:
         return ERR_INVALID_VALUE
@@ -411,7 +369,7 @@ def host_get_device_pointer(device_ptr: int, host_ptr: int, flags: int) -> int:
     return SUCCESS
 
 
-@implements("cudaPointerGetAttributes")
+@implements(RUNTIME_API, "cudaPointerGetAttributes")
 def pointer_get_attributes(values: int, ptr: int) -> int:
     """(cudaMemoryType, device, device pointer, host pointer) for forward_runtime.c; the memory
     types are 0 unregistered, 1 host, 2 device."""
@@ -472,30 +430,30 @@ def _copy(dst: int, src: int, count: int, kind: int, stream_handle: int, sync: b
             _synchronizing()
         rt.conn.memcpy_dtod(dst, src, count, stream=_Stream(stream), sync=bool(sync))
     if sync:
-        rt.mapped_memory.after_sync()   # a blocking copy synchronises: kernels' mapped writes come back
+        rt.synchronized()               # a blocking copy synchronises: kernels' mapped writes come back
     return SUCCESS
 
 
 _Stream = StreamRef
 
 
-@implements("cudaMemcpy")
+@implements(RUNTIME_API, "cudaMemcpy")
 def memcpy(dst: int, src: int, count: int, kind: int) -> int:
     return _copy(dst, src, count, kind, 0, True)
 
 
-@implements("cudaMemcpy_ptds")
+@implements(RUNTIME_API, "cudaMemcpy_ptds")
 def memcpy_ptds(dst: int, src: int, count: int, kind: int) -> int:
     """cudaMemcpy ordered in the calling thread's per-thread default stream."""
     return _copy(dst, src, count, kind, STREAM_PER_THREAD, True)
 
 
-@implements("cudaMemcpyAsync")
+@implements(RUNTIME_API, "cudaMemcpyAsync")
 def memcpy_async(dst: int, src: int, count: int, kind: int, stream: int) -> int:
     return _copy(dst, src, count, kind, stream, False)
 
 
-@implements("cudaMemcpy2DAsync")
+@implements(RUNTIME_API, "cudaMemcpy2DAsync")
 def memcpy_2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height: int, kind: int,
               stream: int, sync: int) -> int:
     if width > dpitch or width > spitch:
@@ -507,13 +465,11 @@ def memcpy_2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height: 
         if err:
             return err
     if sync:
-        _synchronizing()
-        rt.conn.synchronize()
-        rt.mapped_memory.after_sync()
+        rt.synchronize_device(before=_synchronizing)
     return SUCCESS
 
 
-E_INVALID_PITCH = runtime_api.CODES["cudaErrorInvalidPitchValue"]
+E_INVALID_PITCH = CODES["cudaErrorInvalidPitchValue"]
 
 
 def _symbol(symbol: int, offset: int, count: int) -> int:
@@ -524,23 +480,23 @@ def _symbol(symbol: int, offset: int, count: int) -> int:
     return v.ptr + offset
 
 
-@implements("cudaMemcpyToSymbolAsync")
+@implements(RUNTIME_API, "cudaMemcpyToSymbolAsync")
 def memcpy_to_symbol(symbol: int, src: int, count: int, offset: int, kind: int, stream: int,
                      sync: int) -> int:
     if kind not in (H2D, D2D, 4):
-        return runtime_api.CODES["cudaErrorInvalidMemcpyDirection"]
+        return CODES["cudaErrorInvalidMemcpyDirection"]
     return _copy(_symbol(symbol, offset, count), src, count, kind, stream, bool(sync), checked_dst=True)
 
 
-@implements("cudaMemcpyFromSymbolAsync")
+@implements(RUNTIME_API, "cudaMemcpyFromSymbolAsync")
 def memcpy_from_symbol(dst: int, symbol: int, count: int, offset: int, kind: int, stream: int,
                        sync: int) -> int:
     if kind not in (D2H, D2D, 4):
-        return runtime_api.CODES["cudaErrorInvalidMemcpyDirection"]
+        return CODES["cudaErrorInvalidMemcpyDirection"]
     return _copy(dst, _symbol(symbol, offset, count), count, kind, stream, bool(sync))
 
 
-@implements("cudaGetSymbolAddress")
+@implements(RUNTIME_API, "cudaGetSymbolAddress")
 def get_symbol_address(dev_ptr: int, symbol: int) -> int:
     if not dev_ptr:
         return ERR_INVALID_VALUE
@@ -548,7 +504,7 @@ def get_symbol_address(dev_ptr: int, symbol: int) -> int:
     return SUCCESS
 
 
-@implements("cudaGetSymbolSize")
+@implements(RUNTIME_API, "cudaGetSymbolSize")
 def get_symbol_size(size: int, symbol: int) -> int:
     if not size:
         return ERR_INVALID_VALUE
@@ -556,7 +512,7 @@ def get_symbol_size(size: int, symbol: int) -> int:
     return SUCCESS
 
 
-@implements("cudaMemsetAsync")
+@implements(RUNTIME_API, "cudaMemsetAsync")
 def memset(ptr: int, value: int, count: int, stream: int, sync: int) -> int:
     host = rt.mapped_memory.host_side(ptr) if rt.mapped_memory.ranges else None
     if host is not None:
@@ -569,7 +525,7 @@ def memset(ptr: int, value: int, count: int, stream: int, sync: int) -> int:
 
 # ------------------------------------------------------------------ streams and events
 
-@implements("cudaStreamCreateWithPriority")
+@implements(RUNTIME_API, "cudaStreamCreateWithPriority")
 def stream_create(stream: int, flags: int, priority: int) -> int:
     if not stream:
         return ERR_INVALID_VALUE
@@ -577,7 +533,7 @@ def stream_create(stream: int, flags: int, priority: int) -> int:
     return SUCCESS
 
 
-@implements("cudaStreamDestroy")
+@implements(RUNTIME_API, "cudaStreamDestroy")
 def stream_destroy(stream: int) -> int:
     if stream == STREAM_PER_THREAD:         # the default streams are not destroyed
         return ERR_INVALID_HANDLE
@@ -588,32 +544,31 @@ def stream_destroy(stream: int) -> int:
     return SUCCESS
 
 
-@implements("cudaStreamSynchronize")
+@implements(RUNTIME_API, "cudaStreamSynchronize")
 def stream_synchronize(stream: int) -> int:
     rt.synchronize_stream(stream, before=_synchronizing)
     return SUCCESS
 
 
+@implements(RUNTIME_API, "cudaStreamQuery", guarded=False)
 def stream_query(stream: int) -> int:
     try:
         status = rt.query_stream(stream, before=_synchronizing)
         return status if status in (0, ERR_NOT_READY) else rt.fail(status)
     except Exception as exc:
-        from cricket.client.runtime import cuda_error_of
         rt.lost(exc)
         return rt.fail(cuda_error_of(exc))
 
 
-runtime_api.register("cudaStreamQuery", stream_query, replace=True)
 
 
-@implements("cudaStreamWaitEvent")
+@implements(RUNTIME_API, "cudaStreamWaitEvent")
 def stream_wait_event(stream: int, event: int, flags: int) -> int:
     rt.stream_wait_event(stream, event)
     return SUCCESS
 
 
-@implements("cudaEventCreateWithFlags")
+@implements(RUNTIME_API, "cudaEventCreateWithFlags")
 def event_create(event: int, flags: int) -> int:
     if not event:
         return ERR_INVALID_VALUE
@@ -621,32 +576,31 @@ def event_create(event: int, flags: int) -> int:
     return SUCCESS
 
 
-@implements("cudaEventRecord")
+@implements(RUNTIME_API, "cudaEventRecord")
 def event_record(event: int, stream: int) -> int:
     rt.record_event(event, stream)
     return SUCCESS
 
 
-@implements("cudaEventSynchronize")
+@implements(RUNTIME_API, "cudaEventSynchronize")
 def event_synchronize(event: int) -> int:
     rt.synchronize_event(event, before=_synchronizing)
     return SUCCESS
 
 
+@implements(RUNTIME_API, "cudaEventQuery", guarded=False)
 def event_query(event: int) -> int:
     try:
         status = rt.query_event(event)
         return status if status in (0, ERR_NOT_READY) else rt.fail(status)
     except Exception as exc:
-        from cricket.client.runtime import cuda_error_of
         rt.lost(exc)
         return rt.fail(cuda_error_of(exc))
 
 
-runtime_api.register("cudaEventQuery", event_query, replace=True)
 
 
-@implements("cudaEventElapsedTime")
+@implements(RUNTIME_API, "cudaEventElapsedTime")
 def event_elapsed_time(ms: int, start: int, end: int) -> int:
     if not ms:
         return ERR_INVALID_VALUE
@@ -654,7 +608,7 @@ def event_elapsed_time(ms: int, start: int, end: int) -> int:
     return SUCCESS
 
 
-@implements("cudaEventDestroy")
+@implements(RUNTIME_API, "cudaEventDestroy")
 def event_destroy(event: int) -> int:
     rt.destroy_event(event)
     return SUCCESS
@@ -662,15 +616,15 @@ def event_destroy(event: int) -> int:
 
 # ------------------------------------------------------------------ launch
 
+@implements(RUNTIME_API, "__cudaPushCallConfiguration", guarded=False)
 def push_call_configuration(gxy: int, gz: int, bxy: int, bz: int, shared: int, stream: int) -> int:
     rt.thread.configs.append((gxy, gz, bxy, bz, shared, stream))
     return 0
 
 
-runtime_api.register("__cudaPushCallConfiguration", push_call_configuration, replace=True)
 
 
-@implements("__cudaPopCallConfiguration")
+@implements(RUNTIME_API, "__cudaPopCallConfiguration")
 def pop_call_configuration(grid: int, block: int, shared: int, stream: int) -> int:
     configs = rt.thread.configs
     if not configs:
@@ -685,12 +639,12 @@ def pop_call_configuration(grid: int, block: int, shared: int, stream: int) -> i
     return SUCCESS
 
 
-@implements("__cudaGetKernel")
+@implements(RUNTIME_API, "__cudaGetKernel")
 def get_kernel(kernel: int, host_fun: int) -> int:
     if not kernel:
         return ERR_INVALID_VALUE
     if host_fun not in rt.kernels:
-        return runtime_api.CODES["cudaErrorInvalidDeviceFunction"]
+        return CODES["cudaErrorInvalidDeviceFunction"]
     hostmem.store_u64(kernel, host_fun)    # the kernel handle is the host stub's address
     return SUCCESS
 
@@ -708,7 +662,7 @@ def _check_config(grid: tuple, block: tuple, shared: int) -> None:
                             f"device's {max_shared}")
 
 
-@implements("cudaLaunchKernel")
+@implements(RUNTIME_API, "cudaLaunchKernel")
 def launch_kernel(func: int, gxy: int, gz: int, bxy: int, bz: int, args: int, shared: int,
                   stream: int) -> int:
     k = rt.kernels.get(func)
@@ -721,7 +675,7 @@ def launch_kernel(func: int, gxy: int, gz: int, bxy: int, bz: int, args: int, sh
     return SUCCESS
 
 
-@implements("cudaLaunchKernelExC")
+@implements(RUNTIME_API, "cudaLaunchKernelExC")
 def launch_kernel_ex(func: int, gxy: int, gz: int, bxy: int, bz: int, args: int, shared: int,
                      stream: int, attrs: int, num_attrs: int) -> int:
     """cudaLaunchKernelExC: the launch attributes are checked first (``launch_attributes``: hints
@@ -736,7 +690,7 @@ def launch_kernel_ex(func: int, gxy: int, gz: int, bxy: int, bz: int, args: int,
 
 # ------------------------------------------------------------------ functions and occupancy
 
-@implements("cudaFuncGetAttributes")
+@implements(RUNTIME_API, "cudaFuncGetAttributes")
 def func_get_attributes(values: int, func: int) -> int:
     k = rt.kernel(func)
     a = k.attributes
@@ -750,7 +704,7 @@ def func_get_attributes(values: int, func: int) -> int:
 _MAX_DYNAMIC_SHARED, _CARVEOUT = 8, 9       # cudaFuncAttribute
 
 
-@implements("cudaFuncSetAttribute")
+@implements(RUNTIME_API, "cudaFuncSetAttribute")
 def func_set_attribute(func: int, attribute: int, value: int) -> int:
     """The dynamic shared memory limit (checked against the opt-in limit) and the carve-out are
     remembered: occupancy and cudaFuncGetAttributes report them; the rest are hints."""
@@ -775,7 +729,7 @@ def _kernel_usage(k: KernelRecord, dev: occupancy.DeviceLimits | None = None) ->
                                  max_threads_per_block=a["max_threads_per_block"], max_dynamic_shared=dynamic)
 
 
-@implements("cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags")
+@implements(RUNTIME_API, "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags")
 def occupancy_max_active_blocks(num_blocks: int, func: int, block_size: int, dynamic_shared: int,
                                 flags: int) -> int:
     """Answered from the cached device attributes and the kernel's (no round trip)."""
@@ -790,7 +744,3 @@ def occupancy_max_active_blocks(num_blocks: int, func: int, block_size: int, dyn
     hostmem.store_i32(num_blocks, occupancy.max_active_blocks(dev, _kernel_usage(k, dev), block_size,
                                                               dynamic_shared))
     return SUCCESS
-
-
-# The names implemented here and by runtime_api, for the README and the tests.
-IMPLEMENTED = sorted(set(runtime_api.IMPLEMENTATIONS) - {"cricket_device_identity"})

@@ -43,7 +43,7 @@ def test_reservation_keeps_host_mappings_out(rt):
     base = 0x6C00_0000_0000
     rt.reserve(base, 4096)
     # a fixed mapping that does not replace anything now fails inside the window
-    assert not rt._map_none(base + (1 << 30), 4096)
+    assert not rt.address_windows.map_none(base + (1 << 30), 4096)
 
 
 def test_pinned_host_memory_is_local_and_known(rt):

@@ -76,8 +76,8 @@ def test_registration_reaches_python_and_unregisters_before_python_exits(program
     result = run([programs.get("shimtest.cu"), "errors"], dict(shim_env, CRICKET_LOG="DEBUG"))
     assert result.returncode == 0, result.stderr
     assert "client ready (embedded interpreter)" in result.stderr
-    registered = [l for l in result.stderr.splitlines() if "runtime_api: registered fatbin" in l]
-    unregistered = [l for l in result.stderr.splitlines() if "runtime_api: unregistered fatbin" in l]
+    registered = [l for l in result.stderr.splitlines() if "registry: registered fatbin" in l]
+    unregistered = [l for l in result.stderr.splitlines() if "registry: unregistered fatbin" in l]
     assert len(registered) == 1 and len(unregistered) == 1
     assert "(1 functions, 2 variables)" in unregistered[0]   # scale, device_counter, constant_table
 
