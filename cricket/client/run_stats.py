@@ -15,7 +15,10 @@ def report(stats: Any, conn: Any) -> None:
         server = conn.session_stats()
     except Exception:                    # the summary goes out anyway, without the server's part
         server = None
-    for line in summary_lines(stats, conn, server, time.monotonic() - stats.started):
+    lines = summary_lines(stats, conn, server, time.monotonic() - stats.started)
+    out = conn.output
+    lines.append(f"device printf: {out.fetches} fetch(es), {out.dropped} line(s) lost")
+    for line in lines:
         print(PREFIX + line, file=sys.stderr, flush=True)
 
 
