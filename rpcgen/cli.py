@@ -19,7 +19,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("-o", "--output-dir", metavar="DIR",
                     help="write DIR/<stem>.py (default: beside the .x file)")
     ap.add_argument("--cython", action="store_true",
-                    help="also write DIR/_<stem>_xdr.pyx, a compiled codec for the module")
+                    help="also write DIR/_<stem>_xdr.pyx, a compiled codec for the module, and "
+                         "DIR/_<stem>_layout.pxd, its fixed layouts for hand-written Cython")
     ap.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
                     help="define a preprocessor macro")
     ap.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
@@ -36,6 +37,7 @@ def outputs(path: str, out_dir: str | None, cython: bool) -> dict[str, str]:
     res = {"python": os.path.join(out_dir, f"{stem}.py")}
     if cython:
         res["cython"] = os.path.join(out_dir, f"_{stem}_xdr.pyx")
+        res["layout"] = os.path.join(out_dir, f"_{stem}_layout.pxd")
     return res
 
 
@@ -51,7 +53,10 @@ def compile_file(path: str, out_dir: str | None = None, cython: bool = False,
     texts = {"python": emit_python(mod, stem)}
     if cython:
         from rpcgen.emit_cython import emit_cython
+        from rpcgen.emit_layout import emit_layout_pxd
+        from rpcgen.layout import fixed_layouts
         texts["cython"] = emit_cython(mod, stem)
+        texts["layout"] = emit_layout_pxd(fixed_layouts(mod), stem, os.path.basename(path))
     os.makedirs(os.path.dirname(files["python"]), exist_ok=True)
     for kind, text in texts.items():
         _write_if_changed(files[kind], text)
