@@ -90,10 +90,10 @@ def test_copies_back_from_several_threads_meet_other_threads_replies(conn):
         b.free()
 
 
-def test_a_client_without_the_reader_state_falls_back_to_the_ordinary_path(conn, monkeypatch):
+def test_copies_below_the_direct_threshold_take_the_ordinary_path(conn, monkeypatch):
     data = os.urandom(1 << 20)
     buf = conn.to_device(data)
-    monkeypatch.setattr(direct, "supported", lambda rpc: False)
+    monkeypatch.setattr(direct, "DIRECT_MIN", len(data) + 1)
     fed = _fed_bytes(conn, monkeypatch)
     assert conn.memcpy_dtoh(buf, len(data)) == data
     assert sum(fed) >= len(data)
