@@ -46,6 +46,17 @@ def receive_data_into(call: Any, dst: memoryview) -> memoryview | None:
     return call.result_into(ReplySink(P.pack_cr_data_res_data_fixed(data_len=n), dst))
 
 
+def take_data(reply: memoryview, view: memoryview) -> bool:
+    """Put the data of ``reply`` (encoded ``cr_data_res``) into ``view`` when it succeeded with
+    exactly ``len(view)`` bytes; False, with ``view`` untouched, for any other reply."""
+    n = len(view)
+    head = P.cr_data_res_data_FIXED_SIZE
+    if len(reply) >= head + n and reply[:head] == P.pack_cr_data_res_data_fixed(data_len=n):
+        view[:] = reply[head:head + n]
+        return True
+    return False
+
+
 def dtoh_args(src: int, size: int, stream: int) -> bytes:
     """``cr_dtoh_args``, encoded."""
     return P.pack_cr_dtoh_args_fixed(src=src, size=size, stream=stream)
