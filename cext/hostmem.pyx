@@ -69,7 +69,7 @@ def view(size_t addr, Py_ssize_t size):
     return PyMemoryView_FromMemory(<char *>addr, size, PyBUF_WRITE)   # one object, format "B"
 
 
-cdef int _pack_params_at(char *p, Py_ssize_t size_with_padding, size_t args, tuple layout) except -1:
+cdef inline int _pack_params_at(char *p, Py_ssize_t size_with_padding, size_t args, tuple layout) except -1:
     """The parameters from nvcc's argument array at their ``layout`` offsets, zeros between."""
     cdef void **argv = <void **>args
     cdef Py_ssize_t i = 0, offset, size

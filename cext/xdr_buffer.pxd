@@ -62,7 +62,9 @@ cdef extern from *:
 cdef enum:
     ZERO_COPY_MIN = 16384   # opaques this large go to a sink Packer as uncopied segments
     VIEW_MIN = 65536        # opaques this large may decode as views (cricket.xdr.VIEW_MIN)
-    SMALL = 512             # a write buffer's first bytes live inside it: no allocation
+    SMALL = 432             # a write buffer's first bytes live inside it: no allocation
+                            # (432: a Packer, which holds one, stays a small object
+                            # for CPython's allocator, at most 512 bytes)
     NO_MAX = -1             # no declared maximum length
 
 
