@@ -132,7 +132,8 @@ cdef inline int _bad_int(object v, int64_t lo, int64_t hi, str what) except -1:
     raise _errors().XdrValueError(f"{what} needs an int, got {type(v).__name__}")
 
 
-cdef inline int _w_int(W *w, object v, int64_t lo, int64_t hi, str what) except -1:
+cdef inline int _int_in(object v, int64_t lo, int64_t hi, str what, int64_t *out) except -1:
+    """``v`` as a C integer in [lo, hi] into ``out``; XdrValueError otherwise."""
     cdef int64_t x
     if not isinstance(v, int):
         return _bad_int(v, lo, hi, what)
@@ -140,6 +141,13 @@ cdef inline int _w_int(W *w, object v, int64_t lo, int64_t hi, str what) except 
     if x < lo or x > hi or (x == -1 and PyErr_Occurred() != NULL):
         PyErr_Clear()
         return _bad_int(v, lo, hi, what)
+    out[0] = x
+    return 0
+
+
+cdef inline int _w_int(W *w, object v, int64_t lo, int64_t hi, str what) except -1:
+    cdef int64_t x = 0
+    _int_in(v, lo, hi, what, &x)
     return _w_u32(w, <uint32_t>x)
 
 
@@ -252,8 +260,7 @@ cdef inline int _w_int_list(W *w, object seq, Py_ssize_t maxlen, int64_t lo, int
     """An array of int/unsigned: one reservation, no per-item Python calls for lists."""
     cdef Py_ssize_t i, n
     cdef char *p
-    cdef int64_t x
-    cdef object item
+    cdef int64_t x = 0
     if type(seq) is not list:
         seq = list(seq)
     n = PyList_GET_SIZE(seq)
@@ -267,13 +274,7 @@ cdef inline int _w_int_list(W *w, object seq, Py_ssize_t maxlen, int64_t lo, int
         xdr_put32(p, <uint32_t>n)
         p += 4
     for i in range(n):
-        item = <object>PyList_GET_ITEM(seq, i)
-        if not isinstance(item, int):
-            return _bad_int(item, lo, hi, what)
-        x = PyLong_AsLongLong(item)
-        if x < lo or x > hi or (x == -1 and PyErr_Occurred() != NULL):
-            PyErr_Clear()
-            return _bad_int(item, lo, hi, what)
+        _int_in(<object>PyList_GET_ITEM(seq, i), lo, hi, what, &x)
         xdr_put32(p, <uint32_t>x)
         p += 4
     w.n += 4 * n + (4 if counted else 0)

@@ -410,9 +410,7 @@ class Client:
             except (BlockingIOError, InterruptedError):
                 return got
             except OSError as exc:
-                raise self._fail(RpcConnectionError(
-                    f"reading from the RPC server at {self.address} failed: "
-                    f"{exc.strerror or exc}")) from exc
+                raise self._read_failed(exc) from exc
             if n == 0:
                 self._lost()
             got = True
@@ -517,9 +515,7 @@ class Client:
                 n = -1
             except OSError as exc:
                 if exc.errno != errno.EAGAIN:
-                    raise self._fail(RpcConnectionError(
-                        f"reading from the RPC server at {self.address} failed: "
-                        f"{exc.strerror or exc}")) from exc
+                    raise self._read_failed(exc) from exc
                 n = -1
             if n == 0:
                 self._lost()
@@ -616,9 +612,7 @@ class Client:
                     raise self._fail(err) from exc
                 raise err from exc
             except OSError as exc:
-                raise self._fail(RpcConnectionError(
-                    f"reading from the RPC server at {self.address} failed: "
-                    f"{exc.strerror or exc}")) from exc
+                raise self._read_failed(exc) from exc
             if n == 0:
                 self._lost()
             got += n
@@ -696,6 +690,10 @@ class Client:
         return self._fail(RpcConnectionError(
             f"sending to the RPC server at {self.address} failed: {exc.strerror or exc}; "
             "the server has probably gone away"))
+
+    def _read_failed(self, exc: OSError) -> RpcError:
+        return self._fail(RpcConnectionError(f"reading from the RPC server at {self.address} failed: "
+                                             f"{exc.strerror or exc}"))
 
     def _result(self, record: bytes) -> memoryview:
         return memoryview(record)[message.decode_reply(record, self._check_verifier):]
