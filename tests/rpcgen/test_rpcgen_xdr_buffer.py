@@ -33,3 +33,10 @@ def test_xdr_module_is_built_on_the_library() -> None:
     text = (ROOT / "cext" / "xdr.pyx").read_text()
     assert "from xdr_buffer cimport (" in text
     assert "cdef struct" not in text and "static inline" not in text
+
+
+def test_the_view_threshold_is_the_same_everywhere() -> None:
+    from cricket.xdr import VIEW_MIN
+    from rpcgen.model import OPAQUE_VIEW_MIN
+    stated = re.search(r"^\s*VIEW_MIN = (\d+)", LIBRARY.read_text(), re.M)
+    assert int(stated.group(1)) == OPAQUE_VIEW_MIN == VIEW_MIN
