@@ -44,7 +44,7 @@ cdef class Packer:
     cdef Py_ssize_t flushed   # total size of ``chunks``
 
     def __cinit__(self):
-        _w_init(&self.w, None)
+        _w_init(&self.w, NULL, 0, None)
         self.chunks = None
         self.flushed = 0
 

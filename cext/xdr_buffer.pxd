@@ -62,9 +62,7 @@ cdef extern from *:
 cdef enum:
     ZERO_COPY_MIN = 16384   # opaques this large go to a sink Packer as uncopied segments
     VIEW_MIN = 65536        # opaques this large may decode as views (cricket.xdr.VIEW_MIN)
-    SMALL = 432             # a write buffer's first bytes live inside it: no allocation
-                            # (432: a Packer, which holds one, stays a small object
-                            # for CPython's allocator, at most 512 bytes)
+    SMALL = 512             # the stack buffer a generated encoder starts with
     NO_MAX = -1             # no declared maximum length
 
 
@@ -73,14 +71,16 @@ cdef struct W:
     char *buf
     Py_ssize_t n
     Py_ssize_t cap
+    char *small         # the first buffer, the caller's (never freed), or NULL
     PyObject *sink      # a cricket.xdr.Packer (P_T) for zero-copy opaques, or NULL
-    char small[SMALL]
 
 
-cdef inline void _w_init(W *w, object sink):
-    w.buf = w.small
+cdef inline void _w_init(W *w, char *small, Py_ssize_t size, object sink):
+    """Start ``w`` in the caller's ``small`` buffer of ``size`` bytes (NULL, 0: none yet)."""
+    w.buf = small
+    w.small = small
     w.n = 0
-    w.cap = SMALL
+    w.cap = size
     w.sink = <PyObject *>sink if sink is not None else NULL
 
 
@@ -91,13 +91,13 @@ cdef inline void _w_free(W *w):
 
 
 cdef inline char *_w_grow(W *w, Py_ssize_t k) except NULL:
-    cdef Py_ssize_t cap = w.cap * 2
+    cdef Py_ssize_t cap = w.cap * 2 if w.cap >= 128 else 256
     cdef char *nb
     while cap < w.n + k:
         cap *= 2
     if w.buf == w.small:
         nb = <char *>PyMem_Malloc(cap)
-        if nb is not NULL:
+        if nb is not NULL and w.n:
             memcpy(nb, w.small, w.n)
     else:
         nb = <char *>PyMem_Realloc(w.buf, cap)
@@ -132,8 +132,8 @@ cdef inline int _bad_int(object v, int64_t lo, int64_t hi, str what) except -1:
     raise _errors().XdrValueError(f"{what} needs an int, got {type(v).__name__}")
 
 
-cdef inline int _int_in(object v, int64_t lo, int64_t hi, str what, int64_t *out) except -1:
-    """``v`` as a C integer in [lo, hi] into ``out``; XdrValueError otherwise."""
+cdef inline int64_t _int_in(object v, int64_t lo, int64_t hi, str what) except? -1:
+    """``v`` as a C integer in [lo, hi]; XdrValueError otherwise."""
     cdef int64_t x
     if not isinstance(v, int):
         return _bad_int(v, lo, hi, what)
@@ -141,14 +141,11 @@ cdef inline int _int_in(object v, int64_t lo, int64_t hi, str what, int64_t *out
     if x < lo or x > hi or (x == -1 and PyErr_Occurred() != NULL):
         PyErr_Clear()
         return _bad_int(v, lo, hi, what)
-    out[0] = x
-    return 0
+    return x
 
 
 cdef inline int _w_int(W *w, object v, int64_t lo, int64_t hi, str what) except -1:
-    cdef int64_t x = 0
-    _int_in(v, lo, hi, what, &x)
-    return _w_u32(w, <uint32_t>x)
+    return _w_u32(w, <uint32_t>_int_in(v, lo, hi, what))
 
 
 cdef inline int _w_hyper(W *w, object v) except -1:
@@ -260,7 +257,6 @@ cdef inline int _w_int_list(W *w, object seq, Py_ssize_t maxlen, int64_t lo, int
     """An array of int/unsigned: one reservation, no per-item Python calls for lists."""
     cdef Py_ssize_t i, n
     cdef char *p
-    cdef int64_t x = 0
     if type(seq) is not list:
         seq = list(seq)
     n = PyList_GET_SIZE(seq)
@@ -274,8 +270,7 @@ cdef inline int _w_int_list(W *w, object seq, Py_ssize_t maxlen, int64_t lo, int
         xdr_put32(p, <uint32_t>n)
         p += 4
     for i in range(n):
-        _int_in(<object>PyList_GET_ITEM(seq, i), lo, hi, what, &x)
-        xdr_put32(p, <uint32_t>x)
+        xdr_put32(p, <uint32_t>_int_in(<object>PyList_GET_ITEM(seq, i), lo, hi, what))
         p += 4
     w.n += 4 * n + (4 if counted else 0)
     return 0
