@@ -139,8 +139,12 @@ def cythonize_all(exts: list[Extension], jobs: int, force: bool) -> None:
     each extension's sources become its C files."""
     from Cython.Build import cythonize
     core = {e.name for e in core_extensions()}
+    # cext/ holds the XDR buffer library (xdr_buffer.pxd) that cext/xdr.pyx and the generated
+    # codecs cimport, and the checkout the fixed layouts rpcgen writes beside each .x
+    # (cricket/protocol/_cricket_layout.pxd) that hot paths in cext/ cimport; cythonize follows
+    # the cimports, so a change to either (an edit to a .x) rebuilds what uses it.
     options = dict(language_level=3, build_dir="build/cython", nthreads=jobs if jobs > 1 else 0,
-                   force=force, quiet=True)
+                   force=force, quiet=True, include_path=[str(HERE / "cext"), str(HERE)])
     # One cythonize call per set of directives; each runs its modules in parallel.
     for directives, group in ((HOT_PATH_DIRECTIVES, [e for e in exts if e.name not in core]),
                               (CORE_DIRECTIVES, [e for e in exts if e.name in core])):

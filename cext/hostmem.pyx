@@ -11,6 +11,10 @@ from cpython.memoryview cimport PyMemoryView_FromMemory
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
+# The launch record's layout comes from cricket.x through rpcgen (cricket/protocol/_cricket_layout.pxd).
+from cricket.protocol._cricket_layout cimport cr_launch_args_FIXED_SIZE, put_cr_launch_args_fixed
+from xdr_buffer cimport xdr_put32
+
 
 def store_i32(size_t addr, long long value) -> None:
     (<int32_t *>addr)[0] = <int32_t>value
@@ -65,31 +69,24 @@ def view(size_t addr, Py_ssize_t size):
     return PyMemoryView_FromMemory(<char *>addr, size, PyBUF_WRITE)   # one object, format "B"
 
 
+cdef inline int _pack_params_at(char *p, Py_ssize_t size_with_padding, size_t args, tuple layout) except -1:
+    """The parameters from nvcc's argument array at their ``layout`` offsets, zeros between."""
+    cdef void **argv = <void **>args
+    cdef Py_ssize_t i = 0, offset, size
+    memset(p, 0, size_with_padding)
+    for offset, size in layout:
+        memcpy(p + offset, argv[i], size)
+        i += 1
+    return 0
+
+
 def pack_params(size_t args, tuple layout, Py_ssize_t param_size) -> bytes:
     """A kernel's parameter buffer from nvcc's argument array (``void *args[]``, one pointer per
     parameter) and the layout ``((offset, size), ...)``; sizes and offsets were checked against
     ``param_size`` when the layout was made."""
     cdef bytes out = PyBytes_FromStringAndSize(NULL, param_size)
-    cdef char *buf = PyBytes_AS_STRING(out)
-    cdef void **argv = <void **>args
-    cdef Py_ssize_t i = 0, offset, size
-    memset(buf, 0, param_size)
-    for offset, size in layout:
-        memcpy(buf + offset, argv[i], size)
-        i += 1
+    _pack_params_at(PyBytes_AS_STRING(out), param_size, args, layout)
     return out
-
-
-cdef inline void _be32(unsigned char *p, uint32_t v) noexcept:
-    p[0] = v >> 24
-    p[1] = v >> 16
-    p[2] = v >> 8
-    p[3] = v
-
-
-cdef inline void _be64(unsigned char *p, uint64_t v) noexcept:
-    _be32(p, <uint32_t>(v >> 32))
-    _be32(p + 4, <uint32_t>v)
 
 
 def launch_record(unsigned long long function, tuple grid, tuple block, unsigned int shared_mem,
@@ -97,22 +94,13 @@ def launch_record(unsigned long long function, tuple grid, tuple block, unsigned
     """The XDR encoding of ``cr_launch_args`` (cricket.x) for a launch, with the parameter buffer
     packed from nvcc's argument array in place: one allocation, no intermediate objects."""
     cdef Py_ssize_t padded = (param_size + 3) & ~3
-    cdef bytes out = PyBytes_FromStringAndSize(NULL, 48 + padded)
-    cdef unsigned char *p = <unsigned char *>PyBytes_AS_STRING(out)
-    cdef void **argv = <void **>args
-    cdef Py_ssize_t i = 0, offset, size
-    _be64(p, function)
-    for i in range(3):
-        _be32(p + 8 + 4 * i, <uint32_t>grid[i])
-        _be32(p + 20 + 4 * i, <uint32_t>block[i])
-    _be32(p + 32, shared_mem)
-    _be64(p + 36, stream)
-    _be32(p + 44, <uint32_t>param_size)
-    memset(p + 48, 0, padded)
-    i = 0
-    for offset, size in layout:
-        memcpy(p + 48 + offset, argv[i], size)
-        i += 1
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, cr_launch_args_FIXED_SIZE + padded)
+    cdef char *p = PyBytes_AS_STRING(out)
+    p = put_cr_launch_args_fixed(
+        p, function=function, grid_x=grid[0], grid_y=grid[1], grid_z=grid[2], block_x=block[0],
+        block_y=block[1], block_z=block[2], shared_mem=shared_mem, stream=stream,
+        params_len=param_size)
+    _pack_params_at(p, padded, args, layout)
     return out
 
 
@@ -138,27 +126,16 @@ def launch_call(bytes head, unsigned long long xid, unsigned long long function,
         return None
     cdef Py_ssize_t head_size = len(head)
     cdef Py_ssize_t padded = (param_size + 3) & ~3
-    cdef Py_ssize_t total = head_size + 48 + padded
+    cdef Py_ssize_t total = head_size + cr_launch_args_FIXED_SIZE + padded
     cdef bytes out = PyBytes_FromStringAndSize(NULL, total)
-    cdef unsigned char *p = <unsigned char *>PyBytes_AS_STRING(out)
-    cdef void **argv = <void **>args
-    cdef Py_ssize_t i = 0, offset, size
+    cdef char *p = PyBytes_AS_STRING(out)
     memcpy(p, PyBytes_AS_STRING(head), head_size)
-    _be32(p, <uint32_t>(0x80000000u | <uint32_t>(total - 4)))
-    _be32(p + 4, <uint32_t>xid)
-    p += head_size
-    _be64(p, function)
-    _be32(p + 8, gx)
-    _be32(p + 12, gy)
-    _be32(p + 16, <uint32_t>gz)
-    _be32(p + 20, bx)
-    _be32(p + 24, by)
-    _be32(p + 28, <uint32_t>bz)
-    _be32(p + 32, <uint32_t>shared_mem)
-    _be64(p + 36, stream)
-    _be32(p + 44, <uint32_t>param_size)
-    memset(p + 48, 0, padded)
-    for offset, size in layout:
-        memcpy(p + 48 + offset, argv[i], size)
-        i += 1
+    # RFC 5531: the record mark (last fragment, length after the mark), then the call's xid.
+    xdr_put32(p, <uint32_t>(0x80000000u | <uint32_t>(total - 4)))
+    xdr_put32(p + 4, <uint32_t>xid)
+    p = put_cr_launch_args_fixed(
+        p + head_size, function=function, grid_x=gx, grid_y=gy, grid_z=<uint32_t>gz, block_x=bx,
+        block_y=by, block_z=<uint32_t>bz, shared_mem=<uint32_t>shared_mem, stream=stream,
+        params_len=<uint32_t>param_size)
+    _pack_params_at(p, padded, args, layout)
     return out

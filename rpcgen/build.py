@@ -3,6 +3,7 @@
 The project's own ``.x`` files are built by ``setup.py``; this helper is for a
 generated package outside the project: ``build_codec(root, "pkg._stem_xdr")`` compiles
 ``root/pkg/_stem_xdr.pyx`` into ``root/pkg/_stem_xdr*.so`` with Cython and the C compiler.
+The codec cimports the XDR buffer library (``xdr_buffer.pxd``), found in ``XDR_INCLUDE``.
 """
 from __future__ import annotations
 
@@ -13,12 +14,16 @@ import textwrap
 
 from rpcgen.errors import RpcgenError
 
+#: Where ``xdr_buffer.pxd`` lives: the checkout's ``cext/`` (set ``RPCGEN_XDR_INCLUDE`` to override).
+XDR_INCLUDE = os.environ.get("RPCGEN_XDR_INCLUDE") or os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "cext")
+
 _SETUP = textwrap.dedent("""\
     from setuptools import Extension, setup
     from Cython.Build import cythonize
     setup(script_args=["build_ext", "--inplace", "-q", "--build-temp", {tmp!r}],
           ext_modules=cythonize([Extension({name!r}, [{src!r}])], language_level=3,
-                                build_dir={tmp!r}, quiet=True,
+                                build_dir={tmp!r}, quiet=True, include_path=[{include!r}],
                                 compiler_directives={{"boundscheck": False, "wraparound": False}}))
 """)
 
@@ -27,7 +32,7 @@ def build_codec(root: str, module_name: str, timeout: float = 600) -> str:
     """Compile ``root/<module path>.pyx``; returns the path of the built extension."""
     rel = module_name.replace(".", os.sep) + ".pyx"
     tmp = os.path.join(root, "_build")
-    code = _SETUP.format(name=module_name, src=rel, tmp=tmp)
+    code = _SETUP.format(name=module_name, src=rel, tmp=tmp, include=XDR_INCLUDE)
     env = dict(os.environ, CFLAGS=os.environ.get("CFLAGS", "-O2"))
     res = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
                          timeout=timeout, env=env)

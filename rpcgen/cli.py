@@ -19,11 +19,15 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("-o", "--output-dir", metavar="DIR",
                     help="write DIR/<stem>.py (default: beside the .x file)")
     ap.add_argument("--cython", action="store_true",
-                    help="also write DIR/_<stem>_xdr.pyx, a compiled codec for the module")
+                    help="also write DIR/_<stem>_xdr.pyx, a compiled codec for the module, and "
+                         "DIR/_<stem>_layout.pxd, its fixed layouts for hand-written Cython")
     ap.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
                     help="define a preprocessor macro")
     ap.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
                     help="add an #include search directory")
+    ap.add_argument("--use-x", dest="use_x", action="append", default=[], metavar="OTHER.x",
+                    help="take the constants and types of another .x (not its programs) that this "
+                         "one uses, e.g. rpcsvc/nis.x for nis_callback.x; the module carries them")
     ap.add_argument("--builtin-cpp", action="store_true",
                     help="use the built-in cpp subset even when the system cpp exists")
     return ap
@@ -36,22 +40,26 @@ def outputs(path: str, out_dir: str | None, cython: bool) -> dict[str, str]:
     res = {"python": os.path.join(out_dir, f"{stem}.py")}
     if cython:
         res["cython"] = os.path.join(out_dir, f"_{stem}_xdr.pyx")
+        res["layout"] = os.path.join(out_dir, f"_{stem}_layout.pxd")
     return res
 
 
 def compile_file(path: str, out_dir: str | None = None, cython: bool = False,
                  defines: dict[str, str] | None = None, include_dirs: list[str] | None = None,
-                 use_system_cpp: bool | None = None) -> dict[str, str]:
+                 use_system_cpp: bool | None = None, use_x: list[str] | None = None) -> dict[str, str]:
     """Compile ``path``; returns the written files (see :func:`outputs`)."""
     from rpcgen import load
     from rpcgen.emit_python import emit_python
-    mod = load(path, defines, include_dirs, use_system_cpp)
+    mod = load(path, defines, include_dirs, use_system_cpp, use_x)
     stem = os.path.splitext(os.path.basename(path))[0]
     files = outputs(path, out_dir, cython)
     texts = {"python": emit_python(mod, stem)}
     if cython:
         from rpcgen.emit_cython import emit_cython
+        from rpcgen.emit_layout import emit_layout_pxd
+        from rpcgen.layout import fixed_layouts
         texts["cython"] = emit_cython(mod, stem)
+        texts["layout"] = emit_layout_pxd(fixed_layouts(mod), stem, os.path.basename(path))
     os.makedirs(os.path.dirname(files["python"]), exist_ok=True)
     for kind, text in texts.items():
         _write_if_changed(files[kind], text)
@@ -82,12 +90,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.check:
             from rpcgen import load
-            mod = load(args.file, defines, args.include_dirs, False if args.builtin_cpp else None)
+            mod = load(args.file, defines, args.include_dirs, False if args.builtin_cpp else None,
+                       args.use_x)
             print(f"{args.file}: ok ({len(mod.consts)} constants, {len(mod.types)} types, "
                   f"{len(mod.programs)} programs)")
             return 0
         files = compile_file(args.file, args.output_dir, args.cython, defines, args.include_dirs,
-                             False if args.builtin_cpp else None)
+                             False if args.builtin_cpp else None, args.use_x)
     except RpcgenError as exc:
         print(f"rpcgen: {exc}", file=sys.stderr)
         return 1

@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 
 from rpcgen.errors import Loc, PreprocessError
@@ -45,12 +46,56 @@ def preprocess(path: str, defines: dict[str, str] | None = None,
     return Preprocessed(text, pp.macros)
 
 
+#: Starts a pass-through line that continues the one before it. cpp splices a ``%`` line that
+#: ends in a backslash with the next (a ``%#define`` over several lines, as in rpcsvc/nis.x) and
+#: then writes the pieces as lines of their own, indistinguishable from XDR; so before cpp runs,
+#: such a line loses its backslash and each continuation line becomes ``%`` + this mark, which
+#: the lexer joins back (line numbers stay those of the file).
+CONTINUED = "\x01"
+
+
+def splice_passthrough(text: str) -> str | None:
+    """``text`` with ``%`` lines continued by a backslash written as :data:`CONTINUED` lines, or
+    None when it has none."""
+    lines = text.split("\n")
+    changed = False
+    continuing = False
+    for i, line in enumerate(lines):
+        starts = line.startswith("%")
+        if continuing:
+            lines[i] = "%" + CONTINUED + line
+        if not (starts or continuing):
+            continue
+        continuing = line.rstrip("\r").endswith("\\")
+        if continuing:
+            body = lines[i].rstrip("\r")
+            lines[i] = body[:-1]
+            changed = True
+    return "\n".join(lines) if changed else None
+
+
 def _system_cpp(path: str, defines: dict[str, str], include_dirs: list[str]) -> str:
     cmd = ["cpp", "-C"] + [f"-D{k}={v}" for k, v in defines.items()]
     cmd += [f"-I{d}" for d in include_dirs]
-    cmd += [f"-I{os.path.dirname(os.path.abspath(path))}", path]
+    cmd += [f"-I{os.path.dirname(os.path.abspath(path))}"]
     try:
-        res = subprocess.run(cmd, capture_output=True, text=True, errors="surrogateescape")
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            spliced = splice_passthrough(f.read())
+    except OSError as exc:
+        raise PreprocessError(None, f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        if spliced is None:
+            res = subprocess.run(cmd + [path], capture_output=True, text=True, errors="surrogateescape")
+        else:
+            with tempfile.TemporaryDirectory() as tmp:
+                copy = os.path.join(tmp, os.path.basename(path))
+                with open(copy, "w", encoding="utf-8", errors="surrogateescape") as f:
+                    f.write(spliced)
+                res = subprocess.run(cmd + [copy], capture_output=True, text=True,
+                                     errors="surrogateescape")
+                # the line markers name the file itself, not its spliced copy
+                res.stdout = res.stdout.replace(f'"{copy}"', f'"{path}"')
+                res.stderr = res.stderr.replace(copy, path)
     except OSError as exc:
         raise PreprocessError(None, f"cannot run cpp: {exc}") from None
     if res.returncode != 0:

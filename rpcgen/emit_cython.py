@@ -1,7 +1,8 @@
 """Emit ``_<stem>_xdr.pyx``: a compiled codec for the types of a .x file.
 
-The file is self-contained (its buffer helpers are emitted inline, nothing is
-cimported across modules).  Per named type T it has ``cdef`` encoders/decoders working
+Its buffer primitives come from the one XDR buffer library, ``cext/xdr_buffer.pxd``
+(``from xdr_buffer cimport *``): build it with that directory on Cython's include path
+(``setup.py`` and ``rpcgen.build`` do).  Per named type T it has ``cdef`` encoders/decoders working
 on a C write buffer and a C read cursor, and four Python entry points that the
 generated ``<stem>.py`` binds in place of its pure-Python codec:
 ``pack_T(value) -> bytes``, ``unpack_T(data)``, ``P_T(packer, value)`` (append to a
@@ -25,402 +26,17 @@ PRELUDE = r'''# cython: language_level=3, boundscheck=False, wraparound=False, c
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM, PyList_GET_SIZE
-from cpython.mem cimport PyMem_Malloc, PyMem_Realloc, PyMem_Free
 from cpython.ref cimport PyObject, Py_INCREF
-from cpython.unicode cimport PyUnicode_DecodeUTF8
-from libc.stdint cimport int32_t, uint32_t, int64_t, uint64_t, INT64_MIN, INT64_MAX
-from libc.string cimport memcpy, memset
-from libc.math cimport isfinite, fabs
-from cpython.exc cimport PyErr_Occurred, PyErr_Clear
+from libc.stdint cimport int32_t, uint32_t, int64_t, uint64_t
 
-cdef extern from "Python.h":
-    # declared without an exception spec: callers check -1 + PyErr_Occurred themselves,
-    # which costs nothing per item (a try block would save exception state each time)
-    long long PyLong_AsLongLong(object) noexcept
+# The XDR buffer library (cext/xdr_buffer.pxd): the write buffer W, the read cursor R and
+# their primitives (_w_*, _r_*), shared with cricket.xdr's Packer and Unpacker.
+from xdr_buffer cimport *
 
 from cricket.xdr import immutable_input
-from cricket.xdr.errors import (XdrDiscriminantError, XdrError, XdrLengthError,
-                                XdrTruncatedError, XdrValueError)
-
-cdef extern from *:
-    """
-    static inline void gx_put32(char *p, uint32_t v) {{
-        p[0] = (char)(v >> 24); p[1] = (char)(v >> 16); p[2] = (char)(v >> 8); p[3] = (char)v;
-    }}
-    static inline uint32_t gx_get32(const unsigned char *p) {{
-        return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
-    }}
-    static inline uint32_t gx_f2u(float f) {{ uint32_t u; memcpy(&u, &f, 4); return u; }}
-    static inline float gx_u2f(uint32_t u) {{ float f; memcpy(&f, &u, 4); return f; }}
-    static inline uint64_t gx_d2u(double d) {{ uint64_t u; memcpy(&u, &d, 8); return u; }}
-    static inline double gx_u2d(uint64_t u) {{ double d; memcpy(&d, &u, 8); return d; }}
-    #define GX_FLT_MAX 3.40282346638528859811704183484516925e+38
-    """
-    void gx_put32(char *p, uint32_t v) nogil
-    uint32_t gx_get32(const unsigned char *p) nogil
-    uint32_t gx_f2u(float f) nogil
-    float gx_u2f(uint32_t u) nogil
-    uint64_t gx_d2u(double d) nogil
-    double gx_u2d(uint64_t u) nogil
-    double GX_FLT_MAX
-
-DEF ZERO_COPY_MIN = 16384
-DEF VIEW_MIN = {view_min}
-DEF SMALL = 512
-DEF NO_MAX = -1
+from cricket.xdr.errors import XdrDiscriminantError, XdrError, XdrValueError
 
 _object_new = object.__new__
-
-
-# -- write buffer ------------------------------------------------------------------------
-cdef struct W:
-    char *buf
-    Py_ssize_t n
-    Py_ssize_t cap
-    PyObject *sink      # a cricket.xdr.Packer (P_T) for zero-copy opaques, or NULL
-    char small[SMALL]
-
-
-cdef inline void _w_init(W *w, object sink):
-    w.buf = w.small
-    w.n = 0
-    w.cap = SMALL
-    w.sink = <PyObject *>sink if sink is not None else NULL
-
-
-cdef inline void _w_free(W *w):
-    if w.buf != w.small:
-        PyMem_Free(w.buf)
-    w.buf = w.small
-
-
-cdef char *_w_grow(W *w, Py_ssize_t k) except NULL:
-    cdef Py_ssize_t cap = w.cap * 2
-    cdef char *nb
-    while cap < w.n + k:
-        cap *= 2
-    if w.buf == w.small:
-        nb = <char *>PyMem_Malloc(cap)
-        if nb is not NULL:
-            memcpy(nb, w.small, w.n)
-    else:
-        nb = <char *>PyMem_Realloc(w.buf, cap)
-    if nb is NULL:
-        raise MemoryError()
-    w.buf = nb
-    w.cap = cap
-    return w.buf + w.n
-
-
-cdef inline char *_w_room(W *w, Py_ssize_t k) except NULL:
-    if w.n + k <= w.cap:
-        return w.buf + w.n
-    return _w_grow(w, k)
-
-
-cdef inline int _w_u32(W *w, uint32_t v) except -1:
-    gx_put32(_w_room(w, 4), v)
-    w.n += 4
-    return 0
-
-
-cdef inline int _w_u64(W *w, uint64_t v) except -1:
-    cdef char *p = _w_room(w, 8)
-    gx_put32(p, <uint32_t>(v >> 32))
-    gx_put32(p + 4, <uint32_t>v)
-    w.n += 8
-    return 0
-
-
-cdef int _bad_int(object v, int64_t lo, int64_t hi, str what) except -1:
-    if isinstance(v, int):
-        raise XdrValueError(f"{{v}} is out of range for {{what}} [{{lo}}, {{hi}}]")
-    raise XdrValueError(f"{{what}} needs an int, got {{type(v).__name__}}")
-
-
-cdef inline int _w_int(W *w, object v, int64_t lo, int64_t hi, str what) except -1:
-    cdef int64_t x
-    if not isinstance(v, int):
-        return _bad_int(v, lo, hi, what)
-    x = PyLong_AsLongLong(v)
-    if x < lo or x > hi or (x == -1 and PyErr_Occurred() != NULL):
-        PyErr_Clear()
-        return _bad_int(v, lo, hi, what)
-    return _w_u32(w, <uint32_t>x)
-
-
-cdef inline int _w_hyper(W *w, object v) except -1:
-    cdef int64_t x
-    if not isinstance(v, int):
-        return _bad_int(v, INT64_MIN, INT64_MAX, "hyper")
-    x = PyLong_AsLongLong(v)
-    if x == -1 and PyErr_Occurred() != NULL:
-        PyErr_Clear()
-        return _bad_int(v, INT64_MIN, INT64_MAX, "hyper")
-    return _w_u64(w, <uint64_t>x)
-
-
-cdef inline int _w_uhyper(W *w, object v) except -1:
-    cdef uint64_t x
-    if not isinstance(v, int) or v < 0:
-        raise XdrValueError(f"unsigned hyper needs an int in [0, 2**64-1], got {{v!r}}")
-    try:
-        x = v
-    except OverflowError:
-        raise XdrValueError(f"{{v}} is out of range for unsigned hyper") from None
-    return _w_u64(w, x)
-
-
-cdef inline int _w_bool(W *w, object v) except -1:
-    return _w_u32(w, 1 if v else 0)
-
-
-cdef int _w_float(W *w, object v) except -1:
-    cdef double d
-    try:
-        d = v
-    except TypeError:
-        raise XdrValueError(f"float needs a number, got {{type(v).__name__}}") from None
-    if isfinite(d) and fabs(d) > GX_FLT_MAX:
-        raise XdrValueError(f"{{v!r}} is too large for an XDR float")
-    return _w_u32(w, gx_f2u(<float>d))
-
-
-cdef int _w_double(W *w, object v) except -1:
-    cdef double d
-    try:
-        d = v
-    except TypeError:
-        raise XdrValueError(f"double needs a number, got {{type(v).__name__}}") from None
-    return _w_u64(w, gx_d2u(d))
-
-
-cdef int _w_flush(W *w) except -1:
-    """Hand the bytes written so far to the sink Packer."""
-    if w.n:
-        (<object>w.sink).pack_raw(PyBytes_FromStringAndSize(w.buf, w.n))
-        w.n = 0
-    return 0
-
-
-cdef int _w_bytes(W *w, object data, Py_ssize_t fixed, Py_ssize_t maxlen, bint counted) except -1:
-    """Opaque data: ``fixed`` >= 0 for opaque[fixed], else counted (opaque<maxlen>)."""
-    cdef Py_buffer view
-    cdef Py_ssize_t n, pad
-    cdef char *p
-    if isinstance(data, str):
-        data = (<str>data).encode("utf-8", "surrogateescape")
-    try:
-        PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
-    except TypeError:
-        raise XdrValueError(f"opaque data must be bytes-like, not {{type(data).__name__}}") from None
-    try:
-        n = view.len
-        if fixed >= 0 and n != fixed:
-            raise XdrValueError(f"opaque[{{fixed}}] got {{n}} bytes")
-        if maxlen >= 0 and n > maxlen:
-            raise XdrLengthError(f"opaque/string of length {{n}} exceeds the declared maximum {{maxlen}}")
-        if counted and n > 0xFFFFFFFF:
-            raise XdrLengthError(f"opaque of {{n}} bytes is longer than XDR allows")
-        if n >= ZERO_COPY_MIN and w.sink != NULL and counted:
-            _w_flush(w)
-            (<object>w.sink).pack_opaque(data)
-            return 0
-        pad = (-n) & 3
-        p = _w_room(w, n + pad + 4)
-        if counted:
-            gx_put32(p, <uint32_t>n)
-            p += 4
-            w.n += 4
-        memcpy(p, view.buf, n)
-        memset(p + n, 0, pad)
-        w.n += n + pad
-    finally:
-        PyBuffer_Release(&view)
-    return 0
-
-
-cdef inline int _w_count(W *w, object seq, Py_ssize_t maxlen) except -1:
-    cdef Py_ssize_t n = len(seq)
-    if maxlen >= 0 and n > maxlen:
-        raise XdrLengthError(f"array of length {{n}} exceeds the declared maximum {{maxlen}}")
-    return _w_u32(w, <uint32_t>n)
-
-
-cdef inline int _w_fixed_count(object seq, Py_ssize_t size) except -1:
-    if len(seq) != size:
-        raise XdrValueError(f"fixed array needs {{size}} items, got {{len(seq)}}")
-    return 0
-
-
-cdef int _w_int_list(W *w, object seq, Py_ssize_t maxlen, int64_t lo, int64_t hi, str what,
-                     bint counted) except -1:
-    """An array of int/unsigned: one reservation, no per-item Python calls for lists."""
-    cdef Py_ssize_t i, n
-    cdef char *p
-    cdef int64_t x
-    cdef object item
-    if type(seq) is not list:
-        seq = list(seq)
-    n = PyList_GET_SIZE(seq)
-    if counted:
-        if maxlen >= 0 and n > maxlen:
-            raise XdrLengthError(f"array of length {{n}} exceeds the declared maximum {{maxlen}}")
-    elif n != maxlen:
-        raise XdrValueError(f"fixed array needs {{maxlen}} items, got {{n}}")
-    p = _w_room(w, 4 * n + 4)
-    if counted:
-        gx_put32(p, <uint32_t>n)
-        p += 4
-    for i in range(n):
-        item = <object>PyList_GET_ITEM(seq, i)
-        if not isinstance(item, int):
-            return _bad_int(item, lo, hi, what)
-        x = PyLong_AsLongLong(item)
-        if x < lo or x > hi or (x == -1 and PyErr_Occurred() != NULL):
-            PyErr_Clear()
-            return _bad_int(item, lo, hi, what)
-        gx_put32(p, <uint32_t>x)
-        p += 4
-    w.n += 4 * n + (4 if counted else 0)
-    return 0
-
-
-# -- read cursor -------------------------------------------------------------------------
-cdef struct R:
-    const unsigned char *buf
-    Py_ssize_t pos
-    Py_ssize_t end
-    PyObject *owner     # the input, when views into it are safe (immutable bytes), else NULL
-
-
-cdef int _truncated(R *r, Py_ssize_t k, str what) except -1:
-    raise XdrTruncatedError(f"truncated XDR: {{what}} needs {{k}} bytes at offset {{r.pos}}, "
-                            f"{{r.end - r.pos}} left")
-
-
-cdef inline const unsigned char *_r_take(R *r, Py_ssize_t k, str what) except NULL:
-    cdef const unsigned char *p
-    if r.end - r.pos < k:
-        _truncated(r, k, what)
-    p = r.buf + r.pos
-    r.pos += k
-    return p
-
-
-cdef inline uint32_t _r_u32(R *r, str what) except? 0xFFFFFFFF:
-    return gx_get32(_r_take(r, 4, what))
-
-
-cdef inline object _r_int(R *r):
-    return <int32_t>gx_get32(_r_take(r, 4, "int"))
-
-
-cdef inline object _r_uint(R *r):
-    return gx_get32(_r_take(r, 4, "unsigned int"))
-
-
-cdef object _r_ranged(R *r, int64_t lo, int64_t hi, bint signed, str what):
-    cdef uint32_t u = gx_get32(_r_take(r, 4, what))
-    cdef int64_t x = <int32_t>u if signed else <int64_t>u
-    if x < lo or x > hi:
-        r.pos -= 4
-        raise XdrValueError(f"{{x}} is out of range for {{what}} [{{lo}}, {{hi}}]")
-    return x
-
-
-cdef inline object _r_hyper(R *r):
-    cdef const unsigned char *p = _r_take(r, 8, "hyper")
-    return <int64_t>(((<uint64_t>gx_get32(p)) << 32) | gx_get32(p + 4))
-
-
-cdef inline object _r_uhyper(R *r):
-    cdef const unsigned char *p = _r_take(r, 8, "unsigned hyper")
-    return ((<uint64_t>gx_get32(p)) << 32) | gx_get32(p + 4)
-
-
-cdef inline object _r_float(R *r):
-    return <double>gx_u2f(gx_get32(_r_take(r, 4, "float")))
-
-
-cdef inline object _r_double(R *r):
-    cdef const unsigned char *p = _r_take(r, 8, "double")
-    return gx_u2d(((<uint64_t>gx_get32(p)) << 32) | gx_get32(p + 4))
-
-
-cdef inline object _r_bool(R *r):
-    cdef uint32_t v = gx_get32(_r_take(r, 4, "bool"))
-    if v > 1:
-        r.pos -= 4
-        raise XdrDiscriminantError(f"bool must be 0 or 1, got {{v}}")
-    return v == 1
-
-
-cdef inline Py_ssize_t _r_length(R *r, Py_ssize_t maxlen, str what) except -1:
-    cdef uint32_t n = gx_get32(_r_take(r, 4, what))
-    if maxlen >= 0 and n > <uint64_t>maxlen:
-        r.pos -= 4
-        raise XdrLengthError(f"{{what}} length {{n}} at offset {{r.pos}} exceeds the declared "
-                             f"maximum {{maxlen}}")
-    return n
-
-
-cdef inline Py_ssize_t _r_count(R *r, Py_ssize_t maxlen, Py_ssize_t min_item) except -1:
-    cdef Py_ssize_t n = _r_length(r, maxlen, "array")
-    if min_item > 0 and n > (r.end - r.pos) // min_item:
-        r.pos -= 4
-        raise XdrTruncatedError(f"truncated XDR: array of {{n}} items needs at least "
-                                f"{{n * min_item}} bytes at offset {{r.pos + 4}}, "
-                                f"{{r.end - r.pos - 4}} left")
-    return n
-
-
-cdef object _r_fopaque(R *r, Py_ssize_t n):
-    cdef const unsigned char *p = _r_take(r, (n + 3) & ~3, "fixed opaque")
-    return PyBytes_FromStringAndSize(<const char *>p, n)
-
-
-cdef object _r_opaque(R *r, Py_ssize_t maxlen):
-    cdef Py_ssize_t n = _r_length(r, maxlen, "opaque")
-    cdef const unsigned char *p = _r_take(r, (n + 3) & ~3, "opaque body")
-    return PyBytes_FromStringAndSize(<const char *>p, n)
-
-
-cdef object _r_opaque_or_view(R *r, Py_ssize_t maxlen):
-    """opaque<maxlen>: a read-only view into the input when it is VIEW_MIN bytes or more and the
-    input is immutable (it can never change under the view), else bytes."""
-    cdef Py_ssize_t n = _r_length(r, maxlen, "opaque")
-    cdef Py_ssize_t start = r.pos
-    cdef const unsigned char *p = _r_take(r, (n + 3) & ~3, "opaque body")
-    if n >= VIEW_MIN and r.owner != NULL:
-        return memoryview(<object>r.owner)[start:start + n]
-    return PyBytes_FromStringAndSize(<const char *>p, n)
-
-
-cdef object _r_string(R *r, Py_ssize_t maxlen):
-    cdef Py_ssize_t n = _r_length(r, maxlen, "string")
-    cdef const unsigned char *p = _r_take(r, (n + 3) & ~3, "string body")
-    return PyUnicode_DecodeUTF8(<const char *>p, n, "surrogateescape")
-
-
-cdef object _r_int_list(R *r, Py_ssize_t n, bint signed, int64_t lo, int64_t hi, str what):
-    """``n`` ints/unsigneds into a new list (length already checked against the input)."""
-    cdef const unsigned char *p = _r_take(r, 4 * n, what)
-    cdef list out = PyList_New(n)
-    cdef Py_ssize_t i
-    cdef uint32_t u
-    cdef int64_t x
-    cdef object item
-    for i in range(n):
-        u = gx_get32(p + 4 * i)
-        x = <int32_t>u if signed else <int64_t>u
-        if x < lo or x > hi:
-            r.pos -= 4 * n
-            raise XdrValueError(f"{{x}} is out of range for {{what}} [{{lo}}, {{hi}}]")
-        item = x
-        Py_INCREF(item)
-        PyList_SET_ITEM(out, i, item)
-    return out
 
 
 # -- struct fields through slot offsets ---------------------------------------------------
@@ -775,7 +391,8 @@ class CythonEmitter:
         return [
             f"def pack_{n}(value) -> bytes:",
             INDENT + "cdef W w",
-            INDENT + "_w_init(&w, None)",
+            INDENT + "cdef char small[SMALL]",
+            INDENT + "_w_init(&w, small, SMALL, None)",
             INDENT + "try:",
             INDENT * 2 + f"_e_{n}(&w, value)",
             INDENT * 2 + "return PyBytes_FromStringAndSize(w.buf, w.n)",
@@ -796,7 +413,8 @@ class CythonEmitter:
             "", "",
             f"def P_{n}(packer, value) -> None:",
             INDENT + "cdef W w",
-            INDENT + "_w_init(&w, packer)",
+            INDENT + "cdef char small[SMALL]",
+            INDENT + "_w_init(&w, small, SMALL, packer)",
             INDENT + "try:",
             INDENT * 2 + f"_e_{n}(&w, value)",
             INDENT * 2 + "_w_flush(&w)",
@@ -839,7 +457,7 @@ class CythonEmitter:
         return out
 
     def emit(self, src: str) -> str:
-        L = [PRELUDE.format(src=src, stem=self.stem, view_min=model.OPAQUE_VIEW_MIN)]
+        L = [PRELUDE.format(src=src, stem=self.stem)]
         types = list(self.mod.types.values())
         for t in types:
             L.append(f"\n\n# -- {type(t).__name__.lower()} {t.name} " + "-" * max(4, 80 - len(t.name)))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 from rpcgen import model
+from rpcgen.layout import fixed_layouts
 from rpcgen.model import pyname
 
 INDENT = "    "
@@ -495,6 +496,11 @@ class PythonEmitter:
                         "    pack_with as _pack_with, unpack_with as _unpack_with)",
                         "", "_len = len", "_range = range", "_new = object.__new__", ""]
 
+        layouts = fixed_layouts(mod)
+        if layouts:
+            L[L.index("import enum as _enum") + 1:L.index("import enum as _enum") + 1] = [
+                "from struct import Struct as _Struct"]
+
         def section(title: str) -> None:
             L.extend(["", f"# -- {title} " + "-" * max(4, 86 - len(title)), ""])
 
@@ -535,6 +541,10 @@ class PythonEmitter:
                     model.Typedef: "typedef"}[type(t)]
             article = "an" if kind[0] in "aeiou" else "a"
             L.extend(["", *self.public_codec(t.name, f"{article} {kind} {t.name}"), ""])
+        if layouts:
+            section("fixed layouts: pack_T_fixed(**fields) -> bytes, unpack_T_fixed(data, offset) -> tuple")
+            from rpcgen.emit_layout import python_layouts
+            L.extend(python_layouts(layouts))
         for prog in mod.programs:
             section(f"program {prog.name}")
             for v in prog.versions:

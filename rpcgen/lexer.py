@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rpcgen.cpp import CONTINUED
 from rpcgen.errors import Loc, ParseError
 
 KEYWORDS = frozenset("""
@@ -68,9 +69,21 @@ def tokenize(text: str, file: str, macros: dict[str, str] | None = None) -> list
             i = end
             continue
         if at_line_start and c == "%":
+            loc = loc_at(i)
             end = text.find("\n", i)
             end = n if end < 0 else end
-            toks.append(Token("passthrough", text[i + 1:end], loc_at(i)))
+            # cpp's line splicing: a pass-through line that ends in a backslash goes on to the
+            # next line (a %#define written over several lines, as in rpcsvc/nis.x).
+            while end < n and text[i:end].rstrip("\r").endswith("\\"):
+                line += 1
+                line_start = end + 1
+                nxt = text.find("\n", end + 1)
+                end = n if nxt < 0 else nxt
+            body = text[i + 1:end]
+            if body.startswith(CONTINUED) and toks and toks[-1].kind == "passthrough":
+                toks[-1].text += "\\\n" + body[1:]      # spliced by cpp (rpcgen.cpp.CONTINUED)
+            else:
+                toks.append(Token("passthrough", body, loc))
             i = end
             continue
         at_line_start = False

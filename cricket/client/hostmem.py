@@ -3,7 +3,6 @@ ctypes. Same functions, same results; slower."""
 from __future__ import annotations
 
 import ctypes
-import struct
 from collections.abc import Iterable
 from typing import Any
 
@@ -62,15 +61,16 @@ def pack_params(args: int, layout: tuple, param_size: int) -> bytes:
     return bytes(buf)
 
 
-_LAUNCH_HEAD = struct.Struct(">Q3I3IIQI")
-
-
 def launch_record(function: int, grid: tuple, block: tuple, shared_mem: int, stream: int, args: int,
                   layout: tuple, param_size: int) -> bytes:
     """The XDR encoding of ``cr_launch_args`` with the parameters packed from ``args``."""
+    from cricket.protocol import gen as P
     params = pack_params(args, layout, param_size) if layout else bytes(param_size)
-    return (_LAUNCH_HEAD.pack(function, *grid, *block, shared_mem, stream, param_size)
-            + params + b"\0" * (-param_size % 4))
+    head = P.pack_cr_launch_args_fixed(
+        function=function, grid_x=grid[0], grid_y=grid[1], grid_z=grid[2], block_x=block[0],
+        block_y=block[1], block_z=block[2], shared_mem=shared_mem, stream=stream,
+        params_len=param_size)
+    return head + params + b"\0" * (-param_size % 4)
 
 
 def launch_call(head: bytes, xid: int, function: int, gxy: int, gz: int, bxy: int, bz: int,
@@ -87,5 +87,6 @@ def launch_call(head: bytes, xid: int, function: int, gxy: int, gz: int, bxy: in
     body = launch_record(function, (gx, gy, gz), (bx, by, bz), shared_mem, stream, args, layout,
                          param_size)
     total = len(head) + len(body)
+    # RFC 5531: the record mark (last fragment, length after the mark), then the call's xid.
     return ((0x80000000 | (total - 4)).to_bytes(4, "big") + (xid & 0xFFFFFFFF).to_bytes(4, "big")
             + head[8:] + body)

@@ -33,7 +33,7 @@ from . import capabilities, shm, visible_devices
 from .device_output import DeviceOutput
 from .direct import (
     COPY_CHUNK, DIRECT_MIN, PROC_DTOH, PROC_HTOD, PROC_HTOD_ASYNC, STATUS_OK, dtoh_args, htod_buffers,
-    receive_data_into,
+    receive_data_into, take_data,
 )
 from .errors import CudaError
 
@@ -374,9 +374,7 @@ class Session:
 
     def _data_reply(self, reply: memoryview, view: memoryview, n: int) -> None:
         """Put the data of a ``cr_data_res`` reply for ``n`` bytes into ``view``; raise its error."""
-        if len(reply) >= 8 and reply[:4] == STATUS_OK and int.from_bytes(reply[4:8], "big") == n \
-                and len(reply) >= 8 + n:
-            view[:n] = reply[8:8 + n]
+        if take_data(reply, view[:n]):
             return
         res = self._check(P.unpack_cr_data_res(reply), "cuMemcpyDtoH")
         if len(res.data) != n:

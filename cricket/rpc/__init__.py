@@ -45,7 +45,7 @@ from .transport import new_event_loop, parse_address, run
 # The asyncio client and the server import asyncio (~20 ms): loaded on first use, so that a
 # blocking client (the CUDA shim's, at a program's first CUDA call) starts without them.
 _LAZY = {"AsyncClient": ".aclient", "Server": ".server", "ServerThread": ".server",
-         "PayloadSink": ".sink"}
+         "PayloadSink": ".sink", "ReplySink": ".sink"}
 
 
 def __getattr__(name: str):
@@ -64,5 +64,5 @@ __all__ = [
     "CallContext", "admit_connection", "current_call", "current_connection_id", "AuthError", "GarbageArgs", "ProcUnavail",
     "ProgMismatch", "ProgUnavail", "ProtocolError", "RecordTooLarge", "ReplyError", "RpcConnectionError",
     "RpcError", "RpcMismatch", "RpcTimeout", "SystemErr", "Server", "ServerThread",
-    "PayloadSink", "new_event_loop", "parse_address", "run",
+    "PayloadSink", "ReplySink", "new_event_loop", "parse_address", "run",
 ]

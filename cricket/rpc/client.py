@@ -27,6 +27,7 @@ from .constants import DEFAULT_MAX_RECORD, LAST_FRAGMENT, MAX_FRAGMENT
 from .errors import ProtocolError, RecordTooLarge, RpcConnectionError, RpcError, RpcTimeout
 from .heap import keep_large_buffers
 from .record import RecordReader
+from .sink import ReplySink
 from .transport import Address, connect_socket, parse_address
 
 log = logging.getLogger(__name__)
@@ -96,6 +97,11 @@ class PendingCall:
     def result(self, timeout: float | None = -1.0) -> memoryview:
         """Wait for the reply and return its result bytes (raises the reply's error)."""
         return self.client._wait(self.xid, self.client.timeout if timeout == -1.0 else timeout)
+
+    def result_into(self, sink: ReplySink) -> memoryview | None:
+        """Wait for the reply, its result received into ``sink`` when it has the sink's shape
+        (then None); else its result bytes, as :meth:`result` (see :meth:`Client.result_into`)."""
+        return self.client.result_into(self.xid, sink)
 
 
 class Client:
@@ -408,9 +414,7 @@ class Client:
             except (BlockingIOError, InterruptedError):
                 return got
             except OSError as exc:
-                raise self._fail(RpcConnectionError(
-                    f"reading from the RPC server at {self.address} failed: "
-                    f"{exc.strerror or exc}")) from exc
+                raise self._read_failed(exc) from exc
             if n == 0:
                 self._lost()
             got = True
@@ -515,9 +519,7 @@ class Client:
                 n = -1
             except OSError as exc:
                 if exc.errno != errno.EAGAIN:
-                    raise self._fail(RpcConnectionError(
-                        f"reading from the RPC server at {self.address} failed: "
-                        f"{exc.strerror or exc}")) from exc
+                    raise self._read_failed(exc) from exc
                 n = -1
             if n == 0:
                 self._lost()
@@ -540,6 +542,103 @@ class Client:
                     raise self._timeout(timeout)
                 if remaining < self._rcvtimeo:   # type: ignore[operator]
                     self._set_rcvtimeo(remaining)
+
+    # --- receiving into a reply sink ------------------------------------------------------------
+
+    def result_into(self, xid: int, sink: ReplySink) -> memoryview | None:
+        """Collect the reply to ``xid`` (a call from :meth:`start`) with its result received straight
+        into ``sink`` (:class:`cricket.rpc.sink.ReplySink`): None when the reply succeeded and its
+        result was ``sink.head`` then ``len(sink.view)`` bytes, which are now in the view. Otherwise
+        the result bytes, as :meth:`PendingCall.result` returns them: a reply of another shape (an
+        error result), one another thread had already read, or any reply when another thread is
+        reading or the auth flavor checks verifiers.
+
+        The calling thread becomes the reader and reads the record mark and the reply's head with
+        exact-sized reads, then ``recv_into`` the view: the kernel copies the bytes where the caller
+        wants them and nothing else touches them. Replies to other calls that come first are read
+        whole and handed over. A failure in the middle of a record fails the connection."""
+        if self._check_verifier is not None:
+            return self._wait(xid, self.timeout)
+        with self._lock:
+            lead = not (self._reading or xid in self._replies or self._reader.in_record
+                        or self._error is not None)
+            if lead:
+                self._reading = True
+        if not lead:
+            return self._wait(xid, self.timeout)
+        n = len(sink.view)
+        pad = -n % 4
+        head_size = 24 + len(sink.head)        # reply header with AUTH_NONE, then the result's head
+        if self._spin:
+            self.spin_until_readable()
+        try:
+            if self._rcvtimeo != self.timeout:
+                self._set_rcvtimeo(self.timeout)
+            while True:
+                mark = int.from_bytes(self._exact(4, False), "big")
+                length = mark & ~LAST_FRAGMENT
+                head = self._exact(min(length, head_size), True)    # never past this record
+                rxid = int.from_bytes(head[:4], "big") if len(head) >= 4 else -1
+                if (rxid == xid and mark & LAST_FRAGMENT and length == head_size + n + pad
+                        and head[4:24] == _SUCCESS_NONE_TAIL and head[24:] == sink.head):
+                    self._recv_exact(sink.view, True)
+                    if pad:
+                        self._exact(pad, True)
+                    return None
+                record = self._rest_of_record(mark, head)
+                if rxid == xid:
+                    return self._result(record)
+                self._hand_over([record], xid)
+        finally:
+            with self._lock:
+                self._reading = False
+                self._waiting.discard(xid)
+                if self._sleepers:
+                    self._cond.notify_all()
+
+    def _recv_exact(self, view: memoryview, mid_record: bool) -> None:
+        """Fill ``view`` from the socket (the caller holds the reader role); ``mid_record``: bytes
+        of this record were read already, so a timeout loses the stream position."""
+        sock = self._sock
+        got, want = 0, len(view)
+        while got < want:
+            if got and self._spin:
+                # The rest is on its way (the server is still writing): poll for it rather than
+                # sleep in the read and be woken for each piece.
+                self.spin_until_readable()
+            try:
+                n = sock.recv_into(view[got:] if got else view)
+            except InterruptedError:
+                continue
+            except (BlockingIOError, socket.timeout) as exc:
+                err = self._timeout(self.timeout)
+                if mid_record or got:
+                    raise self._fail(err) from exc
+                raise err from exc
+            except OSError as exc:
+                raise self._read_failed(exc) from exc
+            if n == 0:
+                self._lost()
+            got += n
+
+    def _exact(self, size: int, mid_record: bool) -> bytearray:
+        buf = bytearray(size)
+        if size:
+            self._recv_exact(memoryview(buf), mid_record)
+        return buf
+
+    def _rest_of_record(self, mark: int, have: bytes) -> bytes:
+        """The record whose first fragment's mark is ``mark`` and whose first bytes are ``have``."""
+        limit = self._reader.max_record_size
+        size = mark & ~LAST_FRAGMENT
+        parts = [bytes(have), bytes(self._exact(size - len(have), True))]
+        while not mark & LAST_FRAGMENT:
+            mark = int.from_bytes(self._exact(4, True), "big")
+            size += mark & ~LAST_FRAGMENT
+            if size > limit:
+                raise self._fail(RecordTooLarge(size, limit))
+            parts.append(bytes(self._exact(mark & ~LAST_FRAGMENT, True)))
+        return b"".join(parts)
 
     def _lost(self) -> None:
         raise self._fail(RpcConnectionError(
@@ -595,6 +694,10 @@ class Client:
         return self._fail(RpcConnectionError(
             f"sending to the RPC server at {self.address} failed: {exc.strerror or exc}; "
             "the server has probably gone away"))
+
+    def _read_failed(self, exc: OSError) -> RpcError:
+        return self._fail(RpcConnectionError(f"reading from the RPC server at {self.address} failed: "
+                                             f"{exc.strerror or exc}"))
 
     def _result(self, record: bytes) -> memoryview:
         return memoryview(record)[message.decode_reply(record, self._check_verifier):]

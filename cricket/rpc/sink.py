@@ -1,4 +1,5 @@
-"""Payload sinks: a call's large opaque argument received straight into memory its handler names.
+"""Payload sinks: a call's large opaque argument received straight into memory its handler names
+(the server's; :class:`ReplySink` at the end is the client's mirror, for a reply's result).
 
 A procedure whose arguments are a few fixed-size fields followed by one ``opaque<>`` (a
 host-to-device copy: destination, stream, bytes) may register a hook with
@@ -82,3 +83,15 @@ class Receiving:
             self.advance(take)
             used += take
         return used
+
+
+@dataclasses.dataclass(slots=True)
+class ReplySink:
+    """The client's mirror of :class:`PayloadSink`: where a reply's result goes
+    (:meth:`cricket.rpc.Client.result_into`). A successful reply whose result is exactly ``head``
+    followed by ``len(view)`` bytes (and their XDR padding) is received with those bytes going
+    straight from the socket into ``view``; any other reply is returned whole, as
+    :meth:`cricket.rpc.PendingCall.result` returns it."""
+
+    head: bytes
+    view: memoryview

@@ -93,7 +93,7 @@ def build(config: ServerConfig, registry: BackendRegistry | None = None):
     """The service and the RPC server for ``config`` (not listening yet)."""
     from .images import ImageCache
     from ..protocol import PROCEDURES
-    from .program import HTOD_FIXED, CricketProgram
+    from .program import HTOD_SINK_FIXED, CricketProgram
     from .service import CricketService
     registry = registry or BackendRegistry()
     service = CricketService(registry, token=config.token, admin_token=config.admin_token,
@@ -111,7 +111,7 @@ def build(config: ServerConfig, registry: BackendRegistry | None = None):
     server.add(program)
     # Host-to-device bytes go from the socket straight into device memory where the backend allows.
     server.add_payload_sink(program.PROGRAM, program.VERSION, PROCEDURES["CR_MEMCPY_HTOD"],
-                            HTOD_FIXED.size, program.receive_htod)
+                            HTOD_SINK_FIXED, program.receive_htod)
     return service, program, server
 
 

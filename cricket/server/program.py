@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import struct
 import time
 from typing import Any, Callable
 
@@ -31,7 +30,8 @@ from .status import server_status
 log = logging.getLogger(__name__)
 
 _INT32_MAX = (1 << 31) - 1
-HTOD_FIXED = struct.Struct(">QQ")      # cr_htod_args before its opaque: dst, stream (XDR hypers)
+#: What CR_MEMCPY_HTOD's payload sink is given: the bytes of cr_htod_args before its opaque's length.
+HTOD_SINK_FIXED = P.cr_htod_args_FIXED_SIZE - 4
 MAX_QUEUED = MAX_QUEUED_CALLS     # asynchronous calls a session may have queued before the connection waits
 # A part of a shared-memory copy (one slot, cricket.client.shm.SLOT) runs on the loop while the
 # session's worker is idle: a memcpy of ~0.6 ms, under the 1 ms GIL switch interval the loop would
@@ -269,7 +269,8 @@ class CricketProgram(Skeleton):
         session = self._session()
         if session.queued or not getattr(session.backend, "quick_memory_ops", False):
             return None
-        dst, stream = HTOD_FIXED.unpack(fixed)
+        # the fields and, after them, the opaque's length as the wire carried it
+        dst, stream, _ = P.unpack_cr_htod_args_fixed(fixed + size.to_bytes(4, "big"))
         try:
             view = self.service.memcpy_htod_view(session, dst, stream, size)
         except BackendError:

@@ -90,10 +90,10 @@ def test_copies_back_from_several_threads_meet_other_threads_replies(conn):
         b.free()
 
 
-def test_a_client_without_the_reader_state_falls_back_to_the_ordinary_path(conn, monkeypatch):
+def test_copies_below_the_direct_threshold_take_the_ordinary_path(conn, monkeypatch):
     data = os.urandom(1 << 20)
     buf = conn.to_device(data)
-    monkeypatch.setattr(direct, "supported", lambda rpc: False)
+    monkeypatch.setattr(direct, "DIRECT_MIN", len(data) + 1)
     fed = _fed_bytes(conn, monkeypatch)
     assert conn.memcpy_dtoh(buf, len(data)) == data
     assert sum(fed) >= len(data)
@@ -119,3 +119,17 @@ def test_large_pipelined_copy_to_the_device_arrives_whole(conn):
     conn.memcpy_htod(buf, data[::-1], sync=False)
     assert conn.memcpy_dtoh(buf, len(data)) == data[::-1]
     buf.free()
+
+
+def test_take_data_accepts_only_a_successful_reply_of_the_right_size():
+    from cricket.protocol import gen as P
+    data = os.urandom(10)
+    dst = bytearray(10)
+    assert direct.take_data(memoryview(P.pack_cr_data_res(P.cr_data_res(status=0, data=data))),
+                            memoryview(dst))
+    assert dst == data
+    other = bytearray(10)
+    for reply in (P.pack_cr_data_res(P.cr_data_res(status=0, data=data[:9])),
+                  P.pack_cr_data_res(P.cr_data_res(status=1, message="no"))):
+        assert not direct.take_data(memoryview(reply), memoryview(other))
+    assert not any(other)

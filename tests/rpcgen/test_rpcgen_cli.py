@@ -20,11 +20,11 @@ def test_check_validates_without_writing(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ok.x"]
 
 
-def test_output_dir_gets_module_and_optional_pyx(tmp_path):
+def test_output_dir_gets_module_and_optional_pyx_and_layouts(tmp_path):
     r = rpcgen(DATA / "everything.x", "-o", tmp_path / "out", "--cython")
     assert r.returncode == 0, r.stderr
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["_everything_xdr.pyx",
-                                                                    "everything.py"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "_everything_layout.pxd", "_everything_xdr.pyx", "everything.py"]
     text = (tmp_path / "out" / "everything.py").read_text()
     compile(text, "everything.py", "exec")
     assert "rpc.call(prog, vers, proc, packer.get_buffers())" in text  # the documented contract
