@@ -2,6 +2,7 @@
 import importlib.util
 import os
 import socket
+import re
 import time
 from pathlib import Path
 
@@ -42,10 +43,12 @@ def closed_by_server(sock: socket.socket) -> bool:
         return False
 
 
-def wait_for_log(server, text: str, timeout: float = 30) -> bool:
+def wait_for_log(server, text: "str | re.Pattern[str]", timeout: float = 30) -> bool:
+    """Whether ``text`` (a substring, or a compiled pattern) appears in the server's log in time."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if text in server.output():
+        out = server.output()
+        if text.search(out) if isinstance(text, re.Pattern) else text in out:
             return True
         time.sleep(0.05)
     return False

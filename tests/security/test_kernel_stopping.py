@@ -1,6 +1,7 @@
 """Kernels that never end: gone when their client leaves, by --kernel-timeout, and at shutdown,
 without starving other sessions meanwhile (emu backend; a real server process)."""
 import os
+import re
 import signal
 import threading
 import time
@@ -11,6 +12,11 @@ import pytest
 from cricket.client.api import CudaError, connect
 
 from hostile_peers import wait_for_log
+
+
+def closed(session: int) -> re.Pattern[str]:
+    """The server's log line of a session's close (it names the peer: `session 3 (pid ...) closed`)."""
+    return re.compile(rf"session {session} (\(.*\) )?closed")
 from kernel_peers import LAUNCH_TIMEOUT, PTX, busy_workers, descendants, gone
 
 EMU = ("--backend", "emu=memory=256M")
@@ -54,7 +60,7 @@ def test_a_session_leaving_leaves_other_sessions_kernels_running(start_server):
         start_forever(second)
         (worker,) = set(busy_workers(server)) - before
         first.close()
-        assert wait_for_log(server, "session 1 closed")
+        assert wait_for_log(server, closed(1))
         assert not gone(worker, timeout=1), "another session's leaving stopped this session's kernel"
     assert gone(worker)
 
@@ -164,7 +170,7 @@ def test_sessions_that_ran_kernels_leave_no_fds_threads_or_workers_behind(start_
 
     with connect(server.address) as first:           # starts the worker machinery once
         assert filled(first, 1)
-    assert wait_for_log(server, "session 1 closed")
+    assert wait_for_log(server, closed(1))
     before = held()
     clients = [connect(server.address) for _ in range(3)]
     for k, conn in enumerate(clients):
@@ -174,5 +180,5 @@ def test_sessions_that_ran_kernels_leave_no_fds_threads_or_workers_behind(start_
     for conn in clients:
         conn.close()
     for k in range(2, 5):
-        assert wait_for_log(server, f"session {k} closed")
+        assert wait_for_log(server, closed(k))
     assert held() == before, "(fds, threads, kernel workers) before and after three sessions"
