@@ -52,6 +52,7 @@ class ParamInfo:
 
     offset: int
     size: int
+    kind: int = 0        # cricket.x cr_param_kind: 0 unknown, 1 integer or pointer, 2 float, 3 bytes
 
 
 @dataclasses.dataclass

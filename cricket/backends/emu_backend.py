@@ -199,7 +199,7 @@ class EmuDevice(Device):
             function = module.native.get_function(name)
         if module.has_ptx:
             # The layout the engine reads the parameter buffer by.
-            params = [ParamInfo(int(o), int(s)) for o, s in function.param_layout]
+            params = [ParamInfo(int(o), int(s), k) for (o, s), k in zip(function.param_layout, function.param_kinds)]
             size = int(function.param_size)
             with _errors:
                 attributes = function.attributes()

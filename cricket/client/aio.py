@@ -27,6 +27,7 @@ from .device_output import DeviceOutput
 from .direct import COPY_CHUNK
 from .errors import CudaError
 from .kernel_args import pack_kernel_args
+from .launch_check import check_launch, dims
 from .session import (
     MAX_RECORD, Device, Dim3, ModuleOffer, SessionInfo, _as_bytes, _dim3, check, hello_args, image_kind,
     session_token,
@@ -40,6 +41,7 @@ class AsyncKernel:
         self.handle = reply.handle
         self.params = list(reply.params)
         self.param_size = reply.param_size
+        self.max_threads_per_block = reply.max_threads_per_block
 
 
 class AsyncConnection:
@@ -120,12 +122,15 @@ class AsyncConnection:
 
     async def launch(self, kernel: AsyncKernel, grid: Dim3, block: Dim3, *args: Any,
                      shared_mem: int = 0) -> None:
-        """Queue a launch (batched, no reply); errors surface at the next synchronising call."""
+        """Queue a launch (batched, no reply). A configuration the client can check (block and grid
+        limits) is refused here; other errors surface at the next synchronising call."""
         params = pack_kernel_args(kernel.params, kernel.param_size,
                                   [getattr(a, "device_ptr", a) for a in args])
-        await self._stub.CR_LAUNCH_ASYNC_batched(P.cr_launch_args(
-            function=kernel.handle, grid=_dim3(grid), block=_dim3(block), shared_mem=shared_mem,
-            stream=0, params=params))
+        a = P.cr_launch_args(function=kernel.handle, grid=_dim3(grid), block=_dim3(block),
+                             shared_mem=shared_mem, stream=0, params=params)
+        check_launch(kernel.name, dims(a.grid), dims(a.block), kernel.max_threads_per_block,
+                     self.devices[0].attributes if self.devices else {})
+        await self._stub.CR_LAUNCH_ASYNC_batched(a)
 
     async def synchronize(self) -> None:
         check(await self._printing(self._stub.CR_CTX_SYNCHRONIZE()), "cuCtxSynchronize")

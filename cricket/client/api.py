@@ -25,6 +25,7 @@ from ..cudafacts import curesult
 from ..protocol import gen as P
 from .errors import CudaError  # noqa: F401  (part of this module's API)
 from .kernel_args import pack_kernel_args
+from .launch_check import check_launch, dims
 from .session import (  # noqa: F401  (part of this module's API)
     ATTRIBUTE_NAMES, ELF_MAGIC, FATBIN_MAGIC, MAX_RECORD, Device, Dim3, Session, _as_bytes, _dim3, _stream,
     image_kind,
@@ -86,6 +87,7 @@ class DeviceBuffer:
 class Param:
     offset: int
     size: int
+    kind: int = 0        # cricket.x cr_param_kind (0: the image does not say)
 
 
 class Kernel:
@@ -95,7 +97,7 @@ class Kernel:
         self.module = module
         self.name = name
         self.handle = reply.handle
-        self.params = [Param(p.offset, p.size) for p in reply.params]
+        self.params = [Param(p.offset, p.size, p.kind) for p in reply.params]
         self.param_size = reply.param_size
         self.max_threads_per_block = reply.max_threads_per_block
         self.num_regs = reply.num_regs
@@ -113,6 +115,8 @@ class Kernel:
         conn = self.module.conn
         a = P.cr_launch_args(function=self.handle, grid=_dim3(grid), block=_dim3(block),
                              shared_mem=shared_mem, stream=_stream(stream), params=self.pack(args))
+        check_launch(self.name, dims(a.grid), dims(a.block), self.max_threads_per_block,
+                     conn.current_device.attributes if conn.devices else {})
         if sync:
             conn._check(conn._stub.CR_LAUNCH(a), f"launch {self.name}")
         else:

@@ -210,6 +210,7 @@ class Session:
         self.server, self.backend, self.emulated = self.info.server, self.info.backend, self.info.emulated
         self.driver_version, self.session_id = self.info.driver_version, self.info.session
         self.server_devices, self.devices = self.info.server_devices, self.info.devices
+        self.device_index = 0        # into ``devices``: the current device
         if self.info.first_device is not None:
             # the session starts on the server's device 0; make it start on visible device 0
             self._check(self._stub.CR_SET_DEVICE(self.info.first_device), "cuCtxSetCurrent")
@@ -261,6 +262,12 @@ class Session:
             raise CudaError(curesult.INVALID_DEVICE, f"device {ordinal} does not exist "
                             f"({len(self.devices)} visible device(s))", "cuCtxSetCurrent")
         self._check(self._stub.CR_SET_DEVICE(self.devices[ordinal].ordinal), "cuCtxSetCurrent")
+        self.device_index = ordinal
+
+    @property
+    def current_device(self) -> Device:
+        """The visible device the session's calls go to (see :meth:`set_device`)."""
+        return self.devices[self.device_index]
 
     def synchronize(self) -> None:
         """Wait for all queued work; raises the first error of an earlier asynchronous call."""

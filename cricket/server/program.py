@@ -359,7 +359,7 @@ class CricketProgram(Skeleton):
                                  const_size_bytes=i.const_size_bytes,
                                  local_size_bytes=i.local_size_bytes, ptx_version=i.ptx_version,
                                  binary_version=i.binary_version, param_size=i.param_size,
-                                 params=[P.cr_param(offset=p.offset, size=p.size) for p in i.params])
+                                 params=[P.cr_param(offset=p.offset, size=p.size, kind=p.kind) for p in i.params])
         return self._call(P.cr_function_res, self.service.module_get_function, a.module, a.name,
                           arm="function", convert=convert)
 

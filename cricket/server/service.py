@@ -17,6 +17,7 @@ from typing import Any
 from .. import __version__
 from ..cudafacts import curesult
 from ..backends.base import BackendError, DeviceProperties, FunctionInfo, ImageKind
+from ..protocol import gen as P
 from ..backends.registry import BackendAlreadyLoaded, BackendLoadError, BackendRegistry, BackendStatus
 from .images import ImageCache
 from .limits import MemoryBudget, return_free_memory
@@ -25,7 +26,7 @@ from .stats import ServerStats
 
 log = logging.getLogger(__name__)
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = P.CRICKET_PROTOCOL
 NEED_IMAGE = -1          # CRICKET_NEED_IMAGE: the server lacks the image, send its bytes
 MAX_INLINE = 4194304     # CRICKET_MAX_INLINE
 

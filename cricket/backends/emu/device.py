@@ -112,6 +112,11 @@ class EmuFunction:
         return [(p.offset, p.size) for p in self.ir.params] if self.ir else []
 
     @property
+    def param_kinds(self) -> list[int]:
+        """What each parameter holds (cricket.x cr_param_kind), from its PTX type."""
+        return [p.kind for p in self.ir.params] if self.ir else []
+
+    @property
     def param_size(self) -> int:
         return self.ir.param_size if self.ir else 0
 

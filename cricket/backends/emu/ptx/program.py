@@ -93,6 +93,7 @@ class KernelParam:
     offset: int
     size: int
     align: int
+    kind: int = 0        # cricket.x cr_param_kind: 1 integer or pointer, 2 float, 3 an array (bytes)
 
 
 @dataclass
@@ -253,7 +254,8 @@ class _KernelBuilder:
             size = decl_size(p)
             al = decl_align(p)
             off = _align(off, al)
-            params.append(KernelParam(p.name, p.type, off, size, al))
+            kind = 3 if p.count is not None or p.vector > 1 else 2 if p.type.startswith("f") else 1
+            params.append(KernelParam(p.name, p.type, off, size, al, kind))
             self.symbols[p.name] = Symbol(p.name, "kparam", off, size, p)
             off += size
         param_size = off
