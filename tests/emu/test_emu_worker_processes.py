@@ -9,7 +9,6 @@ import pytest
 from cricket.backends.emu import EmuDevice, EmuError, pack_params
 from cricket.backends.emu.workers import KernelWorkers
 
-from conftest import ptx_text
 
 ENDLESS = (Path(__file__).resolve().parents[2] / "examples" / "endless_kernels.ptx").read_text()
 
@@ -48,43 +47,43 @@ def launch(dev, module, kernel, grid, block, *args) -> None:
     dev.launch(fn, grid, block, 0, pack_params(fn, *args))
 
 
-def test_a_large_launch_spreads_over_workers_with_the_same_result(device, rng):
+def test_a_large_launch_spreads_over_workers_with_the_same_result(device, rng, ptx):
     dev = device(split=3, max_lanes=1024)
     n = 1 << 16
     a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
     pa, pb, pc = put(dev, a), put(dev, b), dev.mem_alloc(4 * n)
-    launch(dev, dev.load_module([ptx_text("basic")]), "vecadd", (n // 256,), (256,), pa, pb, pc, n)
+    launch(dev, dev.load_module([ptx("basic")]), "vecadd", (n // 256,), (256,), pa, pb, pc, n)
     assert dev.last_launch["workers"] == 3
     assert np.array_equal(np.frombuffer(dev.memcpy_dtoh(pc, 4 * n), np.float32), a + b)
 
 
-def test_a_kernel_with_global_atomics_stays_in_one_worker(device, rng):
+def test_a_kernel_with_global_atomics_stays_in_one_worker(device, rng, ptx):
     dev = device(split=3, max_lanes=256)
     n, nbins = 20000, 37
     data = rng.integers(-10000, 10000, n, dtype=np.int32)
     ph = dev.mem_alloc(4 * nbins)
     dev.memset_d8(ph, 0, 4 * nbins)
-    launch(dev, dev.load_module([ptx_text("histogram")]), "histogram_global", ((n + 255) // 256,), (256,),
+    launch(dev, dev.load_module([ptx("histogram")]), "histogram_global", ((n + 255) // 256,), (256,),
            put(dev, data), ph, nbins, n)
     assert dev.last_launch["workers"] == 1
     counts = np.frombuffer(dev.memcpy_dtoh(ph, 4 * nbins), np.uint32)
     assert np.array_equal(counts, np.bincount(np.mod(data, nbins), minlength=nbins))
 
 
-def test_printf_lines_come_back_in_order_from_one_worker(device):
+def test_printf_lines_come_back_in_order_from_one_worker(device, ptx):
     dev = device(split=3, max_lanes=6)
-    launch(dev, dev.load_module([ptx_text("printf")]), "hello", (2,), (6,), 1000, 0.5)
+    launch(dev, dev.load_module([ptx("printf")]), "hello", (2,), (6,), 1000, 0.5)
     assert dev.last_launch["workers"] == 1
     text = "".join(dev.printed)
     assert text.startswith("thread 0 of block 0: 1000 0.000 even A 0 0\n")
     assert "thread 9 of block 1: 1009 4.500 odd J " in text
 
 
-def test_a_fault_comes_back_with_its_details_and_is_sticky(device):
+def test_a_fault_comes_back_with_its_details_and_is_sticky(device, ptx):
     dev = device()
     p = dev.mem_alloc(400)
     with pytest.raises(EmuError) as info:
-        launch(dev, dev.load_module([ptx_text("faults", "sm75L")]), "write_past_end", (1,), (128,), p, 100)
+        launch(dev, dev.load_module([ptx("faults", "sm75L")]), "write_past_end", (1,), (128,), p, 100)
     err = info.value
     assert err.code == 700 and err.kernel == "write_past_end"
     assert err.instruction.startswith("st.global.u32") and err.source == "faults.cu:6"
