@@ -93,6 +93,14 @@ FORWARDED: tuple[str, ...] = (
     "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
     "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cudaPointerGetAttributes",
 )
+# CUDA arrays, textures and surfaces (cricket/client/arrays_runtime.py)
+FORWARDED += (
+    "cudaCreateChannelDesc", "cudaMallocArray", "cudaMalloc3DArray", "cudaMallocMipmappedArray",
+    "cudaGetMipmappedArrayLevel", "cudaFreeArray", "cudaFreeMipmappedArray", "cudaGetChannelDesc", "cudaMemcpy3D",
+    "cudaMemcpy3D_ptds", "cudaMemcpy3DAsync", "cudaMemcpy3DAsync_ptsz", "cudaMemcpy2DToArray",
+    "cudaMemcpy2DFromArray", "cudaMemcpyToArray", "cudaMemcpyFromArray", "cudaCreateTextureObject",
+    "cudaCreateSurfaceObject", "cudaDestroyTextureObject", "cudaDestroySurfaceObject",
+    "cudaGetTextureObjectResourceDesc", "cudaGetSurfaceObjectResourceDesc")
 
 IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {}
 
@@ -293,3 +301,4 @@ def init_module(handle: int) -> bool:
 # The client runtime registers the rest of the forwarded functions (and replaces the registration
 # bookkeeping above with versions that also index kernels and variables by host address).
 from cricket.client import runtime_calls  # noqa: E402,F401
+from cricket.client import arrays_runtime  # noqa: E402,F401
