@@ -74,6 +74,7 @@ EXAMPLES = (
     Example("texture_2d", ("texture_2d.cu",)),
     Example("surface_rw", ("surface_rw.cu",)),
     Example("texture_layered_3d", ("texture_layered_3d.cu",)),
+    Example("texture_driver", ("texture_driver.cu",), driver=True),
 )
 BY_NAME = {e.name: e for e in EXAMPLES}
 

@@ -125,6 +125,11 @@ static CUresult forward(const char *name, const uint64_t *args, int nargs)
     return cricket_drv_client_call(name, args, nargs);
 }
 
+CUresult cricket_drv_forward(const char *name, const uint64_t *args, int nargs)
+{
+    return forward(name, args, nargs);
+}
+
 /* A release (free, unload, destroy) after the client has shut down: the server frees what the
  * session held when its connection closes, so the caller (a destructor or cudart's exit hook)
  * gets success, as NVIDIA's driver gives it until the process ends. */
@@ -638,7 +643,7 @@ static CUresult copy_side(CUmemorytype type, const void *host, CUdeviceptr devic
         *where = -1;
         return CUDA_SUCCESS;
     default:
-        return CUDA_ERROR_NOT_SUPPORTED;     /* CUDA arrays are not remoted */
+        return CUDA_ERROR_NOT_SUPPORTED;     /* CUDA arrays: arrays.c */
     }
 }
 
@@ -646,6 +651,8 @@ static CUresult copy_2d(const CUDA_MEMCPY2D *c, CUstream stream, int is_async)
 {
     if (!c)
         return CUDA_ERROR_INVALID_VALUE;
+    if (c->srcMemoryType == CU_MEMORYTYPE_ARRAY || c->dstMemoryType == CU_MEMORYTYPE_ARRAY)
+        return cricket_drv_copy_2d_arrays(c, stream, is_async);
     uint64_t src, dst;
     int src_where, dst_where;
     CUresult rc = copy_side(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY, c->srcPitch,

@@ -24,15 +24,16 @@ _arrays: dict[int, ca.CudaArray] = {}
 _objects: dict[int, tuple[int, ...]] = {}   # handle -> the resource words it was made from
 
 
-def _format_of(word: int) -> ca.ChannelFormat:
+def format_of(word: int) -> ca.ChannelFormat:
     return ca.ChannelFormat(word & 0xFF, word >> 8 & 0xFF, word >> 16 & 0xFF, word >> 24 & 0xFF, word >> 32)
 
 
-def _format_word(f: ca.ChannelFormat) -> int:
+def format_word(f: ca.ChannelFormat) -> int:
     return f.x | f.y << 8 | f.z << 16 | f.w << 24 | f.kind << 32
 
 
-def _array(handle: int) -> ca.CudaArray:
+def array_of(handle: int) -> ca.CudaArray:
+    """The array behind a cudaArray_t / CUarray handle of this process."""
     a = _arrays.get(handle)
     if a is None:
         raise ValueError(f"{handle:#x} is not a CUDA array of this process")
@@ -43,7 +44,7 @@ def _array(handle: int) -> ca.CudaArray:
 def malloc_3d_array(out: int, fmt: int, width: int, height: int, depth: int, flags: int, levels: int) -> int:
     if not out or flags & ~(FLAGS_KNOWN | TEXTURE_GATHER):
         return ERR_INVALID_VALUE
-    arr = ca.create_array(rt.conn, _format_of(fmt), width, height, depth, flags & FLAGS_KNOWN, levels)
+    arr = ca.create_array(rt.conn, format_of(fmt), width, height, depth, flags & FLAGS_KNOWN, levels)
     _arrays[arr.base] = arr
     hostmem.store_u64(out, arr.base)
     return SUCCESS
@@ -78,14 +79,14 @@ def free_array(handle: int) -> int:
 
 @implements("cudaGetChannelDesc")
 def get_channel_desc(out: int, handle: int) -> int:
-    hostmem.store_u64(out, _format_word(_array(handle).format))
+    hostmem.store_u64(out, format_word(array_of(handle).format))
     return SUCCESS
 
 
 def _box(arr_handle: int, ptr: int, pitch: int, ysize: int, x: int, y: int, z: int, elements: bool):
     """(device box or None, host address or None) of one side of a copy."""
     if arr_handle:
-        arr = _array(arr_handle)
+        arr = array_of(arr_handle)
         xb = x * arr.format.element_size if elements else x
         return arr.box(xb, y, z), None, arr
     return None, (ptr, pitch, pitch * ysize, x + y * pitch + z * pitch * ysize), None
@@ -139,12 +140,16 @@ def _floats(words) -> tuple[float, ...]:
 
 @implements("cudaCreateTextureObject")
 def create_texture_object(out: int, words_at: int) -> int:
-    w = struct.unpack("<21Q", hostmem.read(words_at, 21 * 8))
+    return create_object_from_words(out, struct.unpack("<21Q", hostmem.read(words_at, 21 * 8)))
+
+
+def create_object_from_words(out: int, w: tuple[int, ...]) -> int:
+    """A texture (word 20 set) or surface object from the words forward_runtime.c flattens."""
     rtype = w[0]
     if rtype in (ca.RESOURCE_ARRAY, ca.RESOURCE_MIPMAPPED):
-        res = ca.Resource(rtype, array=_array(w[1]))
+        res = ca.Resource(rtype, array=array_of(w[1]))
     elif rtype in (ca.RESOURCE_LINEAR, ca.RESOURCE_PITCH2D):
-        res = ca.Resource(rtype, base=w[1], format=_format_of(w[2]), width=w[3], height=w[4], pitch=w[5])
+        res = ca.Resource(rtype, base=w[1], format=format_of(w[2]), width=w[3], height=w[4], pitch=w[5])
     else:
         return ERR_INVALID_VALUE
     if w[20]:
@@ -169,12 +174,17 @@ def destroy_texture_object(handle: int) -> int:
     return SUCCESS
 
 
-@implements("cudaGetTextureObjectResourceDesc")
-def get_texture_object_resource_desc(out: int, handle: int) -> int:
+def resource_words(handle: int) -> tuple[int, ...]:
+    """The resource words a texture or surface object of this process was made from."""
     words = _objects.get(handle)
     if words is None:
-        return ERR_INVALID_VALUE
-    hostmem.store_i64s(out, words)
+        raise ValueError(f"{handle:#x} is not a texture or surface object of this process")
+    return words
+
+
+@implements("cudaGetTextureObjectResourceDesc")
+def get_texture_object_resource_desc(out: int, handle: int) -> int:
+    hostmem.store_i64s(out, resource_words(handle))
     return SUCCESS
 
 

@@ -1062,3 +1062,4 @@ def mem_host_unregister(ptr: int) -> int:
     rt.mapped_memory.unregister(ptr)
     rt.host_registered.pop(ptr, None)
     return SUCCESS
+from cricket.client import arrays_driver  # noqa: E402,F401  (CUDA arrays, textures, surfaces)

@@ -237,3 +237,41 @@ def test_destroyed_texture_faults(run):
     with pytest.raises(EmuError) as e:
         _fetch(run, "fetch2d_scalar", t, [0.5], [0.5])
     assert e.value.code == 700
+
+
+def _host_cube(faces, x, y, z):
+    """The programming guide's cubemap table: face, then (s/m + 1)/2, (t/m + 1)/2, point sampled."""
+    ax, ay, az = abs(x), abs(y), abs(z)
+    if ax >= ay and ax >= az:
+        face, m, s, t = (0, x, -z, -y) if x >= 0 else (1, -x, z, -y)
+    elif ay >= az:
+        face, m, s, t = (2, y, x, z) if y >= 0 else (3, -y, x, -z)
+    else:
+        face, m, s, t = (4, z, x, -y) if z >= 0 else (5, -z, -x, -y)
+    n = faces.shape[1]
+    u, v = (s / m + 1) / 2 * n, (t / m + 1) / 2 * n
+    return faces[face, min(int(math.floor(v)), n - 1), min(int(math.floor(u)), n - 1)]
+
+
+def test_cubemap_fetch_picks_face_and_texel(run):
+    n = 4
+    faces = np.arange(6 * n * n, dtype=np.float32).reshape(6, n, n)
+    shape = tx.ArrayShape(n, n, 0, 1, cubemap=True)
+    t = _texture(run, _array(run, shape, F32, [faces]), shape, F32, normalized_coords=True)
+    rng = np.random.default_rng(5)
+    dirs = rng.uniform(-1, 1, (64, 3)).astype(np.float32)
+    out = run.zeros(64, np.float32)
+    run.launch(run.module("textures"), "fetch_cube", (1,), (64,), t, out, *(run.put(dirs[:, k].copy()) for k in range(3)),
+               np.int32(64))
+    want = [_host_cube(faces, *map(float, d)) for d in dirs]
+    assert run.get(out, 64, np.float32).tolist() == want
+
+
+def test_formatted_surface_store_addresses_samples(run):
+    # sust.p: x counts samples (not bytes), and the 32-bit sources are floats for a float format
+    shape = tx.ArrayShape(3, 2)
+    base = _array(run, shape, F32x4, [np.zeros((2, 3, 4), np.float32)])
+    s = tx.create_object(run.dev, tx.array_descriptor(tx.KIND_SURFACE, base, shape, F32x4))
+    run.launch(run.module("textures"), "surf_formatted", (1,), (1,), s, np.float32(2.5), np.int32(1), np.int32(1))
+    got = run.get(base, 24, np.float32).reshape(2, 3, 4)
+    assert got[1, 1].tolist() == [2.5] * 4 and np.count_nonzero(got) == 4

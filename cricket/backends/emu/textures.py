@@ -495,17 +495,18 @@ def sust(X, geom: str, handle, coords: list, vals: list, L, mask, dt, oob: str, 
     size = np.dtype(dt).itemsize
     for h, pos in _groups(X, handle, L, mask):
         d = _descriptor(X, h, KIND_SURFACE, "sust")
-        if formatted:
+        sc = _surface_coords(geom, coords)
+        if formatted:                  # x counts samples here, not bytes (PTX ISA, sust.p)
             cdt = _channel_dtype(d)
             ch = int(d["channels"])
             vs = [_formatted(d, np.asarray(_lanes(v, pos)), cdt) for v in vals[:ch]]
             w = cdt
+            sc[0] = np.asarray(sc[0]).astype(np.int64) * (ch * cdt.itemsize)
         else:
             vs = [np.asarray(_lanes(v, pos)).astype(dt) for v in vals]
             w = np.dtype(dt)
         total = w.itemsize * len(vs)
-        addr, inside = _surface_addresses(X, d, _surface_coords(geom, coords), pos,
-                                          total if not formatted else w.itemsize * int(d["channels"]), oob, "sust")
+        addr, inside = _surface_addresses(X, d, sc, pos, total, oob, "sust")
         keep = inside if oob == "zero" else np.ones(len(pos), bool)
         if not keep.any():
             continue

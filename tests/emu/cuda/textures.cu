@@ -68,3 +68,14 @@ extern "C" __global__ void queries(cudaTextureObject_t t, cudaSurfaceObject_t s,
     asm("{ .reg .pred p; istypep.texref p, %1; selp.u32 %0, 1, 0, p; }" : "=r"(f) : "l"(s));
     out[0] = a; out[1] = b; out[2] = c; out[3] = d; out[4] = e; out[5] = f;
 }
+
+extern "C" __global__ void fetch_cube(cudaTextureObject_t t, float *out, const float *xs, const float *ys,
+                                      const float *zs, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = texCubemap<float>(t, xs[i], ys[i], zs[i]);
+}
+
+extern "C" __global__ void surf_formatted(cudaSurfaceObject_t s, float v, int x, int y) {
+    asm volatile("sust.p.2d.v4.b32.trap [%0, {%1, %2}], {%3, %3, %3, %3};" :: "l"(s), "r"(x), "r"(y),
+                 "r"(__float_as_uint(v)));
+}
