@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -170,6 +171,8 @@ def texobj_create(session: Session, service: Any, a: Any) -> int:
         if any(m not in (0, 1, 2, 3) for m in a.address) or a.filter not in (0, 1) or a.mip_filter not in (0, 1) \
                 or a.read_mode not in (0, 1):
             raise _invalid("bad texture descriptor (address, filter or read mode)")
+        if not all(math.isfinite(v) for v in (a.lod_bias, a.min_lod, a.max_lod, *a.border)):
+            raise _invalid("a texture descriptor's mipmap levels and border colour must be finite")
         sampling = tx.TextureSampling(tuple(a.address), a.filter, bool(a.read_mode), bool(a.normalized),
                                       tuple(a.border), a.mip_filter, a.lod_bias, a.min_lod, a.max_lod)
     with _backend_errors():

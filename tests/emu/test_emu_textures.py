@@ -275,3 +275,23 @@ def test_formatted_surface_store_addresses_samples(run):
     run.launch(run.module("textures"), "surf_formatted", (1,), (1,), s, np.float32(2.5), np.int32(1), np.int32(1))
     got = run.get(base, 24, np.float32).reshape(2, 3, 4)
     assert got[1, 1].tolist() == [2.5] * 4 and np.count_nonzero(got) == 4
+
+
+def test_a_descriptor_forged_by_a_kernel_faults(run):
+    # a buffer that starts like a texture object but claims 99 mipmap levels
+    shape = tx.ArrayShape(2, 2)
+    good = np.frombuffer(tx.array_descriptor(tx.KIND_TEXTURE, 0, shape, F32, tx.TextureSampling()),
+                         tx.DESCRIPTOR).copy()
+    good["levels"] = 99
+    forged = run.put(np.frombuffer(good.tobytes(), np.uint8))
+    with pytest.raises(EmuError) as e:
+        _fetch(run, "fetch2d_scalar", forged, [0.5], [0.5])
+    assert e.value.code == 700 and "corrupt" in str(e.value)
+
+
+def test_nan_and_infinite_coordinates_stay_inside(run):
+    img = np.arange(6, dtype=np.float32).reshape(2, 3)
+    shape = tx.ArrayShape(3, 2)
+    t = _texture(run, _array(run, shape, F32, [img]), shape, F32, filter=tx.FILTER_LINEAR)
+    got = _fetch(run, "fetch2d_scalar", t, [np.nan, np.inf, -np.inf], [0.5, np.inf, 0.5])
+    assert got.tolist() == [img[0, 0], img[1, 2], img[0, 0]]

@@ -104,3 +104,11 @@ def test_hostile_extents_are_refused_before_allocating(emu_server):
         with pytest.raises(CudaError) as e:
             ca.create_array(conn, ca.ChannelFormat(8, 16), 4)
         assert e.value.code == curesult.INVALID_VALUE
+
+
+def test_non_finite_sampling_values_are_refused(emu_server):
+    with connect(emu_server.address) as conn:
+        arr = ca.create_array(conn, F32, 4, 4)
+        with pytest.raises(CudaError) as e:
+            ca.create_texture(conn, ca.Resource(ca.RESOURCE_ARRAY, array=arr), ca.Sampling(max_lod=float("nan")))
+        assert e.value.code == curesult.INVALID_VALUE

@@ -175,11 +175,27 @@ def _descriptor(X, handle: int, kind: int | None, what: str) -> np.void:
     raw = X.mem.view(np.uint8)
     start = int(idx) * 8
     X.mem.check(np.uint64(handle + DESCRIPTOR.itemsize - 1), 1, 1)
-    d = raw[start:start + DESCRIPTOR.itemsize].view(DESCRIPTOR)[0]
+    d = raw[start:start + DESCRIPTOR.itemsize].view(DESCRIPTOR)[0].copy()
     if int(d["magic"]) != MAGIC or (kind is not None and int(d["kind"]) != kind):
         raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS, f"{what}: {handle:#x} is not a live "
                        f"{'surface' if kind == KIND_SURFACE else 'texture'} object")
+    if not _well_formed(d):      # a kernel may write anything into its own memory, magic included
+        raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS, f"{what}: the object at {handle:#x} is corrupt")
     return d
+
+
+def _well_formed(d) -> bool:
+    levels = int(d["levels"])
+    if not (1 <= levels <= MAX_LEVELS and int(d["channels"]) in (1, 2, 4) and int(d["bits"]) in (8, 16, 32)
+            and int(d["format"]) in (FMT_SIGNED, FMT_UNSIGNED, FMT_FLOAT)
+            and not (int(d["format"]) == FMT_FLOAT and int(d["bits"]) == 8)
+            and all(int(m) <= ADDR_BORDER for m in d["address"])):
+        return False
+    ext = d["level_extent"][:levels]
+    if (ext <= 0).any() or (ext > 1 << 16).any() or int(d["cubemap"]) and int(ext[0][3]) % 6:
+        return False
+    lod = np.array([d["lod_bias"], d["min_lod"], d["max_lod"], *d["border"]], np.float32)
+    return bool(np.isfinite(lod[:3]).all())
 
 
 def _groups(X, handle, L, mask):
@@ -248,6 +264,11 @@ def _address(i, n: int, mode: int):
     return np.clip(i, 0, n - 1), np.ones(i.shape, bool)
 
 
+def _finite(c) -> np.ndarray:
+    """Float coordinates with NaN as 0 and infinities far outside any texture (2**30)."""
+    return np.nan_to_num(np.asarray(c, np.float32), nan=0.0, posinf=2.0 ** 30, neginf=-2.0 ** 30)
+
+
 def _weight(x):
     """The fractional part of a filtering coordinate in 9-bit fixed point with 8 fractional bits."""
     return (np.round((x - np.floor(x)) * 256.0) / 256.0).astype(np.float32)
@@ -279,10 +300,9 @@ def _sample_level(X, d, level: int, coords: list, layer, integer: bool, out_floa
     iz_layer = np.zeros(nlanes, np.int64) if layer is None else layer
     if integer:
         u = [np.asarray(c).astype(np.int64) for c in coords]
-        taps = [([0] * len(u), np.float32(1))]
         filt = False
     else:
-        u = [np.asarray(c, np.float32) * (np.float32(n) if int(d["normalized_coords"]) else np.float32(1))
+        u = [_finite(c) * (np.float32(n) if int(d["normalized_coords"]) else np.float32(1))
              for c, n in zip(coords, sizes)]
         filt = int(d["filter"]) == FILTER_LINEAR
     if filt:
@@ -322,7 +342,7 @@ def _sample_level(X, d, level: int, coords: list, layer, integer: bool, out_floa
     return acc
 
 
-def _finish(d, vals: np.ndarray, dtype: str, n: int) -> list[np.ndarray]:
+def _finish(vals: np.ndarray, dtype: str, n: int) -> list[np.ndarray]:
     out = []
     for k in range(4):
         col = vals[:, k] if k < vals.shape[1] else np.zeros(n, vals.dtype)
@@ -353,7 +373,7 @@ def tex_fetch(X, geom: str, handle, coords: list, L, mask, ctype: str, dtype: st
         if lod is None or levels == 1:
             vals = _sample_level(X, d, 0, cs, lay, integer, out_float)
         else:
-            lv = np.clip(np.asarray(_lanes(lod, pos), np.float32) + np.float32(d["lod_bias"]),
+            lv = np.clip(_finite(_lanes(lod, pos)) + np.float32(d["lod_bias"]),
                          np.float32(d["min_lod"]), min(np.float32(d["max_lod"]), np.float32(levels - 1)))
             lv = np.clip(lv, 0, levels - 1)
             if int(d["mip_filter"]) == FILTER_LINEAR:
@@ -380,7 +400,7 @@ def tex_fetch(X, geom: str, handle, coords: list, L, mask, ctype: str, dtype: st
                     if vals is None:
                         vals = np.zeros((len(near), v.shape[1]), v.dtype)
                     vals[sel] = v
-        for k, col in enumerate(_finish(d, vals, dtype, len(pos))):
+        for k, col in enumerate(_finish(vals, dtype, len(pos))):
             res[k][pos] = col
     return res
 
@@ -398,8 +418,7 @@ def tld4(X, comp: int, handle, coords: list, L, mask, dtype: str):
         modes = [int(m) for m in d["address"][:2]]
         if not norm:
             modes = [ADDR_CLAMP if m in (ADDR_WRAP, ADDR_MIRROR) else m for m in modes]
-        u = [np.asarray(_lanes(c, pos), np.float32) * (np.float32(s) if norm else np.float32(1))
-             for c, s in zip(coords, sizes)]
+        u = [_finite(_lanes(c, pos)) * (np.float32(s) if norm else np.float32(1)) for c, s in zip(coords, sizes)]
         i0 = [np.floor(c - np.float32(0.5)).astype(np.int64) for c in u]
         zero = np.zeros(len(pos), np.int64)
         for k, (dx, dy) in enumerate(((0, 1), (1, 1), (1, 0), (0, 0))):
@@ -492,7 +511,6 @@ def suld(X, geom: str, handle, coords: list, L, mask, dt, nvec: int, oob: str):
 
 def sust(X, geom: str, handle, coords: list, vals: list, L, mask, dt, oob: str, formatted: bool = False):
     """``sust.b`` (raw bytes) and ``sust.p`` (converted to the surface's format)."""
-    size = np.dtype(dt).itemsize
     for h, pos in _groups(X, handle, L, mask):
         d = _descriptor(X, h, KIND_SURFACE, "sust")
         sc = _surface_coords(geom, coords)
@@ -520,7 +538,7 @@ def sust(X, geom: str, handle, coords: list, vals: list, L, mask, dt, oob: str, 
 
 def _formatted(d, v: np.ndarray, cdt: np.dtype) -> np.ndarray:
     """A 32-bit source value converted to the surface's channel format (float or integer)."""
-    fmt, bits = int(d["format"]), int(d["bits"])
+    fmt = int(d["format"])
     if fmt == FMT_FLOAT:
         return v.view(np.float32).astype(cdt) if v.dtype.itemsize == 4 else v.astype(cdt)
     iv = v.view(np.int32) if fmt == FMT_SIGNED else v.view(np.uint32)
