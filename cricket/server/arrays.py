@@ -180,6 +180,7 @@ def texobj_create(session: Session, service: Any, a: Any) -> int:
             entry = _objects(session).arrays.get(a.base)
             if entry is None:
                 raise _invalid(f"{a.base:#x} is not a CUDA array of this session")
+            session.allocations.check(a.base, tx.array_layout(entry[0], entry[1])[1])   # gone with a reset
             desc = tx.array_descriptor(kind, a.base, entry[0], entry[1], sampling)
         elif a.resource in (1, 2):
             fmt = _format(tx, a.format)

@@ -112,3 +112,13 @@ def test_non_finite_sampling_values_are_refused(emu_server):
         with pytest.raises(CudaError) as e:
             ca.create_texture(conn, ca.Resource(ca.RESOURCE_ARRAY, array=arr), ca.Sampling(max_lod=float("nan")))
         assert e.value.code == curesult.INVALID_VALUE
+
+
+def test_an_array_freed_by_a_device_reset_is_refused(emu_server):
+    with connect(emu_server.address) as conn:
+        arr = ca.create_array(conn, F32, 64, 64)
+        conn.reset()
+        conn.alloc(16)                                   # memory that may reuse the array's address
+        with pytest.raises(CudaError) as e:
+            ca.create_texture(conn, ca.Resource(ca.RESOURCE_ARRAY, array=arr))
+        assert e.value.code == curesult.INVALID_VALUE
