@@ -3,13 +3,8 @@
 // <<<>>>: an 8-bit texture read as normalized floats (the driver's default for integer data) and
 // as integers (CU_TRSF_READ_AS_INTEGER), and a 3D surface written by a kernel and read back.
 #include <vector>
+#include "check.h"
 #include "driver_check.h"
-
-static int report(const char *what, int bad)
-{
-    printf("%s: %s\n", bad ? "FAIL" : "PASS", what);
-    return bad ? 1 : 0;
-}
 
 const int W = 9, H = 6, D = 3;
 

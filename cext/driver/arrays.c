@@ -159,18 +159,12 @@ CRICKET_DRV_EXPORT CUresult cuTexObjectDestroy(CUtexObject texObject) { return F
 CRICKET_DRV_EXPORT CUresult cuSurfObjectDestroy(CUsurfObject surfObject)
 { return FWD("cuTexObjectDestroy", surfObject); }
 
-/* words: width, height, depth, CUarray_format, channels, flags */
-static CUresult array_descriptor(CUarray hArray, uint64_t *w)
-{
-    return FWD("cuArray3DGetDescriptor", U(w), U(hArray));
-}
-
 CRICKET_DRV_EXPORT CUresult cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR *d, CUarray hArray)
 {
     if (!d)
         return CUDA_ERROR_INVALID_VALUE;
-    uint64_t w[6] = { 0 };
-    CUresult rc = array_descriptor(hArray, w);
+    uint64_t w[6] = { 0 };      /* width, height, depth, CUarray_format, channels, flags */
+    CUresult rc = FWD("cuArray3DGetDescriptor", U(w), U(hArray));
     if (rc != CUDA_SUCCESS)
         return rc;
     d->Width = w[0];
@@ -186,14 +180,14 @@ CRICKET_DRV_EXPORT CUresult cuArrayGetDescriptor_v2(CUDA_ARRAY_DESCRIPTOR *d, CU
 {
     if (!d)
         return CUDA_ERROR_INVALID_VALUE;
-    uint64_t w[6] = { 0 };
-    CUresult rc = array_descriptor(hArray, w);
+    CUDA_ARRAY3D_DESCRIPTOR d3;
+    CUresult rc = cuArray3DGetDescriptor_v2(&d3, hArray);
     if (rc != CUDA_SUCCESS)
         return rc;
-    d->Width = w[0];
-    d->Height = w[1];
-    d->Format = (CUarray_format)w[3];
-    d->NumChannels = (unsigned)w[4];
+    d->Width = d3.Width;
+    d->Height = d3.Height;
+    d->Format = d3.Format;
+    d->NumChannels = d3.NumChannels;
     return CUDA_SUCCESS;
 }
 
