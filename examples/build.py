@@ -71,6 +71,10 @@ EXAMPLES = (
     Example("recursion", ("recursion.cu",)),
     Example("function_pointers", ("function_pointers.cu",)),
     Example("device_malloc", ("device_malloc.cu",)),
+    Example("texture_2d", ("texture_2d.cu",)),
+    Example("surface_rw", ("surface_rw.cu",)),
+    Example("texture_layered_3d", ("texture_layered_3d.cu",)),
+    Example("texture_driver", ("texture_driver.cu",), driver=True),
 )
 BY_NAME = {e.name: e for e in EXAMPLES}
 

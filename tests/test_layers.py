@@ -31,6 +31,7 @@ def _code(path: Path) -> str:
 def c_functions(code: str) -> set[str]:
     """The functions a C file defines with external linkage: at brace depth 0, the name before the
     parameter list of a declaration that opens a body and is not ``static``."""
+    code = re.sub(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*\n", "\n", code, flags=re.M)     # directives, continued ones too
     names, depth, start = set(), 0, 0
     for i, ch in enumerate(code):
         if ch == "{":

@@ -90,6 +90,19 @@ CUcontext cricket_drv_created_context(uint64_t id);
 /* Calls the Python implementation of `name` with `nargs` 64-bit words, starting the client at the
  * first call; CUDA_ERROR_NOT_INITIALIZED when it cannot start, CUDA_ERROR_DEINITIALIZED after exit. */
 CUresult cricket_drv_client_call(const char *name, const uint64_t *args, int nargs);
+/* The same after the context checks every forwarded call makes (the current device and context). */
+CUresult cricket_drv_forward(const char *name, const uint64_t *args, int nargs);
+
+/* A legacy symbol and its per-thread twin with one body (gen_driver.py drops both stubs). */
+#define CRICKET_DRV_EXPORT_PAIR_BODY(abi, ptname, params, body) \
+    CRICKET_DRV_EXPORT CUresult abi params { return body; } \
+    CRICKET_DRV_EXPORT CUresult ptname params { return body; }
+
+
+/* ------------------------------------------------------------------ CUDA arrays (arrays.c) */
+
+/* cuMemcpy2D where a side is a CUDA array. */
+CUresult cricket_drv_copy_2d_arrays(const CUDA_MEMCPY2D *c, CUstream stream, int is_async);
 
 /* ------------------------------------------------------------------ export tables (export_tables.c) */
 

@@ -86,6 +86,11 @@ static CUresult forward(const char *name, const uint64_t *args, int nargs)
     return cricket_drv_client_call(name, args, nargs);
 }
 
+CUresult cricket_drv_forward(const char *name, const uint64_t *args, int nargs)
+{
+    return forward(name, args, nargs);
+}
+
 /* A release (free, unload, destroy) after the client has shut down: the server frees what the
  * session held when its connection closes, so the caller (a destructor or cudart's exit hook)
  * gets success, as NVIDIA's driver gives it until the process ends. */
@@ -233,11 +238,6 @@ CRICKET_DRV_EXPORT CUresult cuPointerGetAttributes(unsigned int numAttributes, C
 }
 
 /* ------------------------------------------------------------------ copies and memsets */
-
-/* A legacy symbol and its per-thread twin with one body (gen_driver.py drops both stubs). */
-#define CRICKET_DRV_EXPORT_PAIR_BODY(abi, ptname, params, body) \
-    CRICKET_DRV_EXPORT CUresult abi params { return body; } \
-    CRICKET_DRV_EXPORT CUresult ptname params { return body; }
 
 #define CRICKET_DRV_EXPORT_PAIR(abi, ptname, params, name, ...) \
     CRICKET_DRV_EXPORT CUresult abi params { return FWD(name, __VA_ARGS__); } \
@@ -580,51 +580,3 @@ CRICKET_DRV_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsig
 CRICKET_DRV_EXPORT CUresult cuMemHostUnregister(void *p)
 { return RELEASE("cuMemHostUnregister", U(p)); }
 
-/* One side of a 2D copy: its start address and its cudaMemcpyKind half (0 host, 1 device, -1
- * unified: the client classifies the address). Arrays are not supported. */
-static CUresult copy_side(CUmemorytype type, const void *host, CUdeviceptr device, size_t x, size_t y,
-                          size_t pitch, uint64_t *addr, int *where)
-{
-    switch (type) {
-    case CU_MEMORYTYPE_HOST:
-        *addr = U(host) + y * pitch + x;
-        *where = 0;
-        return CUDA_SUCCESS;
-    case CU_MEMORYTYPE_DEVICE:
-        *addr = device + y * pitch + x;
-        *where = 1;
-        return CUDA_SUCCESS;
-    case CU_MEMORYTYPE_UNIFIED:
-        *addr = device + y * pitch + x;
-        *where = -1;
-        return CUDA_SUCCESS;
-    default:
-        return CUDA_ERROR_NOT_SUPPORTED;     /* CUDA arrays are not remoted */
-    }
-}
-
-static CUresult copy_2d(const CUDA_MEMCPY2D *c, CUstream stream, int is_async)
-{
-    if (!c)
-        return CUDA_ERROR_INVALID_VALUE;
-    uint64_t src, dst;
-    int src_where, dst_where;
-    CUresult rc = copy_side(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY, c->srcPitch,
-                            &src, &src_where);
-    if (rc == CUDA_SUCCESS)
-        rc = copy_side(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY, c->dstPitch,
-                       &dst, &dst_where);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    /* cudaMemcpyKind: 0 H2H, 1 H2D, 2 D2H, 3 D2D, 4 from the addresses */
-    uint64_t kind = src_where < 0 || dst_where < 0 ? 4 : (uint64_t)(src_where * 2 + dst_where);
-    return FWD("cuMemcpy2D", dst, c->dstPitch, src, c->srcPitch, c->WidthInBytes, c->Height, kind,
-               U(stream), (uint64_t)is_async);
-}
-
-CRICKET_DRV_EXPORT_PAIR_BODY(cuMemcpy2D_v2, cuMemcpy2D_v2_ptds, (const CUDA_MEMCPY2D *pCopy),
-                             copy_2d(pCopy, NULL, 0))
-CRICKET_DRV_EXPORT_PAIR_BODY(cuMemcpy2DUnaligned_v2, cuMemcpy2DUnaligned_v2_ptds, (const CUDA_MEMCPY2D *pCopy),
-                             copy_2d(pCopy, NULL, 0))
-CRICKET_DRV_EXPORT_PAIR_BODY(cuMemcpy2DAsync_v2, cuMemcpy2DAsync_v2_ptsz, (const CUDA_MEMCPY2D *pCopy, CUstream hStream),
-                             copy_2d(pCopy, hStream, 1))

@@ -450,3 +450,228 @@ CRICKET_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes
     attributes->hostPointer = (void *)(uintptr_t)v[3];
     return cudaSuccess;
 }
+
+/* --- CUDA arrays, textures and surfaces (cricket/client/arrays_runtime.py) ----------------------
+ * A channel format travels as one word: x | y << 8 | z << 16 | w << 24 | kind << 32. Copies of
+ * every shape go to the one Python entry "cudaMemcpy3D" as a flat box description; descriptors
+ * are flattened here into arrays of words, since only the headers know their layout. */
+#define FMT(d) ((uint64_t)(uint8_t)(d)->x | (uint64_t)(uint8_t)(d)->y << 8 | (uint64_t)(uint8_t)(d)->z << 16 | \
+                (uint64_t)(uint8_t)(d)->w << 24 | (uint64_t)(uint32_t)(d)->f << 32)
+#define COPY3D_BYTES 0
+#define COPY3D_ELEMENTS 1
+
+CRICKET_EXPORT struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w,
+                                                                  enum cudaChannelFormatKind f)
+{
+    struct cudaChannelFormatDesc d = { x, y, z, w, f };
+    return d;
+}
+
+CRICKET_EXPORT cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc,
+                                           size_t width, size_t height, unsigned int flags)
+{
+    if (!desc)
+        return cudaErrorInvalidValue;
+    CALL_AS("cudaMalloc3DArray", U(array), FMT(desc), width, height, 0, flags, 1);
+}
+
+CRICKET_EXPORT cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc,
+                                             struct cudaExtent extent, unsigned int flags)
+{
+    if (!desc)
+        return cudaErrorInvalidValue;
+    CALL_AS("cudaMalloc3DArray", U(array), FMT(desc), extent.width, extent.height, extent.depth, flags, 1);
+}
+
+CRICKET_EXPORT cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray,
+                                                    const struct cudaChannelFormatDesc *desc,
+                                                    struct cudaExtent extent, unsigned int numLevels,
+                                                    unsigned int flags)
+{
+    if (!desc)
+        return cudaErrorInvalidValue;
+    CALL_AS("cudaMalloc3DArray", U(mipmappedArray), FMT(desc), extent.width, extent.height, extent.depth,
+            flags, numLevels);
+}
+
+CRICKET_EXPORT cudaError_t cudaGetMipmappedArrayLevel(cudaArray_t *levelArray,
+                                                      cudaMipmappedArray_const_t mipmappedArray,
+                                                      unsigned int level)
+{ FORWARD(U(levelArray), U(mipmappedArray), level); }
+CRICKET_EXPORT cudaError_t cudaFreeArray(cudaArray_t array) { FORWARD(U(array)); }
+CRICKET_EXPORT cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray)
+{ CALL_AS("cudaFreeArray", U(mipmappedArray)); }
+
+CRICKET_EXPORT cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc *desc, cudaArray_const_t array)
+{
+    if (!desc)
+        return cudaErrorInvalidValue;
+    int64_t v[1] = { 0 };
+    const uint64_t args[] = { U(v), U(array) };
+    int err = call_internal("cudaGetChannelDesc", args, 2);
+    if (err != 0)
+        return (cudaError_t)err;
+    desc->x = (int)(v[0] & 0xFF);
+    desc->y = (int)(v[0] >> 8 & 0xFF);
+    desc->z = (int)(v[0] >> 16 & 0xFF);
+    desc->w = (int)(v[0] >> 24 & 0xFF);
+    desc->f = (enum cudaChannelFormatKind)(v[0] >> 32);
+    return cudaSuccess;
+}
+
+/* "cudaMemcpy3D" words: dst array, dst ptr, dst pitch, dst rows per slice, dst x, y, z, the same
+ * for the source, width, height, depth, kind, stream, sync, units (bytes or array elements). */
+#define BOX(arr, ptr, pitch, ysize, x, y, z) U(arr), U(ptr), (uint64_t)(pitch), (uint64_t)(ysize), \
+    (uint64_t)(x), (uint64_t)(y), (uint64_t)(z)
+
+static cudaError_t memcpy_3d_parms(const struct cudaMemcpy3DParms *p, uint64_t stream, uint64_t sync)
+{
+    if (!p)
+        return cudaErrorInvalidValue;
+    CALL_AS("cudaMemcpy3D",
+            BOX(p->dstArray, p->dstPtr.ptr, p->dstPtr.pitch, p->dstPtr.ysize, p->dstPos.x, p->dstPos.y, p->dstPos.z),
+            BOX(p->srcArray, p->srcPtr.ptr, p->srcPtr.pitch, p->srcPtr.ysize, p->srcPos.x, p->srcPos.y, p->srcPos.z),
+            p->extent.width, p->extent.height, p->extent.depth, (uint64_t)p->kind, stream, sync, COPY3D_ELEMENTS);
+}
+
+CRICKET_EXPORT cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p) { return memcpy_3d_parms(p, 0, 1); }
+CRICKET_EXPORT cudaError_t cudaMemcpy3D_ptds(const struct cudaMemcpy3DParms *p)
+{ return memcpy_3d_parms(p, PER_THREAD, 1); }
+CRICKET_EXPORT cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p, cudaStream_t stream)
+{ return memcpy_3d_parms(p, U(stream), 0); }
+CRICKET_EXPORT cudaError_t cudaMemcpy3DAsync_ptsz(const struct cudaMemcpy3DParms *p, cudaStream_t stream)
+{ return memcpy_3d_parms(p, PT(stream), 0); }
+
+CRICKET_EXPORT cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src,
+                                               size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind)
+{
+    CALL_AS("cudaMemcpy3D", BOX(dst, 0, 0, 0, wOffset, hOffset, 0), BOX(0, src, spitch, height, 0, 0, 0),
+            width, height, 1, (uint64_t)kind, 0, 1, COPY3D_BYTES);
+}
+
+CRICKET_EXPORT cudaError_t cudaMemcpy2DFromArray(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset,
+                                                 size_t hOffset, size_t width, size_t height,
+                                                 enum cudaMemcpyKind kind)
+{
+    CALL_AS("cudaMemcpy3D", BOX(0, dst, dpitch, height, 0, 0, 0), BOX(src, 0, 0, 0, wOffset, hOffset, 0),
+            width, height, 1, (uint64_t)kind, 0, 1, COPY3D_BYTES);
+}
+
+/* Deprecated, still used: count bytes in the array's row-major order from (wOffset, hOffset). */
+CRICKET_EXPORT cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src,
+                                             size_t count, enum cudaMemcpyKind kind)
+{
+    CALL_AS("cudaMemcpy3D", BOX(dst, 0, 0, 0, wOffset, hOffset, 0), BOX(0, src, count, 1, 0, 0, 0),
+            count, 1, 1, (uint64_t)kind, 0, 1, COPY3D_BYTES);
+}
+
+CRICKET_EXPORT cudaError_t cudaMemcpyFromArray(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset,
+                                               size_t count, enum cudaMemcpyKind kind)
+{
+    CALL_AS("cudaMemcpy3D", BOX(0, dst, count, 1, 0, 0, 0), BOX(src, 0, 0, 0, wOffset, hOffset, 0),
+            count, 1, 1, (uint64_t)kind, 0, 1, COPY3D_BYTES);
+}
+
+static uint64_t f32_word(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* words: type, array or pointer, format, size in bytes or width, height, pitch */
+static void resource_words(const struct cudaResourceDesc *r, uint64_t *w)
+{
+    w[0] = (uint64_t)r->resType;
+    switch (r->resType) {
+    case cudaResourceTypeArray: w[1] = U(r->res.array.array); break;
+    case cudaResourceTypeMipmappedArray: w[1] = U(r->res.mipmap.mipmap); break;
+    case cudaResourceTypeLinear:
+        w[1] = U(r->res.linear.devPtr); w[2] = FMT(&r->res.linear.desc); w[3] = r->res.linear.sizeInBytes;
+        break;
+    case cudaResourceTypePitch2D:
+        w[1] = U(r->res.pitch2D.devPtr); w[2] = FMT(&r->res.pitch2D.desc); w[3] = r->res.pitch2D.width;
+        w[4] = r->res.pitch2D.height; w[5] = r->res.pitch2D.pitchInBytes;
+        break;
+    default: break;
+    }
+}
+
+/* words 6..: address modes (3), filter, read mode, normalized, border (4, f32 bits), mipmap filter,
+ * bias, min clamp, max clamp (f32 bits); word 20 says whether a texture description was given */
+CRICKET_EXPORT cudaError_t cudaCreateTextureObject(cudaTextureObject_t *pTexObject,
+                                                   const struct cudaResourceDesc *pResDesc,
+                                                   const struct cudaTextureDesc *pTexDesc,
+                                                   const struct cudaResourceViewDesc *pResViewDesc)
+{
+    if (!pTexObject || !pResDesc || !pTexDesc)
+        return cudaErrorInvalidValue;
+    if (pResViewDesc)
+        return cudaErrorNotSupported;
+    uint64_t w[21] = { 0 };
+    resource_words(pResDesc, w);
+    for (int k = 0; k < 3; k++)
+        w[6 + k] = (uint64_t)pTexDesc->addressMode[k];
+    w[9] = (uint64_t)pTexDesc->filterMode;
+    w[10] = (uint64_t)pTexDesc->readMode;
+    w[11] = (uint64_t)pTexDesc->normalizedCoords;
+    for (int k = 0; k < 4; k++)
+        w[12 + k] = f32_word(pTexDesc->borderColor[k]);
+    w[16] = (uint64_t)pTexDesc->mipmapFilterMode;
+    w[17] = f32_word(pTexDesc->mipmapLevelBias);
+    w[18] = f32_word(pTexDesc->minMipmapLevelClamp);
+    w[19] = f32_word(pTexDesc->maxMipmapLevelClamp);
+    w[20] = 1;
+    CALL_AS("cudaCreateTextureObject", U(pTexObject), U(w));
+}
+
+CRICKET_EXPORT cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t *pSurfObject,
+                                                   const struct cudaResourceDesc *pResDesc)
+{
+    if (!pSurfObject || !pResDesc)
+        return cudaErrorInvalidValue;
+    uint64_t w[21] = { 0 };
+    resource_words(pResDesc, w);
+    CALL_AS("cudaCreateTextureObject", U(pSurfObject), U(w));
+}
+
+CRICKET_EXPORT cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject) { FORWARD(texObject); }
+CRICKET_EXPORT cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject)
+{ CALL_AS("cudaDestroyTextureObject", surfObject); }
+
+static cudaError_t object_resource_desc(struct cudaResourceDesc *out, uint64_t object)
+{
+    if (!out)
+        return cudaErrorInvalidValue;
+    int64_t w[6] = { 0 };
+    const uint64_t args[] = { U(w), object };
+    int err = call_internal("cudaGetTextureObjectResourceDesc", args, 2);
+    if (err != 0)
+        return (cudaError_t)err;
+    memset(out, 0, sizeof *out);
+    out->resType = (enum cudaResourceType)w[0];
+    struct cudaChannelFormatDesc d = { (int)(w[2] & 0xFF), (int)(w[2] >> 8 & 0xFF), (int)(w[2] >> 16 & 0xFF),
+                                       (int)(w[2] >> 24 & 0xFF), (enum cudaChannelFormatKind)((uint64_t)w[2] >> 32) };
+    switch (out->resType) {
+    case cudaResourceTypeArray: out->res.array.array = (cudaArray_t)(uintptr_t)w[1]; break;
+    case cudaResourceTypeMipmappedArray: out->res.mipmap.mipmap = (cudaMipmappedArray_t)(uintptr_t)w[1]; break;
+    case cudaResourceTypeLinear:
+        out->res.linear.devPtr = (void *)(uintptr_t)w[1]; out->res.linear.desc = d;
+        out->res.linear.sizeInBytes = (size_t)w[3];
+        break;
+    case cudaResourceTypePitch2D:
+        out->res.pitch2D.devPtr = (void *)(uintptr_t)w[1]; out->res.pitch2D.desc = d;
+        out->res.pitch2D.width = (size_t)w[3]; out->res.pitch2D.height = (size_t)w[4];
+        out->res.pitch2D.pitchInBytes = (size_t)w[5];
+        break;
+    default: break;
+    }
+    return cudaSuccess;
+}
+
+CRICKET_EXPORT cudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDesc *pResDesc,
+                                                            cudaTextureObject_t texObject)
+{ return object_resource_desc(pResDesc, texObject); }
+CRICKET_EXPORT cudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDesc *pResDesc,
+                                                            cudaSurfaceObject_t surfObject)
+{ return object_resource_desc(pResDesc, surfObject); }

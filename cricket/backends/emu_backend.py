@@ -119,6 +119,11 @@ class EmuDevice(Device):
             free, total = self.dev.mem_get_info()
         return int(free), int(total)
 
+    def textures(self) -> Any:
+        """The emulator's arrays, textures and surfaces (used by cricket.server.arrays)."""
+        from .emu import textures
+        return textures
+
     def set_limit(self, limit: int, value: int) -> None:
         if limit == limits.MALLOC_HEAP_SIZE:
             with _errors:

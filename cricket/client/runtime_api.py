@@ -62,6 +62,7 @@ from cricket.client.runtime import RUNTIME, KernelRecord, VarRecord
 from cricket.client.runtime_face import RUNTIME_API
 # The feature modules of the runtime face: importing them registers their functions.
 from cricket.client import runtime_calls  # noqa: F401
+from cricket.client import arrays_runtime  # noqa: F401  (CUDA arrays, textures, surfaces)
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +102,14 @@ FORWARDED: tuple[str, ...] = (
     "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
     "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cudaPointerGetAttributes",
 )
+# CUDA arrays, textures and surfaces (cricket/client/arrays_runtime.py)
+FORWARDED += (
+    "cudaCreateChannelDesc", "cudaMallocArray", "cudaMalloc3DArray", "cudaMallocMipmappedArray",
+    "cudaGetMipmappedArrayLevel", "cudaFreeArray", "cudaFreeMipmappedArray", "cudaGetChannelDesc", "cudaMemcpy3D",
+    "cudaMemcpy3D_ptds", "cudaMemcpy3DAsync", "cudaMemcpy3DAsync_ptsz", "cudaMemcpy2DToArray",
+    "cudaMemcpy2DFromArray", "cudaMemcpyToArray", "cudaMemcpyFromArray", "cudaCreateTextureObject",
+    "cudaCreateSurfaceObject", "cudaDestroyTextureObject", "cudaDestroySurfaceObject",
+    "cudaGetTextureObjectResourceDesc", "cudaGetSurfaceObjectResourceDesc")
 
 IMPLEMENTATIONS: dict[str, Callable[..., Any]] = RUNTIME_API.implementations
 register = RUNTIME_API.register

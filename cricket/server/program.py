@@ -17,6 +17,7 @@ from ..protocol import Skeleton
 from ..protocol import gen as P
 from ..rpc import NO_REPLY, PayloadSink, admit_connection, current_call, current_connection_id
 from ..rpc.context import current_socket
+from . import arrays
 from . import service as svc
 from . import shm
 from .limits import MAX_QUEUED_BYTES, MAX_QUEUED_CALLS
@@ -441,6 +442,31 @@ class CricketProgram(Skeleton):
 
     def CR_CTX_SET_LIMIT(self, a):
         return self._call(P.cr_status_res, set_limit, a.limit, a.value)
+
+    # --- CUDA arrays, textures and surfaces (cricket.server.arrays) -----------------------------
+
+    def CR_ARRAY_CREATE(self, a):
+        def convert(made):
+            base, levels = made
+            return P.cr_array(base=base, levels=[P.cr_array_level(
+                offset=lv.offset, pitch=lv.pitch, slice=lv.slice, width=lv.width, height=lv.height,
+                depth=lv.depth * lv.layers) for lv in levels])
+        return self._call(P.cr_array_res, arrays.array_create, self.service, a, arm="array", convert=convert)
+
+    def CR_ARRAY_DESTROY(self, base):
+        return self._call(P.cr_status_res, arrays.array_destroy, self.service, base)
+
+    def CR_MEMCPY_3D(self, a):
+        return self._call(P.cr_status_res, arrays.memcpy_3d, self.service, a)
+
+    def CR_MEMCPY_3D_DTOH(self, a):
+        return self._call(P.cr_data_res, arrays.memcpy_3d_dtoh, self.service, a, arm="data")
+
+    def CR_TEXOBJ_CREATE(self, a):
+        return self._call(P.cr_ptr_res, arrays.texobj_create, self.service, a, arm="ptr")
+
+    def CR_TEXOBJ_DESTROY(self, handle):
+        return self._call(P.cr_status_res, arrays.texobj_destroy, self.service, handle)
 
     # --- administration ----------------------------------------------------------------------
 

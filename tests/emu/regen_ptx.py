@@ -52,6 +52,7 @@ BUILDS = {
     "calls": ["sm75", "sm75G", "sm90"],
     "heap": ["sm75", "sm75G"],
     "mbarrier": ["sm80", "sm90"],
+    "textures": ["sm75"],
 }
 RDC = ["rdc/rdc_a", "rdc/rdc_b"]
 

@@ -77,6 +77,11 @@ bmsk.clamp.b32 %r1, %r2, %r3; szext.wrap.s32 %r1, %r2, %r3
 ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r5]; movmatrix.sync.aligned.m8n8.trans.b16 %r1, %r2
 mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2}, {%r3}, {%f5, %f6, %f7, %f4}
 wmma.load.a.sync.aligned.row.m8n8k4.f64 {%fd1}, [%rd1], %r1; cvt.rna.tf32.f32 %r1, %f1
+tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}]; tex.a2d.v4.s32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%r5, %f5, %f6, %f6}]
+tex.level.3d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6, %f7, %f7}], %f5; tex.cube.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6, %f7, %f7}]
+tld4.r.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}]; txq.width.b32 %r1, [%rd1]; txq.level.height.b32 %r1, [%rd1], %r2
+suld.b.1d.v4.b32.trap {%r1, %r2, %r3, %r4}, [%rd1, {%r5}]; sust.b.2d.b16.zero [%rd1, {%r5, %r6}], %rs1
+sust.p.2d.v4.b32.clamp [%rd1, {%r5, %r6}], {%r1, %r2, %r3, %r4}; suq.height.b32 %r1, [%rd1]; istypep.texref %p1, %rd1
 trap; brkpt; exit
 """
 
@@ -109,7 +114,7 @@ def test_census_instruction_forms_compile():
     ("wgmma.fence.sync.aligned", "tensor-core"),
     ("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4]",
      "TMA"),
-    ("suld.b.1d.v4.b32.trap {%r1, %r2, %r3, %r4}, [%rd1, {%r5}]", "surface"),
+    ("sured.b.add.1d.u32.trap [%rd1, {%r5}], %r1", "surface reduction"),
 ])
 def test_out_of_scope_features_are_refused_by_name(instr, feature):
     prog = Program([parse(kernel_text([instr]))])

@@ -69,6 +69,18 @@ class Context:
         self.event = conn._stub.CR_EVENT_CREATE(0).handle
         self.event2 = conn._stub.CR_EVENT_CREATE(0).handle
         conn._stub.CR_EVENT_RECORD(P.cr_event_record_args(event=self.event, stream=0))
+        self.array = conn._stub.CR_ARRAY_CREATE(ARRAY).array.base
+        self.texture = conn._stub.CR_TEXOBJ_CREATE(_texobj(self.array)).ptr
+
+
+ARRAY = P.cr_array_args(format=P.cr_channel_format(x=32, y=0, z=0, w=0, kind=2), width=16, height=8, depth=0,
+                        flags=0, levels=2)
+
+
+def _texobj(array: int) -> P.cr_texobj_args:
+    return P.cr_texobj_args(surface=False, resource=0, base=array, format=ARRAY.format, width=0, height=0,
+                            pitch=0, address=[1, 1, 1], filter=1, read_mode=0, normalized=True,
+                            border=[0.0] * 4, mip_filter=0, lod_bias=0.0, min_lod=0.0, max_lod=1.0)
 
 
 def _ptx_module(image: bytes, kind=P.CR_IMAGE_PTX) -> P.cr_module_load_args:
@@ -88,7 +100,16 @@ def valid_calls(c: Context) -> dict[str, tuple]:
     wait = P.cr_stream_wait_args(stream=c.stream, event=c.event)
     record = P.cr_event_record_args(event=c.event2, stream=c.stream)
     get = P.cr_get_args(module=c.module.handle, name="k_externc")
+    box = P.cr_box(base=c.array, pitch=64, slice=512)
+    copy3d = P.cr_memcpy3d_args(dst=box, src=P.cr_box(base=buf, pitch=64, slice=512), width=64, height=8,
+                                depth=1, stream=0, data=b"")
     return {
+        "CR_ARRAY_CREATE": (ARRAY,),
+        "CR_ARRAY_DESTROY": (c.array,),
+        "CR_MEMCPY_3D": (copy3d,),
+        "CR_MEMCPY_3D_DTOH": (copy3d,),
+        "CR_TEXOBJ_CREATE": (_texobj(c.array),),
+        "CR_TEXOBJ_DESTROY": (c.texture,),
         "CR_NULL": (),
         "CR_HELLO": (P.cr_hello_args(protocol=P.CRICKET_PROTOCOL, client="fuzz", token="", backend=""),),
         "CR_SET_DEVICE": (0,),
@@ -258,7 +279,8 @@ def test_every_procedure_has_a_valid_call_to_mutate(fuzzed):
     rpc = fuzzed.conn._rpc
     for name in ("CR_MEMCPY_HTOD", "CR_MEMCPY_DTOH", "CR_MEMCPY_DTOD", "CR_MEMSET", "CR_MODULE_LOAD",
                  "CR_MODULE_GET_FUNCTION", "CR_MODULE_GET_GLOBAL", "CR_LAUNCH", "CR_EVENT_RECORD",
-                 "CR_STREAM_WAIT_EVENT", "CR_EVENT_ELAPSED_TIME"):      # the seeds work unmutated
+                 "CR_STREAM_WAIT_EVENT", "CR_EVENT_ELAPSED_TIME", "CR_ARRAY_CREATE", "CR_MEMCPY_3D",
+                 "CR_MEMCPY_3D_DTOH", "CR_TEXOBJ_CREATE"):      # the seeds work unmutated
         reply = rpc.call(PROGRAM, VERSION, PROCEDURES[name], [encoded(name, *calls[name])])
         assert struct.unpack_from(">i", reply)[0] == 0, (name, bytes(reply[4:100]))
 

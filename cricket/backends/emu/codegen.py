@@ -14,7 +14,7 @@ import struct
 
 import numpy as np
 
-from . import async_copy, call_stack, calls, elect, heap, rt, video_scalar
+from . import async_copy, call_stack, calls, elect, heap, rt, textures, video_scalar
 from .errors import EmuError, not_supported
 from .dtypes import NP, SIZE, STORAGE, UNS
 from .ptx.ast import Imm, Instr, Not, Reg, Sink, Special, Sym
@@ -64,6 +64,7 @@ class KernelCompiler:
                          "vscalar": video_scalar.video_scalar, "mbar": async_copy.mbarrier_update,
                          "mbar_pending": async_copy.pending_count, "bulk_copy": async_copy.bulk_copy,
                          "elect": elect.elect}
+        self.ns.update(textures.KERNEL_NAMES)
         self.ns.update(NP)
         self._const_names: dict = {}
         self._vars: dict[str, str] = {}
@@ -180,7 +181,8 @@ def compile_kernel(ir: KernelIR) -> CompiledKernel:
 
 
 class BlockCodegen(async_copy.AsyncEmitters, InstructionEmitters, heap.HeapEmitters,
-                   video_scalar.ScalarVideoEmitters, elect.ElectEmitters):
+                   video_scalar.ScalarVideoEmitters, elect.ElectEmitters,
+                   textures.TextureEmitters):
     def __init__(self, kc: KernelCompiler, block: Block) -> None:
         self.kc = kc
         self.ir = kc.ir

@@ -13,6 +13,7 @@ from .matrix_emitters import MATRIX_OPS, MatrixEmitters
 from .memory import LOCAL_WINDOW, SHARED_WINDOW
 from .ptx.ast import Addr, Imm, Instr, Pair, Reg, Sink, Special, Sym, Vec
 from .ptx.parser import VIDEO_SELECTOR_OPS
+from .textures import TEXTURE_OPS
 
 SUPPORTED_OPS = {
     "mov", "ld", "ldu", "st", "cvta", "cvt", "add", "sub", "mul", "mad", "mul24", "mad24", "sad", "div", "rem",
@@ -23,7 +24,7 @@ SUPPORTED_OPS = {
     "activemask", "call", "nanosleep", "prefetch", "prefetchu", "isspacep", "cp", "dp4a",
     "pmevent", "discard", "createpolicy", "vprintf", "assertfail", "mapa", "getctarank", "bmsk", "szext",
     "griddepcontrol", "mbarrier", "elect",
-} | VIDEO_SELECTOR_OPS | MATRIX_OPS
+} | VIDEO_SELECTOR_OPS | MATRIX_OPS | TEXTURE_OPS
 
 
 class InstructionEmitters(MatrixEmitters):
