@@ -628,6 +628,9 @@ class Runtime:
 
     def _resolve_kernel(self, k: KernelRecord) -> None:
         from cricket.protocol import gen as P
+        from cricket.client import sass_only
+        from cricket.client.runtime_api import REGISTRATIONS
+        sass_only.check_launchable(self.conn.backend, REGISTRATIONS.get(k.handle), k.name)
         mod = self.module(k.handle)
         conn = self.conn
         res = conn._check(conn._stub.CR_MODULE_GET_FUNCTION(P.cr_get_args(module=mod, name=k.name)),
