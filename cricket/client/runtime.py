@@ -1015,9 +1015,9 @@ def read_linked_containers(array: int) -> list[bytes]:
     return parts
 
 
-def join_containers(parts: list[bytes]) -> bytes:
+def join_containers(parts: list[bytes | memoryview]) -> bytes:
     """Fatbin containers one after another, each padded to 8 bytes, as the server reads them."""
-    return b"".join(p + b"\0" * (-len(p) % 8) for p in parts)
+    return b"".join(piece for p in parts for piece in (p, b"\0" * (-len(p) % 8)))
 
 
 def _read_container(ptr: int) -> bytes:

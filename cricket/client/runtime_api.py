@@ -183,7 +183,7 @@ class RegisteredFatbin:
     wrapper: int
     wrapper_magic: int
     wrapper_version: int
-    image: bytes | None
+    image: bytes | memoryview | None   # the registered container, read where it is mapped
     ended: bool = False
     functions: list[RegisteredFunction] = field(default_factory=list)
     variables: list[RegisteredVar] = field(default_factory=list)
@@ -213,7 +213,7 @@ class Registrations:
         return entry
 
     def add_fatbin(self, wrapper: int, wrapper_magic: int, wrapper_version: int,
-                   image: bytes | None) -> int:
+                   image: bytes | memoryview | None) -> int:
         block = ctypes.create_string_buffer(HANDLE_SIZE)
         handle = ctypes.addressof(block)
         with self._lock:
@@ -240,7 +240,7 @@ REGISTRATIONS = Registrations()
 
 @implements("__cudaRegisterFatBinary")
 def register_fat_binary(wrapper: int, wrapper_magic: int, wrapper_version: int,
-                        image: bytes | None) -> int:
+                        image: bytes | memoryview | None) -> int:
     return REGISTRATIONS.add_fatbin(wrapper, wrapper_magic, wrapper_version, image)
 
 
