@@ -20,9 +20,6 @@ static cudaError_t not_capturing(enum cudaStreamCaptureStatus *status)
 CRICKET_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus)
 { (void)stream; return not_capturing(pCaptureStatus); }
 
-CRICKET_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus)
-{ (void)stream; return not_capturing(pCaptureStatus); }
-
 /* The other outputs are documented as undefined when the stream is not capturing; zeroed here. */
 static cudaError_t capture_info(enum cudaStreamCaptureStatus *status, unsigned long long *id, cudaGraph_t *graph,
                                 const cudaGraphNode_t **deps, const cudaGraphEdgeData **edges, size_t *count)
@@ -49,14 +46,13 @@ CRICKET_EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cu
     return capture_info(captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
 }
 
-CRICKET_EXPORT cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out,
-                                                         unsigned long long *id_out, cudaGraph_t *graph_out,
-                                                         const cudaGraphNode_t **dependencies_out,
-                                                         const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out)
-{
-    (void)stream;
-    return capture_info(captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
-}
+/* The per-thread default stream is a stream like any other here. */
+CRICKET_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t, enum cudaStreamCaptureStatus *)
+    __attribute__((alias("cudaStreamIsCapturing")));
+CRICKET_EXPORT cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t, enum cudaStreamCaptureStatus *, unsigned long long *,
+                                                         cudaGraph_t *, const cudaGraphNode_t **,
+                                                         const cudaGraphEdgeData **, size_t *)
+    __attribute__((alias("cudaStreamGetCaptureInfo")));
 
 CRICKET_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
 {

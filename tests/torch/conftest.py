@@ -40,10 +40,12 @@ def pytest_collection_modifyitems(config, items):
 
 
 def run_under_cricket(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """``cricket run --backend emu -- TORCH_PYTHON ARGS`` from this checkout."""
+    """``cricket run --backend emu -- TORCH_PYTHON ARGS`` from this checkout; it must succeed."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith("CRICKET_SERVER")}
     environment["PYTHONPATH"] = os.pathsep.join([str(ROOT), environment.get("PYTHONPATH", "")])
     environment.update(env or {})
-    return subprocess.run([sys.executable, "-m", "cricket", "run", "--backend", "emu", "--",
+    proc = subprocess.run([sys.executable, "-m", "cricket", "run", "--backend", "emu", "--",
                            torch_python()[0], *args], capture_output=True, text=True,
                           env=environment, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc

