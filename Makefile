@@ -7,7 +7,7 @@ PYTEST_ARGS ?=
 # they run a second time with CRICKET_PUREPYTHON=1.
 TWIN_TESTS = $(wildcard tests/xdr tests/rpcgen tests/rpc tests/preload tests/protocol tests/client tests/client_runtime)
 
-.PHONY: all venv build compile test test-fast demo examples bench clean
+.PHONY: all venv build compile test test-fast test-torch demo examples bench clean
 
 all: build
 
@@ -66,6 +66,19 @@ endif
 
 test-fast: build
 	$(PY) -m pytest -x -q -m "not slow" $(PYTEST_ARGS)
+
+# Stock PyTorch (the CUDA 13 wheel, about 5 GB) in a cached venv of its own, with cricket's
+# dependencies, for tests/torch: they run it through `cricket run` on emu (README, "PyTorch").
+TORCH_VENV ?= .venv-torch
+TORCH_VERSION ?= 2.14.1
+$(TORCH_VENV)/.torch: pyproject.toml | $(VENV)/.tools
+	test -x $(TORCH_VENV)/bin/python || $(PYTHON) -m venv $(TORCH_VENV)
+	$(REQUIREMENTS) > $(TORCH_VENV)/requirements.txt
+	$(TORCH_VENV)/bin/python -m pip install -q torch==$(TORCH_VERSION) -r $(TORCH_VENV)/requirements.txt
+	touch $@
+
+test-torch: build $(TORCH_VENV)/.torch
+	CRICKET_TORCH_PYTHON=$(TORCH_VENV)/bin/python $(PY) -m pytest -q -m torch tests/torch $(PYTEST_ARGS)
 
 demo: build
 	$(PY) examples/demo.py

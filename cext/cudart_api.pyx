@@ -17,6 +17,8 @@ The Python-visible functions (``CAPI_NAMES``, ``attached``, ``error_string``, ``
 """
 from libc.stdint cimport int32_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport strlen
+from cpython.buffer cimport PyBUF_READ
+from cpython.memoryview cimport PyMemoryView_FromMemory
 
 import atexit
 import logging
@@ -177,8 +179,8 @@ cdef api int cricket_cudaRuntimeGetVersion(int *version) noexcept nogil:
 def read_fatbin(wrapper: int) -> tuple:
     """``(magic, version, image)`` of the ``__fatBinC_Wrapper_t`` at address ``wrapper``.
 
-    ``image`` is the fatbin container (header and payload) when the wrapper points at one, else
-    None. Raises ValueError for a container whose declared size is implausible.
+    ``image`` is the fatbin container (header and payload), a read-only memoryview of the memory
+    it lies in (no copy), when the wrapper points at one, else None. Raises ValueError for a container whose declared size is implausible.
     """
     return _read_fatbin(<const fatbin_wrapper *><size_t>wrapper)
 
@@ -193,7 +195,9 @@ cdef tuple _read_fatbin(const fatbin_wrapper *w):
     if h.header_size < sizeof(fatbin_header) or total > MAX_FATBIN_SIZE:
         raise ValueError(f"fatbin at {<size_t>h:#x} declares {h.header_size} + {h.size} bytes; "
                          "it is corrupt or not a fatbin")
-    return (<uint32_t>w.magic, w.version, (<const char *>h)[:total])
+    # A read-only view of the mapped section, not a copy (PyTorch registers ~345 MB of them); it
+    # is read at first use, and __cudaUnregisterFatBinary comes before the library is unmapped.
+    return (<uint32_t>w.magic, w.version, PyMemoryView_FromMemory(<char *>h, <Py_ssize_t>total, PyBUF_READ))
 
 
 cdef api void **cricket___cudaRegisterFatBinary(void *fat_cubin) noexcept nogil:

@@ -236,11 +236,12 @@ static CUresult integrity_check(uint32_t version, uint64_t unix_seconds, uint64_
 
 /* ------------------------------------------------------------------ generic tables */
 
-/* Tables whose slots are unknown and never called in the measured runs, but which cudart needs
- * to exist: f8cff951 (requested first by every cudart 13.x; refusing it is harmless) and 21318c60
- * (cudart 13.5; refusing it crashes cudart). 64 slots, size word first, others NOT_SUPPORTED. */
-#define GENERIC_SLOTS(M, T) \
-    M(T, 1) M(T, 2) M(T, 3) M(T, 4) M(T, 5) M(T, 6) M(T, 7) M(T, 8) \
+/* Tables whose slots are unknown, but which cudart needs to exist: f8cff951 (requested first by
+ * every cudart 13.x; refusing it is harmless) and 21318c60 (cudart 13.5; refusing it crashes
+ * cudart). 64 slots, size word first, NOT_SUPPORTED but for 21318c60 slot 4 (below). */
+#define GENERIC_SLOTS(M, T) M(T, 1) M(T, 2) M(T, 3) M(T, 4) GENERIC_SLOTS_FROM_5(M, T)
+#define GENERIC_SLOTS_FROM_5(M, T) \
+    M(T, 5) M(T, 6) M(T, 7) M(T, 8) \
     M(T, 9) M(T, 10) M(T, 11) M(T, 12) M(T, 13) M(T, 14) M(T, 15) M(T, 16) \
     M(T, 17) M(T, 18) M(T, 19) M(T, 20) M(T, 21) M(T, 22) M(T, 23) M(T, 24) \
     M(T, 25) M(T, 26) M(T, 27) M(T, 28) M(T, 29) M(T, 30) M(T, 31) M(T, 32) \
@@ -252,10 +253,26 @@ static CUresult integrity_check(uint32_t version, uint64_t unix_seconds, uint64_
 #define LIST_GENERIC(T, N) SLOT(T##_slot##N),
 
 GENERIC_SLOTS(DEFINE_GENERIC, TABLE_F8CFF951)
-GENERIC_SLOTS(DEFINE_GENERIC, TABLE_21318C60)
+DEFINE_GENERIC(TABLE_21318C60, 1) DEFINE_GENERIC(TABLE_21318C60, 2) DEFINE_GENERIC(TABLE_21318C60, 3)
+GENERIC_SLOTS_FROM_5(DEFINE_GENERIC, TABLE_21318C60)
+
+/* 21318c60 slot 4: cuBLAS 13.1's handle creation (cublasCreate, after TOOLS_TLS slot 2) calls it
+ * with (0, a pointer into its stack frame, ...) and gives up with CUBLAS_STATUS_NOT_SUPPORTED
+ * unless it succeeds; answering success and writing nothing lets cuBLAS go on to load its
+ * kernels (measured with torch 2.14.1's cuBLAS 13.1.1.3). */
+static uint64_t table_21318c60_slot4(void)
+{
+    static atomic_int seen;
+    if (atomic_exchange_explicit(&seen, 1, memory_order_relaxed) == 0)
+        cricket_drv_log(CRICKET_DRV_INFO, "export table 21318c60 slot 4 called (cuBLAS handle creation); answering success");
+    return CUDA_SUCCESS;
+}
 
 static const void *const table_f8cff951[64] = { SIZE_WORD(64), GENERIC_SLOTS(LIST_GENERIC, TABLE_F8CFF951) };
-static const void *const table_21318c60[64] = { SIZE_WORD(64), GENERIC_SLOTS(LIST_GENERIC, TABLE_21318C60) };
+static const void *const table_21318c60[64] = {
+    SIZE_WORD(64), LIST_GENERIC(TABLE_21318C60, 1) LIST_GENERIC(TABLE_21318C60, 2) LIST_GENERIC(TABLE_21318C60, 3)
+    SLOT(table_21318c60_slot4), GENERIC_SLOTS_FROM_5(LIST_GENERIC, TABLE_21318C60)
+};
 
 /* ------------------------------------------------------------------ cuGetExportTable */
 

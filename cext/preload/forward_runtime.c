@@ -22,10 +22,11 @@
 /* Forward this function's arguments to the Python implementation named `name`. */
 #define CALL_AS(name, ...)                                                                   \
     do {                                                                                     \
+        cricket_driver_link();                                                               \
+        const uint64_t args_[] = { 0, __VA_ARGS__ };                                         \
         int state_ = cricket_enter();                                                        \
         if (state_ != 0)                                                                     \
-            return cricket_unavailable_error(state_);                                        \
-        const uint64_t args_[] = { 0, __VA_ARGS__ };                                         \
+            return cricket_after_client(name, args_ + 1, state_);                            \
         return (cudaError_t)cricket_api.call(name, args_ + 1,                                \
                                              (int)(sizeof args_ / sizeof args_[0]) - 1);     \
     } while (0)
@@ -34,19 +35,36 @@
 
 static int call_internal(const char *name, const uint64_t *args, int nargs)
 {
+    cricket_driver_link();
     int state = cricket_enter();
     if (state != 0)
-        return cricket_unavailable_error(state);
+        return cricket_after_client(name, args, state);
     return cricket_api.call(name, args, nargs);
 }
 
 /* ------------------------------------------------------------------ errors, devices */
 
+CRICKET_EXPORT cudaError_t cudaGetDevice(int *device)
+{
+    uint64_t arg = U(device);
+    cudaError_t rc = (cudaError_t)call_internal(__func__, &arg, 1);
+    if (rc == cudaSuccess && device)
+        cricket_note_device(*device);
+    return rc;
+}
+
+CRICKET_EXPORT cudaError_t cudaSetDevice(int device)
+{
+    uint64_t arg = (uint64_t)(int64_t)device;
+    cudaError_t rc = (cudaError_t)call_internal(__func__, &arg, 1);
+    if (rc == cudaSuccess)
+        cricket_note_device(device);
+    return rc;
+}
+
 CRICKET_EXPORT cudaError_t cudaGetLastError(void) { FORWARD0(); }
 CRICKET_EXPORT cudaError_t cudaPeekAtLastError(void) { FORWARD0(); }
 CRICKET_EXPORT cudaError_t cudaGetDeviceCount(int *count) { FORWARD(U(count)); }
-CRICKET_EXPORT cudaError_t cudaGetDevice(int *device) { FORWARD(U(device)); }
-CRICKET_EXPORT cudaError_t cudaSetDevice(int device) { FORWARD((uint64_t)(int64_t)device); }
 CRICKET_EXPORT cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags)
 { FORWARD((uint64_t)(int64_t)device, deviceFlags, flags); }
 CRICKET_EXPORT cudaError_t cudaSetDeviceFlags(unsigned int flags) { FORWARD(flags); }

@@ -23,6 +23,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 EXPORTS_FILE = HERE / "cudart13_exports.txt"
 FORWARD_FILES = (HERE / "forward.c", HERE / "forward_runtime.c")
+# Functions answered in C with no Python implementation (the driver's entry points, capture state).
+LOCAL_FILES = (HERE / "driver_link.c", HERE / "capture.c")
 VERSION_NODE = "libcudart.so.13"
 
 # Headers searched for prototypes, in order. The first group is compiled into stubs.c with full
@@ -269,7 +271,7 @@ def render_version_script(names: list[str]) -> str:
 
 def generate(outdir: Path, include: Path) -> dict[str, Prototype]:
     names = read_export_names()
-    forwarded = read_forwarded_names()
+    forwarded = read_forwarded_names() + read_forwarded_names(LOCAL_FILES)
     unknown = sorted(set(forwarded) - set(names))
     if unknown:
         raise GenerationError(f"forward.c defines {unknown}, which libcudart.so.13 does not export")

@@ -36,8 +36,24 @@ static inline int cricket_enter(void)
     return cricket_bootstrap_enter(&cricket_shim_config);
 }
 
+/* Opens and cuInit()s the process's libcuda.so.1 once, before the first runtime call, as
+ * NVIDIA's cudart does (driver_link.c). */
+extern atomic_int cricket_driver_linked;
+void cricket_driver_link_slow(void);
+static inline void cricket_driver_link(void)
+{
+    if (__builtin_expect(!atomic_load_explicit(&cricket_driver_linked, memory_order_acquire), 0))
+        cricket_driver_link_slow();
+}
+
 /* The error a cudaError_t function returns when cricket_enter() refused. */
 cudaError_t cricket_unavailable_error(int state);
+
+/* What the forwarded call `name` returns when cricket_enter() refused with `state`: after the
+ * client finished, the answers destructors need (client_finished.c); else the error. */
+cudaError_t cricket_after_client(const char *name, const uint64_t *args, int state);
+/* The calling thread's current device, as cudaGetDevice or cudaSetDevice last reported it. */
+void cricket_note_device(int device);
 
 /* Function pointers taken from the `cdef api` functions of CRICKET_CLIENT_MODULE. */
 struct cricket_client_api {

@@ -16,7 +16,7 @@ _VALUES = dict(limits.DEFAULTS)
 
 def get_limit(limit: int) -> int | None:
     """The current value of ``limit``, None for one this client does not keep."""
-    return _VALUES.get(limit)
+    return _VALUES.get(limit, limits.READ_ONLY.get(limit))
 
 
 def set_limit(rt: Any, limit: int, value: int) -> bool:

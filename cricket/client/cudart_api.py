@@ -81,4 +81,4 @@ def read_fatbin(wrapper: int) -> tuple:
     if h.header_size < ctypes.sizeof(_FatbinHeader) or total > MAX_FATBIN_SIZE:
         raise ValueError(f"fatbin at {w.data:#x} declares {h.header_size} + {h.size} bytes; "
                          "it is corrupt or not a fatbin")
-    return (magic, w.version, ctypes.string_at(w.data, total))
+    return (magic, w.version, memoryview((ctypes.c_char * total).from_address(w.data)).cast("B").toreadonly())

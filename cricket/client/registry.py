@@ -46,7 +46,7 @@ class RegisteredFatbin:
     wrapper: int
     wrapper_magic: int
     wrapper_version: int
-    image: bytes | None
+    image: bytes | memoryview | None
     ended: bool = False
     functions: list[RegisteredFunction] = field(default_factory=list)
     variables: list[RegisteredVar] = field(default_factory=list)
@@ -76,7 +76,7 @@ class Registrations:
         return entry
 
     def add_fatbin(self, wrapper: int, wrapper_magic: int, wrapper_version: int,
-                   image: bytes | None) -> int:
+                   image: bytes | memoryview | None) -> int:
         block = ctypes.create_string_buffer(HANDLE_SIZE)
         handle = ctypes.addressof(block)
         with self._lock:

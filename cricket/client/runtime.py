@@ -606,6 +606,9 @@ class Runtime:
 
     def _resolve_kernel(self, k: KernelRecord) -> None:
         from cricket.protocol import gen as P
+        from cricket.client import sass_only
+        from cricket.client.registry import REGISTRATIONS
+        sass_only.check_launchable(self.conn.backend, REGISTRATIONS.get(k.handle), k.name)
         mod = self.module(k.handle)
         conn = self.conn
         res = conn._check(conn._stub.CR_MODULE_GET_FUNCTION(P.cr_get_args(module=mod, name=k.name)),
@@ -984,9 +987,9 @@ def read_linked_containers(array: int) -> list[bytes]:
     return parts
 
 
-def join_containers(parts: list[bytes]) -> bytes:
+def join_containers(parts: list[bytes | memoryview]) -> bytes:
     """Fatbin containers one after another, each padded to 8 bytes, as the server reads them."""
-    return b"".join(p + b"\0" * (-len(p) % 8) for p in parts)
+    return b"".join(piece for p in parts for piece in (p, b"\0" * (-len(p) % 8)))
 
 
 def _read_container(ptr: int) -> bytes:

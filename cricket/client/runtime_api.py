@@ -147,7 +147,7 @@ def cuda_runtime_get_version() -> tuple[int, int]:
 
 @implements(RUNTIME_API, "__cudaRegisterFatBinary", guarded=False)
 def register_fat_binary(wrapper: int, wrapper_magic: int, wrapper_version: int,
-                        image: bytes | None) -> int:
+                        image: bytes | memoryview | None) -> int:
     return REGISTRATIONS.add_fatbin(wrapper, wrapper_magic, wrapper_version, image)
 
 
