@@ -9,11 +9,21 @@ import sys
 from rpcgen.errors import RpcgenError
 
 
+EXAMPLES = """\
+examples:
+  python -m rpcgen calc.x                     writes calc.py beside calc.x
+  python -m rpcgen --cython -o build/ calc.x  also build/_calc_xdr.pyx (compile it with Cython)
+  python -m rpcgen --check /usr/include/rpcsvc/nis.x
+  python -m rpcgen --use-x /usr/include/rpcsvc/nis.x /usr/include/rpcsvc/nis_callback.x
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
-        prog="python -m rpcgen",
+        prog="python -m rpcgen", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Compile an ONC RPC / XDR interface definition (.x) into a Python module "
-                    "(types, codecs, client stubs, server skeletons) and optionally a Cython codec.")
+                    "(types, codecs, client stubs, server skeletons) and optionally a Cython codec.",
+        epilog=EXAMPLES)
     ap.add_argument("file", help="the .x file")
     ap.add_argument("--check", action="store_true", help="only parse and check; write nothing")
     ap.add_argument("-o", "--output-dir", metavar="DIR",

@@ -46,3 +46,6 @@ def test_every_other_help_shows_examples_too():
     facts = subprocess.run([sys.executable, "-m", "cricket.cudafacts.generate", "--help"],
                            capture_output=True, text=True)
     assert facts.returncode == 0 and "examples:\n  python -m cricket.cudafacts.generate" in facts.stdout
+    for module in ("rpcgen", "cricket.rpc"):
+        tool = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True)
+        assert tool.returncode == 0 and f"examples:\n  python -m {module}" in tool.stdout, tool.stdout

@@ -72,7 +72,8 @@ examples:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m cricket.rpc",
-                                     description="ONC RPC tools; `serve --help` for the server.")
+                                     description="ONC RPC tools; `serve --help` for the server.",
+                                     epilog=SERVE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve rpcgen skeleton implementations",
                            description=SERVE_DESCRIPTION, epilog=SERVE_EXAMPLES,
