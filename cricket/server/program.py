@@ -441,7 +441,7 @@ class CricketProgram(Skeleton):
         return self._call(P.cr_status_res, set_output_limit, size)
 
     def CR_CTX_SET_LIMIT(self, a):
-        return self._call(P.cr_status_res, set_limit, a.limit, a.value)
+        return self._call(P.cr_status_res, set_limit, a.limit, a.value, self.service.memory)
 
     # --- CUDA arrays, textures and surfaces (cricket.server.arrays) -----------------------------
 

@@ -155,6 +155,7 @@ class Session:
         self.open_devices: dict[int, Device] = {}
         self.async_error: BackendError | None = None
         self.shared_region: Any = None   # the client's shared memory (cricket.server.shm), if attached
+        self.heap_charged = 0            # device malloc heap bytes beyond the default, in the memory budget
         self.shm_ticket: Any = None      # its ticket for handing the region over (cricket.server.fd_inbox)
         self.stats = stats or SessionStats()
         self.counters: Counter[str] = self.stats.calls     # calls by procedure

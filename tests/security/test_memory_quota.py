@@ -92,3 +92,20 @@ def test_a_size_that_is_not_one_is_refused_at_start():
     r = subprocess.run([sys.executable, "-m", "cricket", "server", "--session-memory", "lots"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "'lots' is not a size" in r.stderr
+
+
+def test_a_larger_device_malloc_heap_counts_against_the_share(start_server):
+    """cudaDeviceSetLimit(cudaLimitMallocHeapSize): what the heap adds beyond the default 8 MiB is
+    device memory the session holds, so a heap cannot be a way around --session-memory."""
+    from cricket.cudafacts.limits import MALLOC_HEAP_SIZE
+    server = start_server("--backend", "emu", "--session-memory", "64M")
+    with connect(server.address) as conn:
+        with pytest.raises(CudaError) as refused:
+            conn.set_limit(MALLOC_HEAP_SIZE, 128 * MIB)
+        assert refused.value.code == curesult.OUT_OF_MEMORY
+        conn.set_limit(MALLOC_HEAP_SIZE, 40 * MIB)         # 32 MiB beyond the default
+        assert conn.mem_get_info() == (32 * MIB, 64 * MIB)
+        with pytest.raises(CudaError):
+            conn.alloc(48 * MIB)
+        conn.set_limit(MALLOC_HEAP_SIZE, 8 * MIB)          # back to the default: the share is whole
+        assert conn.mem_get_info() == (64 * MIB, 64 * MIB)
