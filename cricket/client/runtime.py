@@ -225,8 +225,12 @@ class Runtime:
             self._conn = Session(address, backend=backend, timeout=_timeout())
         except Exception as exc:
             where = address or "(embedded)"
+            from cricket.rpc.errors import SystemErr
             if isinstance(exc, CudaError):      # HELLO answered: the server refused this process
                 self._broken = f"the cricket server at {where} refused this process: {exc.message}"
+            elif isinstance(exc, SystemErr):    # refused before HELLO, e.g. over its --max-sessions
+                self._broken = (f"the cricket server at {where} refused a new session (RPC SYSTEM_ERR): it "
+                                "may be serving its --max-sessions already; its log says why")
             else:
                 self._broken = (f"cannot reach the cricket server at {where}: {exc} (start one with "
                                 "`cricket server`, or run the program with `cricket run -- CMD`)")

@@ -69,6 +69,7 @@ _NO_AUTH = b"\0" * 16                     # AUTH_NONE credential and verifier
 _NULL_REPLY = struct.Struct(">7I")        # record mark + a SUCCESS reply with no results
 _NULL_MARK = 0x80000000 | 24
 _READ_SIZE = 256 * 1024
+_REFUSED_GRACE = 2.0                 # seconds a connection over the limit may take to send its first call
 _UNADMITTED_READ_SIZE = 16 * 1024    # the read buffer of a connection not admitted yet: strangers
                                      # waiting to authenticate cost little memory
 _DIRECT_READ = 64 * 1024   # a record with at least this much still to come is received in place
@@ -354,7 +355,7 @@ class _Connection(asyncio.BufferedProtocol):
         limit = server.unadmitted_record_size
         self.admitted = limit is None and server.admit_timeout is None
         self.reader = RecordReader(server.max_record_size if limit is None else limit)
-        self.refused = False         # over the server's connection limit: closed at once
+        self.refused = False         # over the server's connection limit: its calls get SYSTEM_ERR
         self._admit_timer: asyncio.TimerHandle | None = None
         self.transport: asyncio.Transport = None  # type: ignore[assignment]
         self.peer: Any = None
@@ -383,8 +384,10 @@ class _Connection(asyncio.BufferedProtocol):
         if server.max_connections is not None and len(server._connections) >= server.max_connections:
             log.warning("connection from %s refused: the server's limit of %d connections is reached",
                         self.peer or "a unix socket peer", server.max_connections)
-            self.refused = self.closed = True
-            transport.abort()
+            # Its first calls are answered SYSTEM_ERR (the client learns it was refused, not that the
+            # server died), then it is closed; one that says nothing goes after a short grace.
+            self.refused = True
+            self._admit_timer = asyncio.get_running_loop().call_later(_REFUSED_GRACE, transport.abort)
             return
         if not self.admitted and server.admit_timeout is not None:
             self._admit_timer = asyncio.get_running_loop().call_later(
@@ -429,6 +432,8 @@ class _Connection(asyncio.BufferedProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         if self.refused:
+            if self._admit_timer is not None:
+                self._admit_timer.cancel()
             return
         if self._admit_timer is not None:
             self._admit_timer.cancel()
@@ -557,6 +562,12 @@ class _Connection(asyncio.BufferedProtocol):
     def _deliver(self, records: list[bytes]) -> None:
         """Answer (or queue, while a handler runs) the records that just completed."""
         if not records:
+            return
+        if self.refused:                 # over the connection limit: SYSTEM_ERR, then closed
+            for record in records:
+                if len(record) >= 4:
+                    self.send(message.encode_accepted(int.from_bytes(record[:4], "big"), AcceptStat.SYSTEM_ERR))
+            self.transport.close()
             return
         if self.busy or self.held or self.queue:    # queued records go first, in order
             self._enqueue(records)

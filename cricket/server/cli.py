@@ -65,7 +65,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "sleeping, yielding the CPU between polls: saves a wake-up per small call "
                              "on an idle machine (default 100, or $CRICKET_SERVER_POLL_US; 0: sleep at once)")
     parser.add_argument("--max-sessions", type=_positive(int), metavar="N", default=DEFAULT_MAX_SESSIONS,
-                        help="most client connections at once; one more is closed at once "
+                        help="most client connections at once; the calls of one more are answered with "
+                             "RPC SYSTEM_ERR and it is closed "
                              f"(default {DEFAULT_MAX_SESSIONS})")
     parser.add_argument("--hello-timeout", type=_positive(float), metavar="SECONDS", default=DEFAULT_HELLO_TIMEOUT,
                         help="close a connection that has not completed HELLO this long after "

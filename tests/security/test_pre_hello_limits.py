@@ -2,7 +2,10 @@
 import struct
 import time
 
+import pytest
+
 from cricket.client.api import connect
+from cricket.rpc.errors import SystemErr
 
 from hostile_peers import PLUGIN, closed_by_server, raw_connection, rss_bytes, server_help, wait_for_log
 
@@ -82,9 +85,11 @@ def test_a_connection_over_max_sessions_is_closed_at_once(start_server):
     with connect(server.address) as conn:
         strangers = [raw_connection(server) for _ in range(2)]
         extra = raw_connection(server)
-        assert closed_by_server(extra)
+        assert closed_by_server(extra)                 # one that says nothing: after a short grace
         extra.close()
         assert wait_for_log(server, "limit of 3 connections is reached")
+        with pytest.raises(SystemErr):                 # a client's HELLO: an RPC error, then closed
+            connect(server.address)
         assert conn.to_device(b"x" * 100000).to_host() == b"x" * 100000
         for s in strangers:
             s.close()
