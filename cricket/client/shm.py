@@ -84,10 +84,7 @@ PROC_HTOD = PROCEDURES["CR_MEMCPY_HTOD_SHM"]
 PROC_HTOD_ASYNC = PROCEDURES["CR_MEMCPY_HTOD_SHM_ASYNC"]
 PROC_DTOH = PROCEDURES["CR_MEMCPY_DTOH_SHM"]
 _SEQUENCE = struct.Struct("=Q")
-_HTOD_ARGS = struct.Struct(">QQQQQ")    # cr_shm_htod_args: dst, stream, offset, size, sequence
-_DTOH_ARGS = struct.Struct(">QQQQ")     # cr_shm_dtoh_args: src, stream, offset, size
-_SIZE_ARG = struct.Struct(">Q")         # cr_size
-_STATUS_OK = b"\0\0\0\0"               # cr_status_res of a call that succeeded
+_STATUS_OK = P.pack_cr_status_res(P.cr_status_res(status=0))   # the reply of a call that succeeded
 _attach_lock = threading.Lock()
 
 
@@ -136,7 +133,7 @@ def _hand_over(rpc: Any, fd: int, size: int) -> None:
         answer = inbox.recv(P.CRICKET_MAX_MESSAGE)
     if answer != b"\0":
         raise OSError(f"the server's descriptor inbox refused it: {answer[1:].decode(errors='replace')}")
-    res = P.unpack_cr_status_res(rpc.call(PROGRAM, VERSION, PROC_ATTACH_FD, [_SIZE_ARG.pack(size)]))
+    res = P.unpack_cr_status_res(rpc.call(PROGRAM, VERSION, PROC_ATTACH_FD, [P.pack_cr_size(size)]))
     if res.status != 0:
         raise OSError(f"the server refused it: {res.message}")
 
@@ -288,13 +285,15 @@ class SharedRegion:
                 self.view[at:at + n] = data[done:done + n]
                 if sync:
                     inflight.append((slot, self.rpc.start(PROGRAM, VERSION, PROC_HTOD, [
-                        _HTOD_ARGS.pack(dst + done, stream, at, n, 0)])))
+                        P.pack_cr_shm_htod_args_fixed(dst=dst + done, stream=stream, offset=at, size=n,
+                                                      sequence=0)])))
                 else:
                     with self._send_lock:
                         self._sequence += 1
                         self._needed[slot] = self._sequence
                         self.rpc.call_batched(PROGRAM, VERSION, PROC_HTOD_ASYNC, [
-                            _HTOD_ARGS.pack(dst + done, stream, at, n, self._sequence)])
+                            P.pack_cr_shm_htod_args_fixed(dst=dst + done, stream=stream, offset=at, size=n,
+                                                          sequence=self._sequence)])
                         self.rpc.flush()                # the server starts on it now
                     inflight.append((slot, None))
                 done += n
@@ -320,7 +319,8 @@ class SharedRegion:
                 return 0
             at = HEADER + slot * self.slot
             self.view[at:at + n] = data
-            reply = self.rpc.call(PROGRAM, VERSION, PROC_HTOD, [_HTOD_ARGS.pack(dst, stream, at, n, 0)])
+            reply = self.rpc.call(PROGRAM, VERSION, PROC_HTOD, [P.pack_cr_shm_htod_args_fixed(
+                dst=dst, stream=stream, offset=at, size=n, sequence=0)])
         finally:
             self._release(slot)
         if reply != _STATUS_OK:
@@ -339,7 +339,8 @@ class SharedRegion:
             return False
         try:
             at = HEADER + slot * self.slot
-            reply = self.rpc.call(PROGRAM, VERSION, PROC_DTOH, [_DTOH_ARGS.pack(src, stream, at, n)])
+            reply = self.rpc.call(PROGRAM, VERSION, PROC_DTOH, [P.pack_cr_shm_dtoh_args_fixed(
+                src=src, stream=stream, offset=at, size=n)])
             if reply != _STATUS_OK:
                 self.conn._check(P.unpack_cr_status_res(reply), "cuMemcpyDtoH")
             dst[:] = self.view[at:at + n]
@@ -402,7 +403,7 @@ class DtohCopy:
         n = min(self.part, len(self.dst) - off)
         at = r.offset(self.slots[i % len(self.slots)])
         self.calls.append(r.rpc.start(PROGRAM, VERSION, PROC_DTOH, [
-            _DTOH_ARGS.pack(self.src + off, self.stream, at, n)]))
+            P.pack_cr_shm_dtoh_args_fixed(src=self.src + off, stream=self.stream, offset=at, size=n)]))
         self.issued += 1
 
     def finish(self) -> None:
