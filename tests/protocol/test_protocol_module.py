@@ -23,7 +23,7 @@ def test_every_procedure_but_null_is_served():
 def test_result_unions_round_trip_through_xdr():
     res = gen.cr_function_res(status=0, function=gen.cr_function(
         handle=7, max_threads_per_block=1024, num_regs=10, shared_size_bytes=0, const_size_bytes=0,
-        local_size_bytes=0, ptx_version=75, binary_version=75, param_size=28, params=[gen.cr_param(offset=0, size=8)]))
+        local_size_bytes=0, ptx_version=75, binary_version=75, param_size=28, params=[gen.cr_param(offset=0, size=8, kind=gen.CR_PARAM_INT)]))
     assert gen.unpack_cr_function_res(gen.pack_cr_function_res(res)) == res
     err = gen.cr_status_res(status=700, message="an illegal memory access was encountered")
     data = gen.pack_cr_status_res(err)

@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from cricket.protocol import gen as P
+
 HERE = Path(__file__).resolve().parent
 X = HERE.parents[1] / "cricket" / "protocol" / "cricket.x"
 
@@ -31,7 +33,7 @@ def test_rpcgen_c_client_says_hello_allocates_and_frees(c_client, start_server):
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stdout + r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0].startswith("server=cricket ") and "backend=hostmem emulated=1 protocol=2 devices=1" in lines[0]
+    assert lines[0].startswith("server=cricket ") and f"backend=hostmem emulated=1 protocol={P.CRICKET_PROTOCOL} devices=1" in lines[0]
     assert lines[1] == "device 0 name=host memory total_memory=67108864 attributes=1"
     assert lines[2].startswith("alloc ptr=0x7f")
     assert lines[3] == "free status=0"
