@@ -469,7 +469,14 @@ def main() -> None:
     # Ctrl-C reaches the whole process group: the server decides what stops, not the workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Kernels yield the CPU to the server's event loop (and to everything else interactive).
+    # SCHED_IDLE: a worker runs only on CPU time nothing else of the host wants, so four endless
+    # kernels leave another session's small calls as fast as without them (bench/kernels.py); the
+    # niceness stays where the policy cannot be set.
     os.nice(KERNEL_NICE)
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError) as exc:
+        log.debug("kernel workers keep niceness %d (no SCHED_IDLE: %s)", KERNEL_NICE, exc)
     fd = int(os.environ.pop(_ZYGOTE_FD))
     # What every worker needs, imported once here rather than after each fork.
     from . import codegen, device, executor, memory  # noqa: F401
