@@ -26,7 +26,7 @@ from .context_limits import set_limit
 from .peer import describe_peer, peer_credentials
 from .service import CricketService
 from .session import Session
-from .status import server_status
+from .status import _message, _name, server_status
 
 log = logging.getLogger(__name__)
 
@@ -68,14 +68,6 @@ _QUICK: dict[str, tuple[str, Callable[[tuple], bool]]] = {
     "event_query": ("idle_with_worker", _ALWAYS),
     "event_elapsed_time": ("idle_with_worker", _ALWAYS),
 }
-
-
-def _message(text: str) -> str:
-    return text if len(text) <= P.CRICKET_MAX_MESSAGE else text[:P.CRICKET_MAX_MESSAGE - 3] + "..."
-
-
-def _name(text: str) -> str:
-    return text[:P.CRICKET_MAX_NAME]
 
 
 def _clamp(value: int) -> int:

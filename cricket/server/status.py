@@ -60,8 +60,10 @@ def session_status(s: Session) -> P.cr_session_status:
 
 
 def _name(text: str) -> str:
+    """``text`` cut to the longest name cricket.x carries."""
     return text[:P.CRICKET_MAX_NAME]
 
 
 def _message(text: str) -> str:
+    """``text`` cut to the longest message cricket.x carries, marked with "..." when cut."""
     return text if len(text) <= P.CRICKET_MAX_MESSAGE else text[:P.CRICKET_MAX_MESSAGE - 3] + "..."

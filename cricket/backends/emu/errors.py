@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 # The CUDA driver codes (CUresult) the emulator reports, from the one table of them.
+from ...cudafacts.faults import KERNEL_FAULTS
 from ...cudafacts.curesult import (  # noqa: F401  (the emulator's modules import them from here)
     CUDA_ERROR_ASSERT, CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_PTX,
     CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
@@ -10,8 +11,7 @@ from ...cudafacts.curesult import (  # noqa: F401  (the emulator's modules impor
     CUDA_ERROR_UNSUPPORTED_PTX_VERSION, error_name)
 
 # Errors after which a real context is unusable: the emulated device keeps them (see EmuDevice).
-STICKY_CODES = frozenset({CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_MISALIGNED_ADDRESS,
-                          CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_ASSERT, CUDA_ERROR_LAUNCH_TIMEOUT})
+STICKY_CODES = KERNEL_FAULTS     # a kernel's fault leaves the context unusable, as on a GPU
 
 
 class EmuError(Exception):
