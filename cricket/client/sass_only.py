@@ -83,9 +83,11 @@ refused_modules: dict[int, str] = {}
 def module_loaded(backend: str, handle: int, image: bytes, kind: int, address: int) -> None:
     """Note a module loaded through the driver API (an image of cr_image_kind ``kind``, read
     from ``address``) whose kernels cannot run on ``backend``; headers only."""
+    if backend not in PTX_ONLY_BACKENDS:
+        return
     from cricket.protocol import gen as P
     K = P.cr_image_kind
-    if backend not in PTX_ONLY_BACKENDS or kind == K.CR_IMAGE_PTX:
+    if kind == K.CR_IMAGE_PTX:
         return
     from cricket.fatbin.container import iter_containers
     from cricket.fatbin.cubin import Cubin
