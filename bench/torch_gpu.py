@@ -7,7 +7,8 @@ Steps: elementwise ops, a reduction, a matmul, an ``nn.Linear`` forward and back
 inference on random data (built here from ``torch.nn`` layers: torchvision may be missing and
 nothing is downloaded). Each step runs in a worker process (``worker``, below), once natively on
 the GPU (the reference) and once under ``cricket run --backend BACKEND``; this process needs only
-NumPy and cricket, the workers need torch. The report is a Markdown table (what, native ms,
+NumPy and cricket, the workers' interpreter (``--python``) torch and, as any program under ``cricket
+run`` that is Python, cricket's own dependencies (`make test-torch` makes such a venv). The report is a Markdown table (what, native ms,
 cricket ms, ratio, largest difference, verdict) on stdout and in DIR/torch.md, with DIR/torch.json.
 
 Inputs and weights are made on the CPU from a fixed seed, so both runs compute the same thing;
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -116,7 +118,8 @@ def _prepare(torch, step: str, size, device: str):
 
 
 def worker(args: argparse.Namespace) -> int:
-    """Run the steps on one device; write DIR/results.npz (outputs) and DIR/timings.json."""
+    """Run the steps on one device; after each, write DIR/STEP.npz (its outputs) and DIR/timings.json
+    (every step so far), so that a worker stopped midway still reports the steps it finished."""
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -124,7 +127,7 @@ def worker(args: argparse.Namespace) -> int:
     torch.backends.cudnn.benchmark = False
     cuda = args.device.startswith("cuda")
     sync = torch.cuda.synchronize if cuda else (lambda: None)
-    out, arrays, timings = Path(args.out), {}, {}
+    out, timings = Path(args.out), {}
     for step in args.steps.split(","):
         try:
             run = _prepare(torch, step, SIZES[args.size][step], args.device)
@@ -138,15 +141,14 @@ def worker(args: argparse.Namespace) -> int:
                 results = run()
                 sync()
                 times.append(time.perf_counter() - t0)
-            for name, tensor in results.items():
-                arrays[f"{step}/{name}"] = tensor.detach().cpu().numpy()
+            np.savez(out / f"{step}.npz", **{name: t.detach().cpu().numpy() for name, t in results.items()})
             timings[step] = {"first_ms": first * 1e3, "ms": float(np.median(times)) * 1e3, "error": None}
         except Exception as exc:        # noqa: BLE001 - each step reports its own failure and the rest go on
             message = str(exc).strip().splitlines()
             timings[step] = {"error": f"{type(exc).__name__}: {message[0] if message else ''}"}
         print(f"{step}: {timings[step]}", file=sys.stderr, flush=True)
-    np.savez(out / "results.npz", **arrays)
-    (out / "timings.json").write_text(json.dumps(timings))
+        (out / "timings.json.new").write_text(json.dumps(timings))
+        os.replace(out / "timings.json.new", out / "timings.json")    # whole, even if stopped now
     return 0
 
 
@@ -221,26 +223,32 @@ def markdown(rows: list[Row], reference: str, backend: str) -> str:
 
 # ------------------------------------------------------------------ running the workers
 
-def _load(directory: Path) -> tuple[dict, dict]:
-    timings = json.loads((directory / "timings.json").read_text())
-    with np.load(directory / "results.npz") as data:
-        return {k: data[k] for k in data.files}, timings
-
-
 def run_worker(command: list[str], directory: Path, steps: list[str], timeout: float,
                env: dict[str, str]) -> tuple[dict, dict]:
-    """Run a worker; a worker that dies or overruns reports its end for every step."""
+    """Run a worker: ("step/output" -> array, step -> timing). The steps a worker that died or
+    overran did not finish report how it ended."""
     directory.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                            cwd=ROOT, start_new_session=True)     # a group: cricket run's server goes too
     try:
-        proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout, cwd=ROOT)
-        (directory / "worker.log").write_text(proc.stdout + proc.stderr)
-        if (directory / "timings.json").exists():
-            return _load(directory)
-        tail = (proc.stderr.strip().splitlines() or [""])[-1]
+        log = proc.communicate(timeout=timeout)[0]
+        tail = (log.strip().splitlines() or [""])[-1]
         why = f"the worker exited with status {proc.returncode}: {tail}"
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        log = proc.communicate()[0]
         why = f"the worker ran past {timeout:.0f} s"
-    return {}, {step: {"error": why} for step in steps}
+    (directory / "worker.log").write_text(log)
+    done = directory / "timings.json"
+    timings = json.loads(done.read_text()) if done.exists() else {}
+    arrays = {}
+    for step, timing in timings.items():
+        if not timing.get("error"):
+            with np.load(directory / f"{step}.npz") as data:
+                arrays.update({f"{step}/{name}": data[name] for name in data.files})
+    for step in steps:
+        timings.setdefault(step, {"error": why})
+    return arrays, timings
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,6 +4,7 @@ ladder itself runs in tests/torch/test_gpu_ladder.py (emu) and on a GPU machine 
 from __future__ import annotations
 
 import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -68,6 +69,21 @@ def test_a_worker_that_dies_fails_every_step_with_its_last_words(tmp_path):
                                  tmp_path / "w", ["matmul", "linear"], 60, {})
     assert arrays == {}
     assert timings == {s: {"error": "the worker exited with status 1: no CUDA device"} for s in ("matmul", "linear")}
+
+
+def test_a_worker_stopped_midway_keeps_the_steps_it_finished(tmp_path):
+    out = tmp_path / "w"
+    finished = textwrap.dedent(f"""
+        import json, pathlib, time
+        import numpy as np
+        out = pathlib.Path({str(out)!r})
+        np.savez(out / "matmul.npz", product=np.eye(2))
+        (out / "timings.json").write_text(json.dumps({{"matmul": {{"ms": 2.0, "first_ms": 9.0, "error": None}}}}))
+        time.sleep(60)
+    """)
+    arrays, timings = run_worker([sys.executable, "-c", finished], out, ["matmul", "linear"], 3, {})
+    assert np.array_equal(arrays["matmul/product"], np.eye(2))
+    assert timings == {"matmul": OK, "linear": {"error": "the worker ran past 3 s"}}
 
 
 def test_unknown_steps_are_refused(capsys):
