@@ -69,15 +69,16 @@ test-fast: build
 
 # Stock PyTorch (the CUDA 13 wheel, about 5 GB) in a cached venv of its own, with cricket's
 # dependencies, for tests/torch: they run it through `cricket run` on emu (README, "PyTorch").
-TORCH_VENV ?= .venv-torch
+# Another release in a venv of its own: `make test-torch TORCH_VERSION=2.15.0` (.venv-torch-2.15.0).
 TORCH_VERSION ?= 2.14.1
-$(TORCH_VENV)/.torch: pyproject.toml | $(VENV)/.tools
+TORCH_VENV ?= .venv-torch$(if $(filter 2.14.1,$(TORCH_VERSION)),,-$(TORCH_VERSION))
+$(TORCH_VENV)/.torch-$(TORCH_VERSION): pyproject.toml | $(VENV)/.tools
 	test -x $(TORCH_VENV)/bin/python || $(PYTHON) -m venv $(TORCH_VENV)
 	$(REQUIREMENTS) > $(TORCH_VENV)/requirements.txt
 	$(TORCH_VENV)/bin/python -m pip install -q torch==$(TORCH_VERSION) -r $(TORCH_VENV)/requirements.txt
 	touch $@
 
-test-torch: build $(TORCH_VENV)/.torch
+test-torch: build $(TORCH_VENV)/.torch-$(TORCH_VERSION)
 	CRICKET_TORCH_PYTHON=$(TORCH_VENV)/bin/python $(PY) -m pytest -q -m torch tests/torch $(PYTEST_ARGS)
 
 demo: build

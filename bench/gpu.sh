@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # One run on a lent GPU machine: install cricket, run the cuda backend's tests, then the benches
 # with native references (native CUDA vs cricket over loopback), report and plots under $OUT.
-# Fits in eight minutes (limits: wheels 45 s, install 120 s, tests 110 s, benches 180 s); every step has its own time limit and the report is written whatever fails.
+# Fits in ten minutes (limits: wheels 45 s, install 120 s, tests 110 s, PyTorch ladder 120 s,
+# benches 180 s); every step has its own time limit and the report is written whatever fails.
+# `bench/gpu.sh --torch` runs only the install and the PyTorch ladder (bench/torch_gpu.py: torch
+# natively and through `cricket run --backend cuda`, results compared, times as ratios); it needs
+# a torch with CUDA on the GPU machine ($TORCH_PYTHON, else $PYTHON), and says so where there is none.
 #
 #   On a machine with nvcc and registry access, once:   bench/gpu.sh --prepare
 #       builds build/gpu/ (overhead: the native test program for sm_90; overhead.cricket: the same
@@ -67,11 +71,26 @@ fi
 if [ -d "$PREBUILT" ]; then export CRICKET_BENCH_PREBUILT=$PWD/$PREBUILT; fi
 command -v nvcc > /dev/null || step "no nvcc here: tests that compile CUDA skip; benches use $PREBUILT"
 
+torch_ladder() {
+    step "PyTorch ladder: natively and through cricket run --backend cuda (bench/torch_gpu.py)"
+    timeout 120 $PY bench/torch_gpu.py run --backend cuda --python "${TORCH_PYTHON:-$PY}" --timeout 55 \
+        --out "$OUT/torch" > "$OUT/torch.log" 2>&1
+    echo "torch ladder exit status $? (report: torch/torch.md)" | tee -a "$LOG"
+    tail -9 "$OUT/torch.log" | tee -a "$LOG"
+}
+if [ "${1:-}" = "--torch" ]; then
+    torch_ladder
+    step "done"
+    exit 0
+fi
+
 step "cuda backend tests: pytest -m gpu"
 timeout 110 $PY -m pytest -m gpu -q -p no:cacheprovider --junitxml="$OUT/pytest-gpu.xml" tests \
     > "$OUT/pytest-gpu.log" 2>&1
 echo "pytest -m gpu exit status $?" | tee -a "$LOG"
 tail -5 "$OUT/pytest-gpu.log" | tee -a "$LOG"
+
+torch_ladder
 
 step "benches: overhead and copies against native CUDA; rpc, latency by size, xdr on this host"
 timeout 180 $PY -m cricket bench --quick --backend cuda --only overhead copy calls rpc latency xdr \

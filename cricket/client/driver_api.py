@@ -29,7 +29,7 @@ from typing import Any
 
 from cricket import _select
 from cricket.client import arrays_driver  # noqa: F401  (CUDA arrays, textures, surfaces: registers them)
-from cricket.client import context_limits, mapped
+from cricket.client import context_limits, mapped, sass_only
 from cricket.client.driver_face import DRIVER_API, DriverApiError, result_of  # noqa: F401
 from cricket.client.faces import implements
 from cricket.client.runtime import RUNTIME as rt
@@ -536,6 +536,7 @@ def module_load_data(pmodule: int, image: int) -> int:
     handle = rt.new_handle()
     modules[handle] = ModuleRecord(server, data, kind, session=_session)
     _file("modules", handle)
+    sass_only.module_loaded(rt.conn.backend, handle, data, kind, image)
     hostmem.store_u64(pmodule, handle)
     return SUCCESS
 
@@ -767,6 +768,8 @@ def _launch_refused(f: FunctionRecord, gx: int, gy: int, gz: int, bx: int, by: i
 def launch_kernel(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, shared: int,
                   stream: int, params: int, extra: int) -> int:
     f = _function(func)
+    if f.module in sass_only.refused_modules:      # no PTX on a PTX-only backend: fail now
+        sass_only.check_module_launch(f.module, f.name)
     if params and not extra and (f.layout or not f.param_size):
         # The hot path, shared with the runtime API: hostmem.launch_call checks the configuration
         # against the same limits; only a refused launch asks which error it is.

@@ -105,6 +105,9 @@ def images(tmp_path_factory) -> dict[str, Path]:
         built[kind] = out / f"vadd.{kind}"
         subprocess.run(["nvcc", f"-{kind}", "-arch=sm_75", "-o", str(built[kind]),
                         str(PROGRAMS / "vadd_kernel.cu")], check=True)
+    built["sass-fatbin"] = out / "vadd-sass.fatbin"            # SASS only, as cuBLAS ships most kernels
+    subprocess.run(["nvcc", "-fatbin", "-gencode", "arch=compute_75,code=sm_75", "-o", str(built["sass-fatbin"]),
+                    str(PROGRAMS / "vadd_kernel.cu")], check=True)
     return built
 
 
@@ -127,12 +130,18 @@ def test_cuda_python_vector_add_passes(driver_dir, server, images, kind, mode):
 
 
 @pytest.mark.nvcc
-def test_cuda_python_cubin_loads_and_the_emulator_reports_no_binary(driver_dir, server, images):
-    proc = run_cuda_python(driver_dir, server, images["cubin"], "params")
+@pytest.mark.parametrize("kind", ["cubin", "sass-fatbin"])
+def test_sass_only_module_loads_and_its_launch_reports_no_binary(driver_dir, server, images, kind):
+    proc = run_cuda_python(driver_dir, server, images[kind], "params")
     # loading, cuModuleGetFunction (layout from the cubin's .nv.info), allocation and copies work;
-    # the emu backend has no SASS engine, so the launch reports CUDA_ERROR_NO_BINARY_FOR_GPU
+    # the emu backend has no SASS engine, so the launch itself (not a later synchronisation)
+    # reports CUDA_ERROR_NO_BINARY_FOR_GPU, and the log says which kernel and why
     assert proc.stdout.splitlines()[1] == "memory type 2"
-    assert proc.stdout.splitlines()[-1] == "FAIL: cuStreamSynchronize: CUDA_ERROR_NO_BINARY_FOR_GPU"
+    assert proc.stdout.splitlines()[-1] == "FAIL: cuLaunchKernel: CUDA_ERROR_NO_BINARY_FOR_GPU"
+    report = [line for line in proc.stderr.splitlines() if "CUDA_ERROR_NO_BINARY_FOR_GPU" in line]
+    assert len(report) == 1, proc.stderr
+    assert "kernel vadd: the module image ships no PTX for this kernel (only SASS for sm_75)" in report[0]
+    assert "GPU server" in report[0]
 
 
 # ------------------------------------------------------------------ cuda.core with NVRTC, CuPy
