@@ -53,6 +53,7 @@ BUILDS = {
     "heap": ["sm75", "sm75G"],
     "mbarrier": ["sm80", "sm90"],
     "textures": ["sm75"],
+    "grad_sured": ["sm75"],
 }
 RDC = ["rdc/rdc_a", "rdc/rdc_b"]
 

@@ -33,7 +33,7 @@ UNSUPPORTED_FEATURES = {
     "cp.async.bulk.tensor": "TMA tensor copy", "cp.async.bulk.prefetch.tensor": "TMA tensor copy",
     "cp.reduce.async.bulk": "TMA bulk reduction",
     "setmaxnreg": "setmaxnreg",
-    "sured": "surface reduction", "applypriority": "L2 cache priority",
+    "applypriority": "L2 cache priority",
     "barrier.cluster": "thread-block clusters", "multimem": "multimem (NVLink multicast)",
     "cudaLaunchDevice": "dynamic parallelism", "cudaGetParameterBuffer": "dynamic parallelism",
     "cudaGetParameterBufferV2": "dynamic parallelism", "alloca": "dynamic stack allocation (alloca)",
