@@ -54,6 +54,7 @@ BUILDS = {
     "mbarrier": ["sm80", "sm90"],
     "textures": ["sm75"],
     "grad_sured": ["sm75"],
+    "mma_m8n8k4": ["sm75"],
 }
 RDC = ["rdc/rdc_a", "rdc/rdc_b"]
 
