@@ -55,6 +55,7 @@ BUILDS = {
     "textures": ["sm75"],
     "grad_sured": ["sm75"],
     "mma_m8n8k4": ["sm75"],
+    "tensor_copy": ["sm90"],
 }
 RDC = ["rdc/rdc_a", "rdc/rdc_b"]
 

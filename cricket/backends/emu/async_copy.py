@@ -217,8 +217,10 @@ class AsyncEmitters:
             return
         if "commit_group" in mods or "wait_group" in mods or "wait_all" in mods or "prefetch" in mods:
             return                               # bulk groups: every copy is complete already
+        if "tensor" in mods:
+            return self.op_tensor_copy(ins, idx)
         spaces = [x.split("::")[0] for x in mods if x.split("::")[0] in ("shared", "global")]
-        if len(spaces) != 2 or any("tensor" in x for x in mods):
+        if len(spaces) != 2:
             raise not_supported(f"cp.async.bulk form `{ins.text()}`")
         dsp, daddr = self.address(ins.operands[0], spaces[0])
         ssp, saddr = self.address(ins.operands[1], spaces[1])

@@ -14,7 +14,7 @@ import struct
 
 import numpy as np
 
-from . import async_copy, call_stack, calls, elect, heap, rt, textures, video_scalar
+from . import async_copy, call_stack, calls, elect, heap, rt, tensor_copy, textures, video_scalar
 from .errors import EmuError, not_supported
 from .dtypes import NP, SIZE, STORAGE, UNS
 from .ptx.ast import Imm, Instr, Not, Reg, Sink, Special, Sym
@@ -182,7 +182,7 @@ def compile_kernel(ir: KernelIR) -> CompiledKernel:
 
 class BlockCodegen(async_copy.AsyncEmitters, InstructionEmitters, heap.HeapEmitters,
                    video_scalar.ScalarVideoEmitters, elect.ElectEmitters,
-                   textures.TextureEmitters):
+                   textures.TextureEmitters, tensor_copy.TensorCopyEmitters):
     def __init__(self, kc: KernelCompiler, block: Block) -> None:
         self.kc = kc
         self.ir = kc.ir

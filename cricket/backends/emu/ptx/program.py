@@ -30,7 +30,6 @@ EXIT = -1
 UNSUPPORTED_FEATURES = {
     "wgmma": "tensor-core instruction",
     "tcgen05": "tensor-core instruction",
-    "cp.async.bulk.tensor": "TMA tensor copy", "cp.async.bulk.prefetch.tensor": "TMA tensor copy",
     "cp.reduce.async.bulk": "TMA bulk reduction",
     "setmaxnreg": "setmaxnreg",
     "applypriority": "L2 cache priority",
