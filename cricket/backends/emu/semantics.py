@@ -23,7 +23,7 @@ SUPPORTED_OPS = {
     "copysign", "testp", "setp", "set", "selp", "slct", "addc", "subc", "madc", "bra", "ret", "exit", "trap",
     "brkpt", "bar", "barrier", "membar", "fence", "atom", "red", "shfl", "vote", "match", "redux",
     "activemask", "call", "nanosleep", "prefetch", "prefetchu", "isspacep", "cp", "dp4a",
-    "pmevent", "discard", "createpolicy", "vprintf", "assertfail", "mapa", "getctarank", "bmsk", "szext",
+    "pmevent", "discard", "createpolicy", "vprintf", "assertfail", "device_runtime", "mapa", "getctarank", "bmsk", "szext",
     "griddepcontrol", "mbarrier", "elect",
 } | VIDEO_SELECTOR_OPS | MATRIX_OPS | TEXTURE_OPS
 

@@ -1,0 +1,47 @@
+"""Dynamic parallelism on emu: device-side launches run after the launching grid, in launch order,
+each with its descendants before the next, tail launches last; nesting and pending-launch limits
+and the device runtime's per-thread last error (CDP2, the CUDA programming guide)."""
+import numpy as np
+import pytest
+
+from cricket.backends.emu import device_launch as dl
+
+CONFIGURATION_ERROR = 9       # cudaErrorInvalidConfiguration
+
+
+@pytest.fixture
+def mod(runner):
+    return runner.module("device_launch", "rdc75")
+
+
+def test_children_run_in_launch_order_after_the_parent(runner, mod):
+    log, errors = runner.zeros(16, np.int32), runner.zeros(6, np.int32)
+    runner.launch(mod, "parent", (3,), (32,), log, errors)
+    got = runner.get(log, 16, np.int32)
+    # parent; A and its child A1 (21); B (created stream); F (fire and forget); T (tail) last
+    assert got[1:1 + got[0]].tolist() == [1, 2, 21, 4, 5, 3]
+    assert runner.get(errors, 6, np.int32).tolist() == [0, 0, 0, CONFIGURATION_ERROR, CONFIGURATION_ERROR, 0]
+
+
+def test_nesting_stops_at_the_documented_depth(runner, mod):
+    levels, error = runner.zeros(32, np.int32), runner.zeros(2, np.int32)
+    runner.launch(mod, "nest", (1,), (1,), levels, error, np.int32(0))
+    assert runner.get(levels, 32, np.int32).tolist() == [1] * dl.MAX_NESTING_DEPTH + [0] * (32 - dl.MAX_NESTING_DEPTH)
+    assert runner.get(error, 2, np.int32).tolist() == [dl.LAUNCH_MAX_DEPTH_EXCEEDED, dl.MAX_NESTING_DEPTH - 1]
+
+
+def test_pending_launch_limit(runner, mod):
+    counter, failed = runner.zeros(1, np.int32), runner.zeros(1, np.int32)
+    extra = 5
+    runner.launch(mod, "many", (1,), (1,), counter, failed, np.int32(dl.PENDING_LAUNCH_LIMIT + extra))
+    assert runner.get(counter, 1, np.int32)[0] == dl.PENDING_LAUNCH_LIMIT
+    assert runner.get(failed, 1, np.int32)[0] == extra
+
+
+def test_every_thread_of_many_blocks_launches(runner, mod):
+    blocks, threads, width = 3, 8, 4
+    out = runner.zeros(blocks * threads * width, np.int32)
+    runner.launch(mod, "fan_out", (blocks,), (threads,), out, np.int32(width))
+    ids = np.arange(blocks * threads)
+    want = (ids[:, None] * 100 + np.arange(width)).reshape(-1)
+    assert np.array_equal(runner.get(out, blocks * threads * width, np.int32), want)
