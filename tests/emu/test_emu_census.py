@@ -112,8 +112,7 @@ def test_census_instruction_forms_compile():
 
 @pytest.mark.parametrize("instr,feature", [
     ("wgmma.fence.sync.aligned", "tensor-core"),
-    ("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%rd1, {%r2, %r3}], [%r4]",
-     "TMA bulk reduction"),
+    ("multimem.ld_reduce.relaxed.sys.global.add.u32 %r1, [%rd1]", "multimem"),
     ("setmaxnreg.inc.sync.aligned.u32 240", "setmaxnreg"),
 ])
 def test_out_of_scope_features_are_refused_by_name(instr, feature):

@@ -157,3 +157,37 @@ def test_encode_checks_the_documented_limits(change, error):
         args["box"] = (16, 2)                                     # 64 bytes do not fit a 32-byte swizzle
     with pytest.raises(error):
         tm.encode_tiled(**args)
+
+
+@pytest.mark.parametrize("op", ["add", "min", "xor"])
+def test_tensor_reduction_into_the_box(runner, rng, op):
+    data, strides = _tensor(rng, (12, 6))
+    data = data.view(np.int32) if op == "min" else data
+    base = runner.put(data)
+    m = tm.encode_tiled(tm.INT32 if op == "min" else tm.UINT32, 2, base, (12, 6), strides, (8, 4), (1, 1))
+    src = rng.integers(0, 1 << 32, SMEM_WORDS, dtype=np.uint64).astype(np.uint32)
+    coords = (6, 3)                                    # the box sticks out on the right and at the bottom
+    runner.launch(runner.module("tensor_copy", "sm90"), "tma_reduce_2d", (1,), (64,), m.pack(),
+                  np.int32(["add", "min", "xor"].index(op)), np.int32(coords[0]), np.int32(coords[1]),
+                  runner.put(src))
+    want = data.copy()
+    vals = src.view(data.dtype)
+    fn = {"add": np.add, "min": np.minimum, "xor": np.bitwise_xor}[op]
+    for k, w in enumerate(_element_words((12, 6), strides, (8, 4), (1, 1), coords)):
+        if w is not None:
+            want[w] = fn(want[w], vals[k])
+    assert np.array_equal(runner.get(base, len(data), data.dtype), want)
+
+
+def test_bulk_reductions_to_global_and_shared(runner, rng):
+    src = np.concatenate([rng.integers(-8, 8, 16).astype(np.float32).view(np.uint32),
+                          rng.integers(0, 1 << 32, 48, dtype=np.uint64).astype(np.uint32)])
+    g0 = rng.integers(-8, 8, 16).astype(np.float32)
+    gi0 = rng.integers(-1 << 31, 1 << 31, 32).astype(np.int32)
+    g, gi = runner.put(g0), runner.put(gi0)
+    out, done = runner.zeros(16, np.uint32), runner.zeros(1, np.int32)
+    runner.launch(runner.module("tensor_copy", "sm90"), "bulk_reduce", (1,), (32,), g, gi, runner.put(src), out, done)
+    assert np.array_equal(runner.get(g, 16, np.float32), g0 + 2 * src[:16].view(np.float32))
+    assert np.array_equal(runner.get(gi, 32, np.int32), np.minimum(gi0, src[32:64].view(np.int32)))
+    assert np.array_equal(runner.get(out, 16, np.uint32), (1000 * np.arange(16) + src[:16]).astype(np.uint32))
+    assert runner.get(done, 1, np.int32)[0] == 1

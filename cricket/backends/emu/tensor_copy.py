@@ -16,11 +16,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...cudafacts import tensor_map as tm
 from ...cudafacts.tensor_map import SIZE, SWIZZLE_BYTES, TensorMapError, TiledTensorMap
+from .atomics import atomic_apply
 from .errors import CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_MISALIGNED_ADDRESS, EmuError, not_supported
 from .ptx.ast import Instr, Vec
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+REDUCE_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
+# element types a bulk reduction computes in, by tensor map data type (bf16 and tf32 are not reduced)
+_REDUCE_TYPES = {tm.UINT32: np.uint32, tm.INT32: np.int32, tm.UINT64: np.uint64, tm.INT64: np.int64,
+                 tm.FLOAT16: np.float16, tm.FLOAT32: np.float32, tm.FLOAT32_FTZ: np.float32, tm.FLOAT64: np.float64}
 SHARED_ALIGN = 128          # the ISA's alignment of a tensor copy's shared-memory box
 
 
@@ -51,8 +57,10 @@ def _oob_value(m: TiledTensorMap):
     return 0
 
 
-def tensor_copy(X, to_shared: bool, rank: int, smem, tmap, coords: list, L, mask) -> np.ndarray:
-    """Copy each acting lane's box; returns the box bytes per lane (0 where a lane did not act)."""
+def tensor_copy(X, to_shared: bool, rank: int, smem, tmap, coords: list, L, mask, op: str | None = None
+                ) -> np.ndarray:
+    """Copy each acting lane's box; returns the box bytes per lane (0 where a lane did not act).
+    ``op``: a bulk reduction (``cp.reduce.async.bulk.tensor``) of the box into global memory."""
     n = X._lane_count(L)
     run = np.ones(n, bool) if mask is True or mask is None else np.broadcast_to(np.asarray(mask, bool), (n,))
     out = np.zeros(n, np.uint32)
@@ -82,6 +90,13 @@ def tensor_copy(X, to_shared: bool, rank: int, smem, tmap, coords: list, L, mask
             box = np.full(goff.size, _oob_value(m), udt)
             box[inside] = X.mem.view(udt)[gidx]
             X._sview(udt)[sidx] = box
+        elif op is not None:
+            dt = _REDUCE_TYPES.get(m.data_type)
+            if dt is None:
+                raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS, f"cp.reduce.async.bulk.tensor.{op} of tensor map data "
+                                                           f"type {m.data_type}")
+            atomic_apply(X.mem.view(dt), np.asarray(gidx, np.intp), op, X._sview(dt)[sidx][inside], None,
+                         np.dtype(dt))
         else:
             X.mem.view(udt)[gidx] = X._sview(udt)[sidx][inside]
         out[pos] = m.box_bytes
@@ -100,6 +115,7 @@ class TensorCopyEmitters:
         if rank is None or len(spaces) != 2:
             raise not_supported(f"tensor copy `{ins.text()}`")
         to_shared = spaces[0] == "shared"
+        op = next((x for x in mods if x in REDUCE_OPS), None) if "reduce" in mods else None
         ops = ins.operands
         smem_o, grp = (ops[0], ops[1]) if to_shared else (ops[1], ops[0])
         _, smem = self.address(smem_o, "shared")
@@ -113,7 +129,7 @@ class TensorCopyEmitters:
         self.kc.ns.setdefault("tensor_copy", tensor_copy)
         self.at(idx)
         r = self.new_tmp()
-        self.emit(f"{r} = tensor_copy(X, {to_shared}, {rank}, {smem}, {tmap}, [{', '.join(coords)}], L, {m})")
+        self.emit(f"{r} = tensor_copy(X, {to_shared}, {rank}, {smem}, {tmap}, [{', '.join(coords)}], L, {m}, {op!r})")
         if to_shared and any(x.startswith("mbarrier") for x in mods):
             sp, a = self._mbar_addr(ins, ops[2])
             self.emit(f"mbar(X, 'complete_tx', {sp!r}, {a}, {r}, L, {m})")

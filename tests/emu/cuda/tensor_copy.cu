@@ -90,3 +90,56 @@ extern "C" __global__ void tma_load_multicast(const CUtensorMap *m, int c0, int 
     for (int i = threadIdx.x; i < bytes / 4; i += blockDim.x)
         out[i] = ((unsigned *)smem)[i];
 }
+
+// Bulk tensor reductions: `in` (SMEM_BYTES) is reduced into the box at (c0, c1) of a 2D tensor.
+#define REDUCE_2D(OP) \
+    asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta." OP ".tile.bulk_group [%0, {%2, %3}], [%1];" \
+                 :: "l"(&map), "r"(s), "r"(c0), "r"(c1) : "memory")
+
+extern "C" __global__ void tma_reduce_2d(const __grid_constant__ CUtensorMap map, int op, int c0, int c1,
+                                         const unsigned *in)
+{
+    uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
+    for (int i = threadIdx.x; i < SMEM_BYTES / 4; i += blockDim.x)
+        ((unsigned *)smem)[i] = in[i];
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        if (op == 0) REDUCE_2D("add");
+        if (op == 1) REDUCE_2D("min");
+        if (op == 2) REDUCE_2D("xor");
+        asm volatile("cp.async.bulk.commit_group;");
+        asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+    }
+}
+
+// Non-tensor bulk reductions: every thread of the first warp reduces its 16-byte piece of `in`
+// into global memory (add.f32, then min.s32 on the second half), and thread 0 the first 64 bytes
+// into shared memory (add.u32, completing on an mbarrier), which it copies to `shared_out`.
+extern "C" __global__ void bulk_reduce(float *g, int *gi, const unsigned *in, unsigned *shared_out, int *done)
+{
+    uint32_t s = (uint32_t)__cvta_generic_to_shared(smem), b = (uint32_t)__cvta_generic_to_shared(&bar);
+    for (int i = threadIdx.x; i < 64; i += blockDim.x)
+        ((unsigned *)smem)[i] = in[i];
+    for (int i = threadIdx.x; i < 16; i += blockDim.x)
+        ((unsigned *)smem)[64 + i] = 1000u * i;
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+    if (threadIdx.x < 8)
+        asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], 16;"
+                     :: "l"(g + 4 * (threadIdx.x % 4)), "r"(s + 16 * (threadIdx.x % 4)) : "memory");
+    if (threadIdx.x == 0) {
+        asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.min.s32 [%0], [%1], 128;"
+                     :: "l"(gi), "r"(s + 128) : "memory");
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(b));
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 64;" :: "r"(b));
+        asm volatile("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.add.u32"
+                     " [%0], [%1], 64, [%2];" :: "r"(s + 256), "r"(s), "r"(b) : "memory");
+        asm volatile("cp.async.bulk.commit_group;");
+        asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+    }
+    __syncthreads();
+    wait_phase0(b, done);
+    for (int i = threadIdx.x; i < 16; i += blockDim.x)
+        shared_out[i] = ((unsigned *)smem)[64 + i];
+}

@@ -31,7 +31,6 @@ EXIT = -1
 UNSUPPORTED_FEATURES = {
     "wgmma": "tensor-core instruction",
     "tcgen05": "tensor-core instruction",
-    "cp.reduce.async.bulk": "TMA bulk reduction",
     "setmaxnreg": "setmaxnreg",
     "applypriority": "L2 cache priority",
     "barrier.cluster": "thread-block clusters", "multimem": "multimem (NVLink multicast)",
