@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from cricket.backends.emu import device_launch as dl
+from cricket.backends.emu import pack_params
 
 CONFIGURATION_ERROR = 9       # cudaErrorInvalidConfiguration
 
@@ -45,3 +46,51 @@ def test_every_thread_of_many_blocks_launches(runner, mod):
     ids = np.arange(blocks * threads)
     want = (ids[:, None] * 100 + np.arange(width)).reshape(-1)
     assert np.array_equal(runner.get(out, blocks * threads * width, np.int32), want)
+
+
+UNLAUNCHED = """
+.version 8.0
+.target sm_75
+.address_size 64
+.extern .func (.param .b64 func_retval0) __cudaCDP2GetParameterBufferV2
+(.param .b64 f, .param .align 4 .b8 g[12], .param .align 4 .b8 b[12], .param .b32 s);
+.visible .entry child(.param .u64 p) { ret; }
+.visible .entry k(.param .u64 out)
+{
+    .reg .b64 %rd<4>;
+    mov.u64 %rd1, child;
+    {
+    .param .b64 param0;
+    st.param.b64 [param0+0], %rd1;
+    .param .align 4 .b8 param1[12];
+    st.param.b32 [param1+0], 1;
+    st.param.b32 [param1+4], 1;
+    st.param.b32 [param1+8], 1;
+    .param .align 4 .b8 param2[12];
+    st.param.b32 [param2+0], 1;
+    st.param.b32 [param2+4], 1;
+    st.param.b32 [param2+8], 1;
+    .param .b32 param3;
+    st.param.b32 [param3+0], 0;
+    .param .b64 retval0;
+    call.uni (retval0), __cudaCDP2GetParameterBufferV2, (param0, param1, param2, param3);
+    ld.param.b64 %rd2, [retval0+0];
+    }
+    ld.param.u64 %rd3, [out];
+    st.global.u64 [%rd3], %rd2;
+    ret;
+}
+"""
+
+
+def test_buffers_never_launched_are_freed_with_the_grid(runner, mod):
+    fn = runner.dev.load_module([UNLAUNCHED]).get_function("k")
+    out = runner.zeros(64, np.uint64)
+    used = runner.dev.arena.used
+    runner.dev.launch(fn, (2,), (32,), 0, pack_params(fn, out))
+    assert (runner.get(out, 1, np.uint64) != 0).all()        # each thread got a buffer
+    assert runner.dev.arena.used == used
+    counter, failed = runner.zeros(1, np.int32), runner.zeros(1, np.int32)
+    used = runner.dev.arena.used
+    runner.launch(mod, "many", (1,), (1,), counter, failed, np.int32(10))
+    assert runner.get(counter, 1, np.int32)[0] == 10 and runner.dev.arena.used == used

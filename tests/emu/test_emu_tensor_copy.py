@@ -124,14 +124,15 @@ def test_map_in_device_memory_with_multicast_to_this_cta(runner, rng):
     assert runner.get(done, 1, np.int32)[0] == 1
 
 
-def test_forged_map_and_wrong_rank_fault(runner, rng):
+def test_forged_map_wrong_rank_and_oversized_box_fault(runner, rng):
     data, strides = _tensor(rng, (8, 4))
     m = tm.encode_tiled(tm.UINT32, 2, runner.put(data), (8, 4), strides, (4, 2), (1, 1))
     mod = runner.module("tensor_copy", "sm90")
     out, done = runner.zeros(SMEM_WORDS, np.uint32), runner.zeros(1, np.int32)
     forged = bytearray(m.pack())
     forged[80:82] = (0).to_bytes(2, "little")                      # a box of 0 elements
-    for raw, rank in ((bytes(forged), 2), (m.pack(), 3)):
+    huge = tm.encode_tiled(tm.UINT32, 2, m.address, (8, 4), strides, (64, 256), (1, 1))   # 64 KiB > the block's
+    for raw, rank in ((bytes(forged), 2), (m.pack(), 3), (huge.pack(), 2)):
         with pytest.raises(EmuError) as e:
             runner.launch(mod, "tma_load", (1,), (32,), raw, *_args(rank, (0,) * rank), np.int32(32), out, done)
         assert e.value.code == 700

@@ -482,7 +482,6 @@ class EmuDevice:
                 stats["seconds"] = time.perf_counter() - t0
                 stats["kernel"] = function.name
                 self.last_launch = stats
-                children = [DeviceLaunch.from_json(r) for r in take_launches(self.arena)]
             except EmuError as e:
                 if e.kernel is None:
                     e.locate(function.name, None, None)
@@ -495,6 +494,8 @@ class EmuDevice:
                                   "max_lanes", kernel=function.name)
                 log.error("%s", err)
                 raise err from e
+            finally:                # a failed grid's launches never run, its buffers are freed
+                children = [DeviceLaunch.from_json(r) for r in take_launches(self.arena)]
         for child in in_run_order(children):
             self.launch(function.module.get_function(child.name), child.grid, child.block, child.shared,
                         child.params, sink, depth + 1)

@@ -74,9 +74,13 @@ class DeviceLaunch:
 
 
 def take_launches(arena) -> list[dict]:
-    """The launches the last grid made (as JSON-able dicts), removed from ``arena``."""
+    """The launches the last grid made (as JSON-able dicts), removed from ``arena``; parameter
+    buffers it took and never launched are freed."""
     out = getattr(arena, "device_launches", None) or []
     arena.device_launches = []
+    for ptr in getattr(arena, "device_param_buffers", None) or ():
+        arena.free(ptr)
+    arena.device_param_buffers = set()
     return [r.to_json() for r in out]
 
 
@@ -144,7 +148,15 @@ def _buffer(X, L, pos: int, entry, grid, block, shmem, size: int) -> int:
         st.errors[_lane(L, pos)] = MEMORY_ALLOCATION
         return 0
     st.buffers[ptr] = (entry, grid, block, shmem, size)
+    _unlaunched(X).add(ptr)
     return ptr
+
+
+def _unlaunched(X) -> set:
+    s = getattr(X.mem, "device_param_buffers", None)
+    if s is None:
+        s = X.mem.device_param_buffers = set()
+    return s
 
 
 def param_buffer(X, kind: str, args: list, L, mask) -> np.ndarray:
@@ -194,6 +206,7 @@ def launch(X, kind: str, args: list, L, mask) -> np.ndarray:
                 _queue(X).append(DeviceLaunch(name, grid, block, shmem, X.mem.read(buf, size),
                                               stream == STREAM_TAIL_LAUNCH))
             X.mem.free(buf)
+            _unlaunched(X).discard(buf)
         if code:
             st.errors[_lane(L, pos)] = code
         codes[pos] = code

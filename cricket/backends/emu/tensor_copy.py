@@ -79,6 +79,9 @@ def tensor_copy(X, to_shared: bool, rank: int, smem, tmap, coords: list, L, mask
         if base % SHARED_ALIGN:
             raise EmuError(CUDA_ERROR_MISALIGNED_ADDRESS, f"{what}: shared address {base:#x} is not "
                                                           f"{SHARED_ALIGN}-byte aligned")
+        if base + m.box_bytes > X.shared_limit:      # before any array of the box's size is made
+            raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS, f"{what}: a box of {m.box_bytes} bytes at shared offset "
+                                                       f"{base:#x} overruns the block's {X.shared_limit} bytes")
         goff, inside, soff = _box_layout(m, [int(c[pos]) for c in cs])
         es = m.element_size
         udt = _UINT[es]

@@ -436,10 +436,10 @@ class _Worker:
             log.debug("internal error in %s", msg["name"], exc_info=True)
             reply["error"] = {"code": CUDA_ERROR_LAUNCH_FAILED, "kernel": msg["name"],
                               "message": f"internal emulator error ({type(e).__name__}: {e})"}
+        reply["launches"] = take_launches(arena)      # frees unlaunched buffers: before the state
         if arena.version != before:
             reply["state"] = arena.state()
         reply["heap"] = heap_state(arena)
-        reply["launches"] = take_launches(arena)
         return reply
 
 
