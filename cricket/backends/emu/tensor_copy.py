@@ -9,8 +9,9 @@ here, the copy is done at once; a load then completes its box's bytes on the mba
 The box lands in shared memory in row-major order, dimension 0 innermost, ceil(box / element
 stride) elements along each dimension; out-of-bound elements read as zero (or a NaN with
 ``CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA``) and are not written by a store. The 32/64/
-128-byte swizzles permute 16-byte chunks within each span: byte offset bits [4, 4+b) are XORed
-with bits [7, 7+b), b = 1, 2, 3 (CUTLASS's Swizzle<b, 4, 3>); not verified against a GPU.
+128-byte swizzles permute 16-byte chunks within each span: shared address bits [4, 4+b) are XORed
+with bits [7, 7+b), b = 1, 2, 3 (CUTLASS's Swizzle<b, 4, 3>; programs align such boxes to 1024
+bytes, where address and offset agree); not verified against a GPU.
 """
 from __future__ import annotations
 
@@ -30,8 +31,8 @@ _REDUCE_TYPES = {tm.UINT32: np.uint32, tm.INT32: np.int32, tm.UINT64: np.uint64,
 SHARED_ALIGN = 128          # the ISA's alignment of a tensor copy's shared-memory box
 
 
-def _box_layout(m: TiledTensorMap, coords: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(global byte offsets, inside-the-tensor mask, shared byte offsets) of the box's elements."""
+def _box_layout(m: TiledTensorMap, coords: list[int], base: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(global byte offsets, inside-the-tensor mask, shared addresses from ``base``) of the box's elements."""
     be = m.box_elements
     axes = [coords[k] + np.arange(be[k], dtype=np.int64) * (1 if k == 0 else m.element_strides[k])
             for k in range(m.rank)]
@@ -44,11 +45,11 @@ def _box_layout(m: TiledTensorMap, coords: list[int]) -> tuple[np.ndarray, np.nd
     shape = tuple(be[::-1])
     inside = np.broadcast_to(inside, shape).reshape(-1)
     goff = np.broadcast_to(goff, shape).reshape(-1)
-    soff = np.arange(goff.size, dtype=np.int64) * m.element_size
+    saddr = base + np.arange(goff.size, dtype=np.int64) * m.element_size
     span = SWIZZLE_BYTES.get(m.swizzle)
-    if span:
-        soff ^= ((soff >> 7) & (span // 16 - 1)) << 4
-    return goff, inside, soff
+    if span:                                       # on the address's bits, as the hardware sees them
+        saddr ^= ((saddr >> 7) & (span // 16 - 1)) << 4
+    return goff, inside, saddr
 
 
 def _oob_value(m: TiledTensorMap):
@@ -82,11 +83,11 @@ def tensor_copy(X, to_shared: bool, rank: int, smem, tmap, coords: list, L, mask
         if base + m.box_bytes > X.shared_limit:      # before any array of the box's size is made
             raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS, f"{what}: a box of {m.box_bytes} bytes at shared offset "
                                                        f"{base:#x} overruns the block's {X.shared_limit} bytes")
-        goff, inside, soff = _box_layout(m, [int(c[pos]) for c in cs])
+        goff, inside, saddr = _box_layout(m, [int(c[pos]) for c in cs], base)
         es = m.element_size
         udt = _UINT[es]
         lane = np.array([pos if L is None else L[pos]], np.intp)
-        sidx = X._shared_index(np.uint64(base) + soff.astype(np.uint64), es, es, lane, None)
+        sidx = X._shared_index(saddr.astype(np.uint64), es, es, lane, None)
         gaddr = (np.uint64(m.address) + goff[inside].astype(np.uint64))
         gidx = X.mem.check(gaddr, es, es)
         if to_shared:
