@@ -55,16 +55,20 @@ def _args(rank, coords):
     return [np.int32(rank)] + [np.int32(v) for v in c]
 
 
-@pytest.mark.parametrize("rank", sorted(CASES))
-def test_tensor_load_gathers_the_box(runner, rng, rank):
+def _case(runner, rng, rank):
+    """A rank's tensor in device memory and its map: (data, byte strides, map, element words of the box)."""
     dims, box, estrides, coords = CASES[rank]
     data, strides = _tensor(rng, dims)
-    base = runner.put(data)
-    m = tm.encode_tiled(tm.UINT32, rank, base, dims, strides, box, estrides)
+    m = tm.encode_tiled(tm.UINT32, rank, runner.put(data), dims, strides, box, estrides)
+    return data, m, _element_words(dims, strides, box, estrides, coords)
+
+
+@pytest.mark.parametrize("rank", sorted(CASES))
+def test_tensor_load_gathers_the_box(runner, rng, rank):
+    data, m, words = _case(runner, rng, rank)
     out, done = runner.zeros(SMEM_WORDS, np.uint32), runner.zeros(1, np.int32)
-    runner.launch(runner.module("tensor_copy", "sm90"), "tma_load", (1,), (128,), m.pack(), *_args(rank, coords),
+    runner.launch(runner.module("tensor_copy", "sm90"), "tma_load", (1,), (128,), m.pack(), *_args(rank, CASES[rank][3]),
                   np.int32(m.box_bytes), out, done)
-    words = _element_words(dims, strides, box, estrides, coords)
     want = np.array([0 if w is None else data[w] for w in words], np.uint32)
     got = runner.get(out, SMEM_WORDS, np.uint32)
     assert len(want) * 4 == m.box_bytes
@@ -75,18 +79,15 @@ def test_tensor_load_gathers_the_box(runner, rng, rank):
 
 @pytest.mark.parametrize("rank", sorted(CASES))
 def test_tensor_store_writes_only_inside_the_tensor(runner, rng, rank):
-    dims, box, estrides, coords = CASES[rank]
-    data, strides = _tensor(rng, dims)
-    base = runner.put(data)
-    m = tm.encode_tiled(tm.UINT32, rank, base, dims, strides, box, estrides)
+    data, m, words = _case(runner, rng, rank)
     src = rng.integers(0, 1 << 32, SMEM_WORDS, dtype=np.uint64).astype(np.uint32)
-    runner.launch(runner.module("tensor_copy", "sm90"), "tma_store", (1,), (128,), m.pack(), *_args(rank, coords),
-                  runner.put(src))
+    runner.launch(runner.module("tensor_copy", "sm90"), "tma_store", (1,), (128,), m.pack(),
+                  *_args(rank, CASES[rank][3]), runner.put(src))
     want = data.copy()
-    for k, w in enumerate(_element_words(dims, strides, box, estrides, coords)):
+    for k, w in enumerate(words):
         if w is not None:
             want[w] = src[k]
-    assert np.array_equal(runner.get(base, len(data), np.uint32), want)
+    assert np.array_equal(runner.get(m.address, len(data), np.uint32), want)
 
 
 def test_swizzle_128b_moves_16_byte_chunks_by_row(runner, rng):

@@ -9,8 +9,17 @@
                  " [%0], [%1, {" COORDS "}], [%2];"                                                           \
                  :: "r"(s), "l"(m), "r"(b), __VA_ARGS__ : "memory")
 #define STORE(N, COORDS, ...)                                                                                 \
-    asm volatile("cp.async.bulk.tensor." #N "d.global.shared::cta.tile.bulk_group [%0, {" COORDS "}], [%1];"  \
-                 :: "l"(m), "r"(s), __VA_ARGS__ : "memory")
+    asm volatile("cp.async.bulk.tensor." #N "d.global.shared::cta.tile.bulk_group [%1, {" COORDS "}], [%0];"  \
+                 :: "r"(s), "l"(m), "r"(0), __VA_ARGS__ : "memory")
+// The coordinates are operands %3.. of both forms.
+#define BY_RANK(COPY)                                                                                         \
+    switch (rank) {                                                                                           \
+    case 1: COPY(1, "%3", "r"(c0)); break;                                                                    \
+    case 2: COPY(2, "%3, %4", "r"(c0), "r"(c1)); break;                                                       \
+    case 3: COPY(3, "%3, %4, %5", "r"(c0), "r"(c1), "r"(c2)); break;                                          \
+    case 4: COPY(4, "%3, %4, %5, %6", "r"(c0), "r"(c1), "r"(c2), "r"(c3)); break;                             \
+    case 5: COPY(5, "%3, %4, %5, %6, %7", "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)); break;                \
+    }
 
 __shared__ __align__(1024) unsigned char smem[SMEM_BYTES];
 __shared__ uint64_t bar;
@@ -27,6 +36,16 @@ __device__ void wait_phase0(uint32_t b, int *done)
         *done = ok;
 }
 
+// Copies `in` (SMEM_BYTES) to shared memory for the async proxy; returns its shared address.
+__device__ uint32_t fill_shared(const unsigned *in)
+{
+    for (int i = threadIdx.x; i < SMEM_BYTES / 4; i += blockDim.x)
+        ((unsigned *)smem)[i] = in[i];
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+    return (uint32_t)__cvta_generic_to_shared(smem);
+}
+
 extern "C" __global__ void tma_load(const __grid_constant__ CUtensorMap map, int rank, int c0, int c1, int c2, int c3,
                                     int c4, int bytes, unsigned *out, int *done)
 {
@@ -38,13 +57,7 @@ extern "C" __global__ void tma_load(const __grid_constant__ CUtensorMap map, int
     if (threadIdx.x == 0) {
         asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(b));
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(bytes));
-        switch (rank) {
-        case 1: LOAD(1, "%3", "r"(c0)); break;
-        case 2: LOAD(2, "%3, %4", "r"(c0), "r"(c1)); break;
-        case 3: LOAD(3, "%3, %4, %5", "r"(c0), "r"(c1), "r"(c2)); break;
-        case 4: LOAD(4, "%3, %4, %5, %6", "r"(c0), "r"(c1), "r"(c2), "r"(c3)); break;
-        case 5: LOAD(5, "%3, %4, %5, %6, %7", "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)); break;
-        }
+        BY_RANK(LOAD)
     }
     __syncthreads();
     wait_phase0(b, done);
@@ -56,19 +69,9 @@ extern "C" __global__ void tma_store(const __grid_constant__ CUtensorMap map, in
                                      int c4, const unsigned *in)
 {
     const CUtensorMap *m = &map;
-    uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
-    for (int i = threadIdx.x; i < SMEM_BYTES / 4; i += blockDim.x)
-        ((unsigned *)smem)[i] = in[i];
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    __syncthreads();
+    uint32_t s = fill_shared(in);
     if (threadIdx.x == 0) {
-        switch (rank) {
-        case 1: STORE(1, "%2", "r"(c0)); break;
-        case 2: STORE(2, "%2, %3", "r"(c0), "r"(c1)); break;
-        case 3: STORE(3, "%2, %3, %4", "r"(c0), "r"(c1), "r"(c2)); break;
-        case 4: STORE(4, "%2, %3, %4, %5", "r"(c0), "r"(c1), "r"(c2), "r"(c3)); break;
-        case 5: STORE(5, "%2, %3, %4, %5, %6", "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)); break;
-        }
+        BY_RANK(STORE)
         asm volatile("cp.async.bulk.commit_group;");
         asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
     }
@@ -99,11 +102,7 @@ extern "C" __global__ void tma_load_multicast(const CUtensorMap *m, int c0, int 
 extern "C" __global__ void tma_reduce_2d(const __grid_constant__ CUtensorMap map, int op, int c0, int c1,
                                          const unsigned *in)
 {
-    uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
-    for (int i = threadIdx.x; i < SMEM_BYTES / 4; i += blockDim.x)
-        ((unsigned *)smem)[i] = in[i];
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    __syncthreads();
+    uint32_t s = fill_shared(in);
     if (threadIdx.x == 0) {
         if (op == 0) REDUCE_2D("add");
         if (op == 1) REDUCE_2D("min");
