@@ -6,6 +6,7 @@ import pytest
 
 from cricket.backends.emu import device_launch as dl
 from cricket.backends.emu import pack_params
+from cricket.backends.emu.errors import EmuError
 
 CONFIGURATION_ERROR = 9       # cudaErrorInvalidConfiguration
 
@@ -94,3 +95,18 @@ def test_buffers_never_launched_are_freed_with_the_grid(runner, mod):
     used = runner.dev.arena.used
     runner.launch(mod, "many", (1,), (1,), counter, failed, np.int32(10))
     assert runner.get(counter, 1, np.int32)[0] == 10 and runner.dev.arena.used == used
+
+
+def test_device_cuda_malloc_and_free_use_the_heap(runner, mod):
+    n = 16
+    out, errors = runner.zeros(1, np.int32), runner.zeros(3, np.int32)
+    runner.launch(mod, "heap_parent", (1,), (1,), np.int32(n), out, errors)
+    assert runner.get(out, 1, np.int32)[0] == sum(range(1, n + 1))
+    assert runner.get(errors, 3, np.int32).tolist() == [0, dl.MEMORY_ALLOCATION, 0]
+
+
+def test_other_device_runtime_calls_are_refused_by_name(runner):
+    text = UNLAUNCHED.replace("__cudaCDP2GetParameterBufferV2", "__cudaCDP2EventCreateWithFlags")
+    with pytest.raises(EmuError) as e:
+        runner.dev.load_module([text])
+    assert e.value.code == 801 and "__cudaCDP2EventCreateWithFlags" in str(e.value)

@@ -21,6 +21,7 @@ a handle; the emulator orders every stream's launches alike.
 
 The records are process-local state of the device's arena (``arena.device_launches``, and
 ``arena.grid_depth`` the running grid's level); a kernel worker returns its records with its reply.
+``cudaMalloc``/``cudaFree`` in device code use the device malloc heap, as ``malloc``/``free`` do.
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import EmuError, not_supported
+from .heap import heap_of
 from .ptx.ast import Instr
 
 MAX_NESTING_DEPTH = 24
@@ -45,12 +47,20 @@ _MAX_GRID = ((1 << 31) - 1, 65535, 65535)
 CALLS = {"cudaGetParameterBufferV2": "param_buffer_v2", "cudaLaunchDeviceV2": "launch_v2",
          "cudaGetParameterBuffer": "param_buffer", "cudaLaunchDevice": "launch",
          "cudaGetLastError": "get_last_error", "cudaPeekAtLastError": "peek_at_last_error",
-         "cudaStreamCreateWithFlags": "stream_create", "cudaStreamDestroy": "stream_destroy"}
+         "cudaStreamCreateWithFlags": "stream_create", "cudaStreamDestroy": "stream_destroy",
+         "cudaMalloc": "malloc", "cudaFree": "free"}
 
 
 def call_kind(name: str) -> str | None:
-    """The emulator's instruction for a call of device-runtime function ``name``, or None."""
-    return CALLS.get("cuda" + name[len("__cudaCDP2"):] if name.startswith("__cudaCDP2") else name)
+    """The emulator's instruction for a call of device-runtime function ``name``, or None for a
+    function of another library; the rest of the device runtime is refused by name."""
+    if not name.startswith("__cudaCDP2"):
+        return CALLS.get(name)
+    kind = CALLS.get("cuda" + name[len("__cudaCDP2"):])
+    if kind is None:
+        raise not_supported(f"device runtime call {name} (the emulator has launches, streams, the last "
+                            "error, cudaMalloc and cudaFree)")
+    return kind
 
 
 @dataclass(frozen=True)
@@ -213,6 +223,31 @@ def launch(X, kind: str, args: list, L, mask) -> np.ndarray:
     return codes
 
 
+def malloc(X, ptr, size, L, mask) -> np.ndarray:
+    """cudaMalloc in device code: from the device malloc heap, as malloc() (its pointer in ``*ptr``)."""
+    st = _state(X)
+    codes = np.zeros(X._lane_count(L), np.int32)
+    for pos in _acting(X, L, mask):
+        got = int(heap_of(X.mem).malloc(np.array([_at(size, pos)], np.uint64))[0])
+        _store_u64(X, L, pos, _at(ptr, pos), got)
+        if not got:
+            codes[pos] = st.errors[_lane(L, pos)] = MEMORY_ALLOCATION
+    return codes
+
+
+def free(X, ptr, L, mask) -> np.ndarray:
+    """cudaFree in device code: back to the device malloc heap."""
+    acting = _acting(X, L, mask)
+    heap_of(X.mem).free(np.array([_at(ptr, pos) for pos in acting], np.uint64))
+    return np.zeros(X._lane_count(L), np.int32)
+
+
+def _store_u64(X, L, pos: int, addr: int, value: int) -> None:
+    one = np.zeros(X._lane_count(L), bool)
+    one[pos] = True
+    X.st_generic(np.uint64(addr), np.uint64, (np.uint64(value),), L, one)
+
+
 def last_error(X, reset: bool, L, mask) -> np.ndarray:
     """cudaGetLastError (``reset``) / cudaPeekAtLastError of each calling thread."""
     st = _state(X)
@@ -232,9 +267,7 @@ def stream_create(X, ptr, flags, L, mask) -> np.ndarray:
             codes[pos] = st.errors[_lane(L, pos)] = INVALID_VALUE
             continue
         st.streams += 1
-        one = np.zeros(X._lane_count(L), bool)
-        one[pos] = True
-        X.st_generic(np.uint64(_at(ptr, pos)), np.uint64, (np.uint64(st.streams),), L, one)
+        _store_u64(X, L, pos, _at(ptr, pos), st.streams)
     return codes
 
 
@@ -243,6 +276,7 @@ _ARGS = {  # instruction -> the PTX types of its parameters (a dim3 is three .u3
     "param_buffer_v2": ("u64", "dim3", "dim3", "u32"), "param_buffer": ("u64", "u64"),
     "launch_v2": ("u64", "u64"), "launch": ("u64", "u64", "dim3", "dim3", "u32", "u64"),
     "get_last_error": (), "peek_at_last_error": (), "stream_create": ("u64", "u32"), "stream_destroy": ("u64",),
+    "malloc": ("u64", "u64"), "free": ("u64",),
 }
 _RESULT = {"param_buffer_v2": "u64", "param_buffer": "u64"}
 
@@ -268,8 +302,10 @@ class DeviceLaunchEmitters:
             call = f"device_launch.param_buffer(X, {kind!r}, [{', '.join(args)}], L, {m})"
         elif kind in ("launch_v2", "launch"):
             call = f"device_launch.launch(X, {kind!r}, [{', '.join(args)}], L, {m})"
-        elif kind == "stream_create":
-            call = f"device_launch.stream_create(X, {args[0]}, {args[1]}, L, {m})"
+        elif kind in ("stream_create", "malloc"):
+            call = f"device_launch.{kind}(X, {args[0]}, {args[1]}, L, {m})"
+        elif kind == "free":
+            call = f"device_launch.free(X, {args[0]}, L, {m})"
         elif kind == "stream_destroy":
             call = "np.int32(0)"
         else:

@@ -71,3 +71,24 @@ extern "C" __global__ void fan_out(int *out, int width)
     int id = blockIdx.x * blockDim.x + threadIdx.x;
     fill<<<1, width>>>(out + id * width, id * 100);
 }
+
+// cudaMalloc/cudaFree in device code share the malloc heap: a child fills what its parent allocated.
+extern "C" __global__ void heap_child(int *p, int n) { p[threadIdx.x] = n - threadIdx.x; }
+
+extern "C" __global__ void heap_sum(int *p, int n, int *out) {
+    int s = 0;
+    for (int k = 0; k < n; k++) s += p[k];
+    *out = s;
+    cudaFree(p);
+}
+
+extern "C" __global__ void heap_parent(int n, int *out, int *errors)
+{
+    int *p = nullptr;
+    errors[0] = cudaMalloc((void **)&p, n * sizeof(int));
+    heap_child<<<1, n>>>(p, n);
+    heap_sum<<<1, 1, 0, cudaStreamTailLaunch>>>(p, n, out);
+    int *too_big = nullptr;
+    errors[1] = cudaMalloc((void **)&too_big, (size_t)1 << 40);
+    errors[2] = too_big != nullptr;
+}
