@@ -74,6 +74,29 @@ def test_tex_grad_1d_uses_the_absolute_gradient(runner):
     assert runner.get(out, n, np.float32).tolist() == [0, 0, 1, 2, 3, 4, 4]
 
 
+def test_tex_grad_cube_projects_the_gradients_on_the_face(runner):
+    w = 16
+    shape = tx.ArrayShape(w, w, layers=1, levels=5, cubemap=True)
+    base, layout = tx.create_array(runner.dev, shape, F32)
+    for k, lv in enumerate(layout):                 # every face of level k holds the value k
+        runner.dev.memcpy_htod(base + lv.offset, np.full((6, lv.height, lv.width), k, np.float32))
+    t = tx.create_object(runner.dev, tx.array_descriptor(tx.KIND_TEXTURE, base, shape, F32, tx.TextureSampling(
+        max_lod=10)))
+    # On the +x face (x = 2) a gradient a along y moves t by a / (2 x): in texels a * w / (2 x);
+    # along x, towards the face, it moves nothing (the point stays at the face's centre).
+    a = np.float32([0, 4 / w, 8 / w, 16 / w, 64 / w, 2.0])
+    want = [0, 0, 1, 2, 4, 0]
+    n = len(a)
+    dirs = np.tile(np.float32([2, 0, 0, 0]), (n, 1))
+    dx = np.zeros((n, 4), np.float32)
+    dx[:, 1] = a
+    dx[-1] = [2.0, 0, 0, 0]
+    out = runner.zeros(n, np.float32)
+    runner.launch(runner.module("grad_sured"), "fetch_grad_cube", (1,), (n,), t, out, runner.put(dirs),
+                  runner.put(dx), runner.put(np.zeros((n, 4), np.float32)), np.int32(n))
+    assert runner.get(out, n, np.float32).tolist() == want
+
+
 def _surface(runner, fmt, data, w, h=0):
     shape = tx.ArrayShape(w, h)
     base, _ = tx.create_array(runner.dev, shape, fmt)

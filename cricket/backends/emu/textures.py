@@ -275,14 +275,18 @@ def _weight(x):
     return (np.round((x - np.floor(x)) * 256.0) / 256.0).astype(np.float32)
 
 
+def _face_axes(face, x, y, z):
+    """(major axis, s, t) components of a vector on a cube face (the programming guide's table)."""
+    return (np.choose(face, [x, -x, y, -y, z, -z]), np.choose(face, [-z, z, x, x, x, -x]),
+            np.choose(face, [-y, -y, z, -z, -y, -y]))
+
+
 def _cube_face(x, y, z):
-    """(face, s, t) in [0,1] for a cubemap direction (the programming guide's cubemap table)."""
+    """(face, s, t) in [0,1] for a cubemap direction."""
     ax, ay, az = np.abs(x), np.abs(y), np.abs(z)
     face = np.where((ax >= ay) & (ax >= az), np.where(x >= 0, 0, 1),
                     np.where(ay >= az, np.where(y >= 0, 2, 3), np.where(z >= 0, 4, 5)))
-    m = np.choose(face, [x, -x, y, -y, z, -z])
-    s = np.choose(face, [-z, z, x, x, x, -x])
-    t = np.choose(face, [-y, -y, z, -z, -y, -y])
+    m, s, t = _face_axes(face, x, y, z)
     with np.errstate(divide="ignore", invalid="ignore"):
         return face, (s / m + 1) / 2, (t / m + 1) / 2
 
@@ -352,17 +356,29 @@ def _finish(vals: np.ndarray, dtype: str, n: int) -> list[np.ndarray]:
     return out
 
 
-def _lod_from_gradients(d, grad, pos) -> np.ndarray:
+def _lod_from_gradients(d, grad, pos, cube_dir=None) -> np.ndarray:
     """``tex.grad``'s level of detail: log2 of the longer of the two gradients in texels of level 0.
 
     Each gradient (d coords / dx, d coords / dy) is scaled by the texture's size where coordinates are
     normalized, as for OpenGL's ``textureGrad`` (scale factor rho = max(|dP/dx|, |dP/dy|)); a zero
-    gradient selects the finest level. Anisotropic filtering is not emulated."""
+    gradient selects the finest level. On a cubemap (``cube_dir`` the direction) the gradients of the
+    direction become gradients of the face's s and t, d(s) = (d(sc) |ma| - sc d(|ma|)) / (2 ma^2), as
+    OpenGL defines them. Anisotropic filtering is not emulated."""
     ext = d["level_extent"][0]
-    scale = [np.float32(int(ext[k])) if int(d["normalized_coords"]) else np.float32(1) for k in range(3)]
+    scale = [np.float32(int(ext[k])) if int(d["normalized_coords"]) or cube_dir else np.float32(1)
+             for k in range(3)]
     lengths = []
     for g in grad:
-        sq = sum((_finite(_lanes(c, pos)) * scale[k]).astype(np.float64) ** 2 for k, c in enumerate(g))
+        comps = [_finite(_lanes(c, pos)).astype(np.float64) for c in g]
+        if cube_dir is not None:
+            p = [c.astype(np.float64) for c in cube_dir]
+            face = _cube_face(*p)[0]
+            m, sc, tc = _face_axes(face, *p)
+            dm, dsc, dtc = _face_axes(face, *comps)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                comps = [np.nan_to_num((dsc * m - sc * dm) / (2 * m * m)),
+                         np.nan_to_num((dtc * m - tc * dm) / (2 * m * m))]
+        sq = sum((c * np.float64(scale[k])) ** 2 for k, c in enumerate(comps))
         lengths.append(np.sqrt(sq))
     with np.errstate(divide="ignore"):
         return np.log2(np.maximum(*lengths)).astype(np.float32)
@@ -379,7 +395,9 @@ def tex_fetch(X, geom: str, handle, coords: list, L, mask, ctype: str, dtype: st
         d = _descriptor(X, h, KIND_TEXTURE, "tex")
         cs = [np.asarray(_lanes(c, pos)) for c in coords]
         lay = None if layer is None else np.asarray(_lanes(layer, pos)).astype(np.int64)
+        cube_dir = None
         if geom in ("cube", "acube"):
+            cube_dir = cs
             face, s, t = _cube_face(*[c.astype(np.float32) for c in cs])
             cs = [s.astype(np.float32), t.astype(np.float32)]
             nl = int(d["level_extent"][0][3])
@@ -390,7 +408,7 @@ def tex_fetch(X, geom: str, handle, coords: list, L, mask, ctype: str, dtype: st
         out_float = dtype == "f32"
         levels = int(d["levels"])
         if grad is not None:
-            lod = _lod_from_gradients(d, grad, pos)
+            lod = _lod_from_gradients(d, grad, pos, cube_dir)
         if lod is None or levels == 1:
             vals = _sample_level(X, d, 0, cs, lay, integer, out_float)
         else:

@@ -48,3 +48,9 @@ extern "C" __global__ void sured_add64(cudaSurfaceObject_t s, const int *xs, con
     if (i < n)
         asm volatile("sured.b.add.1d.u64.trap [%0, {%1}], %2;" :: "l"(s), "r"(xs[i] * 8), "l"(vals[i]) : "memory");
 }
+
+extern "C" __global__ void fetch_grad_cube(cudaTextureObject_t t, float *out, const float4 *dirs, const float4 *dx,
+                                           const float4 *dy, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = texCubemapGrad<float>(t, dirs[i].x, dirs[i].y, dirs[i].z, dx[i], dy[i]);
+}
