@@ -218,7 +218,7 @@ class _Peer:
 
 # Instructions that keep a kernel in one worker, its CTAs in order: atomics on global memory (not
 # atomic across processes), calls left after inlining, device malloc/free (the allocation table),
-# printf and assert (their lines in CTA order, as one process writes them).
+# printf and assert (their lines in CTA order, as one process writes them), device-side launches.
 _ATOMIC_OPS = frozenset({"atom", "red"})
 _ONE_WORKER_OPS = frozenset({"call", "vprintf", "assertfail", "malloc", "free", "device_runtime"})
 
