@@ -52,10 +52,10 @@ __global__ void double_tiles(const __grid_constant__ CUtensorMap in, const __gri
     }
 }
 
-static CUresult encode(PFN_cuTensorMapEncodeTiled_v12000 fn, CUtensorMap *map, float *base)
+static CUresult encode(PFN_cuTensorMapEncodeTiled_v12000 fn, CUtensorMap *map, float *base, cuuint32_t box_x = BOX_X)
 {
     cuuint64_t dims[2] = { W, H }, strides[1] = { PITCH * sizeof(float) };
-    cuuint32_t box[2] = { BOX_X, BOX_Y }, estrides[2] = { 1, 1 };
+    cuuint32_t box[2] = { box_x, BOX_Y }, estrides[2] = { 1, 1 };
     return fn(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, base, dims, strides, box, estrides,
               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -81,12 +81,14 @@ int main()
     if (found != cudaDriverEntryPointSuccess || !fn)
         return report("cuTensorMapEncodeTiled found", 1);
     alignas(64) CUtensorMap in, out;
+    CUresult refused = encode((PFN_cuTensorMapEncodeTiled_v12000)fn, &out, dst, 3);   // a 12-byte box row
     CUresult r1 = encode((PFN_cuTensorMapEncodeTiled_v12000)fn, &in, src);
     CUresult r2 = encode((PFN_cuTensorMapEncodeTiled_v12000)fn, &out, dst);
-    if (r1 != CUDA_SUCCESS || r2 != CUDA_SUCCESS) {
-        printf("cuTensorMapEncodeTiled: %d %d\n", (int)r1, (int)r2);
+    if (r1 != CUDA_SUCCESS || r2 != CUDA_SUCCESS || refused != CUDA_ERROR_INVALID_VALUE) {
+        printf("cuTensorMapEncodeTiled: %d %d, a 12-byte box row: %d\n", (int)r1, (int)r2, (int)refused);
         return report("tensor maps encoded", 1);
     }
+    CHECK(cudaGetLastError());      // a driver call's failure is not the runtime's last error
     dim3 grid((W + BOX_X - 1) / BOX_X, (H + BOX_Y - 1) / BOX_Y);
     double_tiles<<<grid, 128>>>(in, out, zeros);
     CHECK(cudaGetLastError());
