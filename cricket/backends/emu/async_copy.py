@@ -257,8 +257,8 @@ class AsyncEmitters:
             if op is None or t is None or ssp != "shared" or dsp not in ("global", "shared"):
                 raise not_supported(f"cp.reduce.async.bulk form `{ins.text()}`")
             self.kc.ns.setdefault("bulk_reduce", bulk_reduce)
-            self.emit(f"bulk_reduce(X, {dsp!r}, {daddr}, {saddr}, {size}, {op!r}, np.{np.dtype(_REDUCE_TYPES[t]).name}, "
-                      f"L, {m})")
+            dt = np.dtype(_REDUCE_TYPES[t]).name
+            self.emit(f"bulk_reduce(X, {dsp!r}, {daddr}, {saddr}, {size}, {op!r}, np.{dt}, L, {m})")
         else:
             self.emit(f"bulk_copy(X, {dsp!r}, {daddr}, {ssp!r}, {saddr}, {size}, L, {m})")
         if any(x.startswith("mbarrier") for x in mods):
