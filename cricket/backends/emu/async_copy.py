@@ -159,10 +159,9 @@ def bulk_reduce(X, dst_space: str, daddr, saddr, size, op: str, dt, L, mask) -> 
     """cp.reduce.async.bulk: ``size`` bytes of shared memory reduced element by element into
     ``daddr`` (global, or this CTA's shared memory), per acting lane, at once."""
     n = X._lane_count(L)
-    run = np.ones(n, bool) if mask is True or mask is None else np.broadcast_to(np.asarray(mask, bool), (n,))
     es = np.dtype(dt).itemsize
     at = [np.broadcast_to(np.asarray(v).astype(np.uint64), (n,)) for v in (daddr, saddr, size)]
-    for pos in np.flatnonzero(run).tolist():
+    for pos in X._positions(L, mask):
         d, s_, nbytes = (int(a[pos]) for a in at)
         if nbytes % 16:
             raise EmuError(CUDA_ERROR_LAUNCH_FAILED, "cp.reduce.async.bulk size that is not a multiple of 16 bytes")

@@ -125,12 +125,6 @@ def _state(X) -> _Pending:
     return st
 
 
-def _acting(X, L, mask) -> list[int]:
-    n = X._lane_count(L)
-    run = np.ones(n, bool) if mask is True or mask is None else np.broadcast_to(np.asarray(mask, bool), (n,))
-    return np.flatnonzero(run).tolist()
-
-
 def _at(v, pos: int) -> int:
     a = np.asarray(v)
     return int(a[pos] if a.ndim else a)
@@ -173,7 +167,7 @@ def param_buffer(X, kind: str, args: list, L, mask) -> np.ndarray:
     """cudaGetParameterBufferV2(func, grid, block, shmem) or cudaGetParameterBuffer(align, size)."""
     out = np.zeros(X._lane_count(L), np.uint64)
     table = X.kernel.ir.device_kernels or {}
-    for pos in _acting(X, L, mask):
+    for pos in X._positions(L, mask):
         if kind == "param_buffer":
             out[pos] = _buffer(X, L, pos, None, None, None, 0, _at(args[1], pos))
             continue
@@ -191,7 +185,7 @@ def launch(X, kind: str, args: list, L, mask) -> np.ndarray:
     st = _state(X)
     codes = np.zeros(X._lane_count(L), np.int32)
     table = X.kernel.ir.device_kernels or {}
-    for pos in _acting(X, L, mask):
+    for pos in X._positions(L, mask):
         buf = _at(args[0 if kind == "launch_v2" else 1], pos)
         pending = st.buffers.pop(buf, None)
         code = SUCCESS
@@ -227,7 +221,7 @@ def malloc(X, ptr, size, L, mask) -> np.ndarray:
     """cudaMalloc in device code: from the device malloc heap, as malloc() (its pointer in ``*ptr``)."""
     st = _state(X)
     codes = np.zeros(X._lane_count(L), np.int32)
-    for pos in _acting(X, L, mask):
+    for pos in X._positions(L, mask):
         got = int(heap_of(X.mem).malloc(np.array([_at(size, pos)], np.uint64))[0])
         _store_u64(X, L, pos, _at(ptr, pos), got)
         if not got:
@@ -237,7 +231,7 @@ def malloc(X, ptr, size, L, mask) -> np.ndarray:
 
 def free(X, ptr, L, mask) -> np.ndarray:
     """cudaFree in device code: back to the device malloc heap."""
-    acting = _acting(X, L, mask)
+    acting = X._positions(L, mask)
     heap_of(X.mem).free(np.array([_at(ptr, pos) for pos in acting], np.uint64))
     return np.zeros(X._lane_count(L), np.int32)
 
@@ -252,7 +246,7 @@ def last_error(X, reset: bool, L, mask) -> np.ndarray:
     """cudaGetLastError (``reset``) / cudaPeekAtLastError of each calling thread."""
     st = _state(X)
     codes = np.zeros(X._lane_count(L), np.int32)
-    for pos in _acting(X, L, mask):
+    for pos in X._positions(L, mask):
         lane = _lane(L, pos)
         codes[pos] = st.errors.pop(lane, SUCCESS) if reset else st.errors.get(lane, SUCCESS)
     return codes
@@ -262,7 +256,7 @@ def stream_create(X, ptr, flags, L, mask) -> np.ndarray:
     """cudaStreamCreateWithFlags: a new handle in ``*ptr`` (flags must be cudaStreamNonBlocking)."""
     st = _state(X)
     codes = np.zeros(X._lane_count(L), np.int32)
-    for pos in _acting(X, L, mask):
+    for pos in X._positions(L, mask):
         if _at(flags, pos) != STREAM_NON_BLOCKING:
             codes[pos] = st.errors[_lane(L, pos)] = INVALID_VALUE
             continue

@@ -46,6 +46,13 @@ class MemorySpaces:
     def _lane_count(self, L):
         return self.N if L is None else len(L)
 
+    def _positions(self, L, mask) -> list[int]:
+        """Positions in ``L`` of the lanes that act (a guard, or all): for per-lane operations."""
+        n = self._lane_count(L)
+        if mask is True or mask is None:
+            return list(range(n))
+        return np.flatnonzero(np.broadcast_to(np.asarray(mask, bool), (n,))).tolist()
+
     # ---- one load / store shape for every indexed space --------------------------------------
     # ``index(addr, size, es, L, sel)`` turns the guarded lanes' addresses into element indices of
     # ``view_of(dt)`` (checking bounds and alignment); ``size`` is the bytes each lane touches.

@@ -63,13 +63,12 @@ def tensor_copy(X, to_shared: bool, rank: int, smem, tmap, coords: list, L, mask
     """Copy each acting lane's box; returns the box bytes per lane (0 where a lane did not act).
     ``op``: a bulk reduction (``cp.reduce.async.bulk.tensor``) of the box into global memory."""
     n = X._lane_count(L)
-    run = np.ones(n, bool) if mask is True or mask is None else np.broadcast_to(np.asarray(mask, bool), (n,))
     out = np.zeros(n, np.uint32)
     sm = np.broadcast_to(np.asarray(smem).astype(np.uint64), (n,))
     tm = np.broadcast_to(np.asarray(tmap).astype(np.uint64), (n,))
     cs = [np.broadcast_to(np.asarray(c).astype(np.int32), (n,)) for c in coords]
     what = "cp.async.bulk.tensor"
-    for pos in np.flatnonzero(run).tolist():
+    for pos in X._positions(L, mask):
         try:
             m = TiledTensorMap.unpack(X.param_bytes(int(tm[pos]), SIZE))
         except TensorMapError as e:
