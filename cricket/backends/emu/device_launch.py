@@ -13,8 +13,9 @@ children are. Records run in launch order, each with its own descendants before 
 
 Limits, as the programming guide gives them: grids nest 24 levels deep (the host's launch is level
 0, so a grid at level 23 cannot launch: ``cudaErrorLaunchMaxDepthExceeded``), and at most 2048
-launches wait at once (``cudaLimitDevRuntimePendingLaunchCount``'s default; past it the parameter
-buffer is NULL and the error ``cudaErrorLaunchPendingCountExceeded``). ``cudaGetLastError`` and
+launches of one grid wait at once (``cudaLimitDevRuntimePendingLaunchCount``'s default, which a GPU
+counts over the whole device; past it the parameter buffer is NULL and the error
+``cudaErrorLaunchPendingCountExceeded``); the limit is not settable here. ``cudaGetLastError`` and
 ``cudaPeekAtLastError`` in device code read the calling thread's last device-runtime error. Streams
 made with ``cudaStreamCreateWithFlags`` (``cudaStreamNonBlocking``, the only flag CDP2 allows) get
 a handle; the emulator orders every stream's launches alike.
