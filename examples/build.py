@@ -75,6 +75,8 @@ EXAMPLES = (
     Example("surface_rw", ("surface_rw.cu",)),
     Example("texture_layered_3d", ("texture_layered_3d.cu",)),
     Example("texture_driver", ("texture_driver.cu",), driver=True),
+    Example("tma_tile", ("tma_tile.cu",), ("-arch=sm_90",)),
+    Example("dynamic_parallelism", ("dynamic_parallelism.cu",), ("-rdc=true", "-lcudadevrt")),
 )
 BY_NAME = {e.name: e for e in EXAMPLES}
 

@@ -30,6 +30,7 @@ from typing import Any
 from cricket import _select
 from cricket.client import arrays_driver  # noqa: F401  (CUDA arrays, textures, surfaces: registers them)
 from cricket.client import context_limits, mapped, sass_only
+from cricket.client import tensor_maps_driver  # noqa: F401  (cuTensorMapEncodeTiled: registers it)
 from cricket.client.driver_face import DRIVER_API, DriverApiError, result_of  # noqa: F401
 from cricket.client.faces import implements
 from cricket.client.runtime import RUNTIME as rt

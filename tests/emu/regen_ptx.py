@@ -22,6 +22,7 @@ VARIANTS = {
     "sm80": ["-arch=sm_80"],
     "sm75L": ["-lineinfo", "-arch=sm_75"],
     "sm90": ["-arch=sm_90"],
+    "rdc75": ["-rdc=true", "-arch=sm_75"],
 }
 
 # source -> variants built from it
@@ -53,6 +54,10 @@ BUILDS = {
     "heap": ["sm75", "sm75G"],
     "mbarrier": ["sm80", "sm90"],
     "textures": ["sm75"],
+    "grad_sured": ["sm75"],
+    "mma_m8n8k4": ["sm75"],
+    "tensor_copy": ["sm90"],
+    "device_launch": ["rdc75"],
 }
 RDC = ["rdc/rdc_a", "rdc/rdc_b"]
 

@@ -112,9 +112,8 @@ def test_census_instruction_forms_compile():
 
 @pytest.mark.parametrize("instr,feature", [
     ("wgmma.fence.sync.aligned", "tensor-core"),
-    ("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4]",
-     "TMA"),
-    ("sured.b.add.1d.u32.trap [%rd1, {%r5}], %r1", "surface reduction"),
+    ("multimem.ld_reduce.relaxed.sys.global.add.u32 %r1, [%rd1]", "multimem"),
+    ("setmaxnreg.inc.sync.aligned.u32 240", "setmaxnreg"),
 ])
 def test_out_of_scope_features_are_refused_by_name(instr, feature):
     prog = Program([parse(kernel_text([instr]))])

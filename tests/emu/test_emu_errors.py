@@ -109,23 +109,6 @@ def test_unsupported_instruction_is_refused_at_load_with_its_name(make_runner):
     assert "tensor-core" in str(e.value) and "wgmma.fence" in str(e.value)
 
 
-def test_surface_reduction_is_refused_at_load(make_runner):
-    r = make_runner()
-    text = HEADER + """
-.visible .entry k(.param .u64 t)
-{
-    .reg .b32 %r<3>;
-    .reg .b64 %rd<2>;
-    ld.param.u64 %rd1, [t];
-    sured.b.add.1d.u32.trap [%rd1, {%r1}], %r2;
-    ret;
-}
-"""
-    with pytest.raises(EmuError) as e:
-        r.dev.load_module([text])
-    assert e.value.code == 801 and "surface reduction" in str(e.value)
-
-
 def test_unsupported_instruction_form_is_refused_at_load(make_runner):
     r = make_runner()
     text = HEADER + """

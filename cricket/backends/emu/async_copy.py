@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .atomics import atomic_apply
 from .errors import CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED, EmuError, not_supported
 from .memory import SHARED_WINDOW, WINDOW_SHIFT, WIN_SHARED
 from .ptx.ast import Instr, Sink
@@ -150,6 +151,30 @@ def bulk_copy(X, dst_space: str, daddr, src_space: str, saddr, size, L, mask) ->
         st(daddr + off if type(daddr) is not int else daddr + k, np.uint64, v, L, active)
 
 
+_REDUCE_TYPES = {"b32": np.uint32, "u32": np.uint32, "s32": np.int32, "b64": np.uint64, "u64": np.uint64,
+                 "s64": np.int64, "f16": np.float16, "f32": np.float32, "f64": np.float64}
+
+
+def bulk_reduce(X, dst_space: str, daddr, saddr, size, op: str, dt, L, mask) -> None:
+    """cp.reduce.async.bulk: ``size`` bytes of shared memory reduced element by element into
+    ``daddr`` (global, or this CTA's shared memory), per acting lane, at once."""
+    n = X._lane_count(L)
+    es = np.dtype(dt).itemsize
+    at = [np.broadcast_to(np.asarray(v).astype(np.uint64), (n,)) for v in (daddr, saddr, size)]
+    for pos in X._positions(L, mask):
+        d, s_, nbytes = (int(a[pos]) for a in at)
+        if nbytes % 16:
+            raise EmuError(CUDA_ERROR_LAUNCH_FAILED, "cp.reduce.async.bulk size that is not a multiple of 16 bytes")
+        offs = np.arange(nbytes // es, dtype=np.uint64) * _U64(es)
+        lane = np.array([pos if L is None else L[pos]], np.intp)
+        vals = X._sview(dt)[X._shared_index(_U64(s_) + offs, es, es, lane, None)]
+        if dst_space == "global":
+            view, idx = X.mem.view(dt), X.mem.check(_U64(d) + offs, es, es)
+        else:
+            view, idx = X._sview(dt), X._shared_index(_U64(d) + offs, es, es, lane, None)
+        atomic_apply(view, np.asarray(idx, np.intp), op, vals, None, np.dtype(dt))
+
+
 class AsyncEmitters:
     """Code generation for mbarrier and cp.async.bulk (mixin placed before InstructionEmitters)."""
 
@@ -217,13 +242,24 @@ class AsyncEmitters:
             return
         if "commit_group" in mods or "wait_group" in mods or "wait_all" in mods or "prefetch" in mods:
             return                               # bulk groups: every copy is complete already
+        if "tensor" in mods:
+            return self.op_tensor_copy(ins, idx)
         spaces = [x.split("::")[0] for x in mods if x.split("::")[0] in ("shared", "global")]
-        if len(spaces) != 2 or any("tensor" in x for x in mods):
+        if len(spaces) != 2:
             raise not_supported(f"cp.async.bulk form `{ins.text()}`")
         dsp, daddr = self.address(ins.operands[0], spaces[0])
         ssp, saddr = self.address(ins.operands[1], spaces[1])
         size = self.src(ins.operands[2], "u32")
-        self.emit(f"bulk_copy(X, {dsp!r}, {daddr}, {ssp!r}, {saddr}, {size}, L, {m})")
+        if "reduce" in mods:
+            op = next((x for x in mods if x in ("add", "min", "max", "inc", "dec", "and", "or", "xor")), None)
+            t = next((x for x in mods if x in _REDUCE_TYPES), None)
+            if op is None or t is None or ssp != "shared" or dsp not in ("global", "shared"):
+                raise not_supported(f"cp.reduce.async.bulk form `{ins.text()}`")
+            self.kc.ns.setdefault("bulk_reduce", bulk_reduce)
+            dt = np.dtype(_REDUCE_TYPES[t]).name
+            self.emit(f"bulk_reduce(X, {dsp!r}, {daddr}, {saddr}, {size}, {op!r}, np.{dt}, L, {m})")
+        else:
+            self.emit(f"bulk_copy(X, {dsp!r}, {daddr}, {ssp!r}, {saddr}, {size}, L, {m})")
         if any(x.startswith("mbarrier") for x in mods):
             sp, a = self._mbar_addr(ins, ins.operands[3])
             self.emit(f"mbar(X, 'complete_tx', {sp!r}, {a}, {size}, L, {m})")

@@ -19,6 +19,7 @@ from .errors import (CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_E
                      CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_NOT_FOUND, STICKY_CODES, EmuError)
 from .calls import function_address
 from .heap import discard_heap, heap_of
+from .device_launch import DeviceLaunch, in_run_order, take_launches
 from .executor import DEFAULT_MAX_STEPS, SM_COUNT, WARP_SIZE, LaunchConfig, run_kernel
 from .memory import DEFAULT_ARENA, GLOBAL_BASE, DeviceArena
 from .ptx.parser import parse
@@ -187,18 +188,19 @@ class EmuModule:
             addrs.append(ptr)
         self.global_addrs = np.array(addrs, dtype=np.uint64)
         for g in prog.device_vars:
-            var, _ = prog.variables[g]
+            var, mi = prog.variables[g]
             if var.init:
-                arena.write(self.globals[g][0], self._init_bytes(var))
+                arena.write(self.globals[g][0], self._init_bytes(var, mi))
 
-    def _init_bytes(self, var) -> bytes:
+    def _init_bytes(self, var, mi: int) -> bytes:
+        """The initial bytes of variable ``var`` of module ``mi`` (names in it are that module's)."""
         t = var.type
         np_t = NP[STORAGE[t]] if t not in ("f16", "bf16") else np.uint16
         vals = []
         for item in var.init:
             if isinstance(item, tuple):
                 _, name, off = item
-                name = self.program.global_name(0, name) if name not in self.globals else name
+                name = self.program.global_name(mi, name) if name not in self.globals else name
                 if name not in self.globals and name in self.program.functions:    # a function pointer
                     vals.append(function_address(self.program, name) + off)
                     continue
@@ -425,8 +427,9 @@ class EmuDevice:
 
     # ---- launch ------------------------------------------------------------------------------
     def launch(self, function: EmuFunction, grid, block, shared_mem_bytes: int, param_bytes: bytes,
-               sink: Callable[[str], None] | None = None) -> None:
-        """Run ``function`` over ``grid`` x ``block`` threads to completion.
+               sink: Callable[[str], None] | None = None, depth: int = 0) -> None:
+        """Run ``function`` over ``grid`` x ``block`` threads to completion, and then the grids it
+        launched from the device (``device_launch``), those at nesting level ``depth + 1``.
 
         ``sink``: where this launch's printf lines go (default: the device's ``printf_sink``).
 
@@ -471,6 +474,7 @@ class EmuDevice:
             cfg.grid_id = self.launches
             try:
                 t0 = time.perf_counter()
+                self.arena.grid_depth = depth
                 if self.remote is not None:
                     stats = self.remote.run(function, cfg, self.launch_timeout)
                 else:
@@ -490,6 +494,11 @@ class EmuDevice:
                                   "max_lanes", kernel=function.name)
                 log.error("%s", err)
                 raise err from e
+            finally:                # a failed grid's launches never run, its buffers are freed
+                children = [DeviceLaunch.from_json(r) for r in take_launches(self.arena)]
+        for child in in_run_order(children):
+            self.launch(function.module.get_function(child.name), child.grid, child.block, child.shared,
+                        child.params, sink, depth + 1)
 
     def synchronize(self) -> None:
         """Kernels run synchronously; this reports a sticky error like cuCtxSynchronize."""

@@ -102,6 +102,28 @@ def mma_fragments(shape: str, atype: str, btype: str, ctype: str, dtype: str) ->
     return a, b, _accumulator(m, n, ctype), _accumulator(m, n, dtype)
 
 
+def quad_pair_fragments(a_col: bool, b_col: bool, ctype: str, dtype: str) -> tuple[Fragment, ...]:
+    """(A, B, C, D) of the sm_70 ``mma.sync.aligned.m8n8k4`` with ``.f16`` multiplicands.
+
+    The warp computes four independent 8x8x4 products, one per quad pair ``q = (%laneid >> 2) % 4``
+    (lanes 4q..4q+3 and 4q+16..4q+19; ``h = %laneid >= 16``). The fragments describe the four
+    operands stacked: A as 32x4 (row 8q + r), B as 4x32 (column 8q + c), C and D as 32x8 (row 8q + r);
+    ``MmaOp`` with ``groups=4`` multiplies block by block. Per the ISA's tables: A ``.row`` a_i at
+    (t + 4h, i), ``.col`` at (i + 4h, t); B ``.row`` b_i at (t, i + 4h), ``.col`` at (i, t + 4h);
+    ``.f16`` C/D c_i at (t + 4h, i); ``.f32`` C/D c_i at ((l & 1) + (i & 2) + 4h, (i & 4) + (l & 2) + (i & 1))
+    with ``t = %laneid % 4``."""
+    q, h = 8 * ((_LANE >> 2) & 3), 4 * (_LANE >> 4)
+    i4, i8 = np.arange(4)[None, :], np.arange(8)[None, :]
+    a = _frag(32, 4, "f16", q + (i4 + h if a_col else _T + h), _T if a_col else i4)
+    b = _frag(4, 32, "f16", i4 if b_col else _T, q + (_T + h if b_col else i4 + h))
+
+    def acc(etype: str) -> Fragment:
+        if etype == "f16":
+            return _frag(32, 8, etype, q + _T + h, i8)
+        return _frag(32, 8, etype, q + (_LANE & 1) + (i8 & 2) + h, (i8 & 4) + (_LANE & 2) + (i8 & 1))
+    return a, b, acc(ctype), acc(dtype)
+
+
 # ---- wmma: the emulator's layout ---------------------------------------------------------------
 def wmma_fragment(rows: int, cols: int, etype: str, nregs: int, col_major: bool = False) -> Fragment:
     """A wmma fragment of a ``rows x cols`` matrix held in ``nregs`` registers per lane.

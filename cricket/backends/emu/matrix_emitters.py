@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from . import warp_matrix
 from .errors import not_supported
-from .fragments import ELEMENT_BITS, mma_fragments, wmma_fragment, wmma_matrix
+from .fragments import ELEMENT_BITS, mma_fragments, quad_pair_fragments, wmma_fragment, wmma_matrix
 from .ptx.ast import Instr, Vec
 
 MATRIX_OPS = {"wmma", "mma", "ldmatrix", "stmatrix", "movmatrix"}
@@ -103,12 +103,12 @@ class MatrixEmitters:
             frags.append(wmma_fragment(rows, cols, etype, len(regs), col))
         self._mma_call(ins, frags, d, a, b, c)
 
-    def _mma_call(self, ins: Instr, frags: list, d: list, a: list, b: list, c: list) -> None:
+    def _mma_call(self, ins: Instr, frags: list, d: list, a: list, b: list, c: list, groups: int = 1) -> None:
         fa, fb, fc, fd = frags
         if fa.etype == "b1" and "popc" not in ins.mods:
             raise not_supported(f"mma form `{_form(ins)}` (.b1 takes .and.popc or .xor.popc)")
         op = self.kc.bind(warp_matrix.MmaOp(_form(ins), fa, fb, fc, fd, "satfinite" in ins.mods,
-                                            "xor" in ins.mods), "mma")
+                                            "xor" in ins.mods, groups), "mma")
         r = self.new_tmp()
         self.emit(f"{r} = {op}(X, L, {self._read_regs(a, fa.reg_bytes)}, {self._read_regs(b, fb.reg_bytes)}, "
                   f"{self._read_regs(c, fc.reg_bytes)})")
@@ -118,6 +118,8 @@ class MatrixEmitters:
     def op_mma(self, ins: Instr, idx: int) -> None:
         shape = next((m for m in ins.mods if m in _MMA_SHAPES), None)
         types = [m for m in ins.mods if m in ELEMENT_BITS]
+        if shape == "m8n8k4" and types[1:3] == ["f16", "f16"] and "sync" in ins.mods:
+            return self._mma_quad_pairs(ins, types)
         if shape is None or len(types) != 4 or "sync" not in ins.mods or "row" not in ins.mods:
             raise not_supported(f"mma form `{_form(ins)}`")
         dtype, atype, btype, ctype = types
@@ -126,10 +128,22 @@ class MatrixEmitters:
                 or (atype in fp8 and btype in fp8)):
             raise not_supported(f"mma form `{_form(ins)}`")
         frags = mma_fragments(shape, atype, btype, ctype, dtype)
+        self._mma_sync_call(ins, frags)
+
+    def _mma_quad_pairs(self, ins: Instr, types: list[str]) -> None:
+        """The sm_70 ``mma.sync.aligned.m8n8k4.alayout.blayout.dtype.f16.f16.ctype``: four products."""
+        layouts = [m for m in ins.mods if m in ("row", "col")]
+        dtype, ctype = types[0], types[3]
+        if len(types) != 4 or len(layouts) != 2 or {dtype, ctype} - {"f16", "f32"} or "satfinite" in ins.mods:
+            raise not_supported(f"mma form `{_form(ins)}`")
+        frags = quad_pair_fragments(layouts[0] == "col", layouts[1] == "col", ctype, dtype)
+        self._mma_sync_call(ins, frags, groups=4)
+
+    def _mma_sync_call(self, ins: Instr, frags: tuple, groups: int = 1) -> None:
         d, a, b, c = (_items(o) for o in ins.operands)
         for regs, frag, what in ((a, frags[0], "A"), (b, frags[1], "B"), (c, frags[2], "C"), (d, frags[3], "D")):
             self._check_count(ins, regs, frag, what)
-        self._mma_call(ins, list(frags), d, a, b, c)
+        self._mma_call(ins, list(frags), d, a, b, c, groups)
 
     # ---- ldmatrix / stmatrix / movmatrix -----------------------------------------------------
     def _matrix8(self, ins: Instr, regs_at: int) -> tuple[int, bool, list, str, str]:

@@ -13,6 +13,7 @@ from .matrix_emitters import MATRIX_OPS, MatrixEmitters
 from .memory import LOCAL_WINDOW, SHARED_WINDOW
 from .ptx.ast import Addr, Imm, Instr, Pair, Reg, Sink, Special, Sym, Vec
 from .ptx.parser import VIDEO_SELECTOR_OPS
+from .spaces import PARAM_WINDOW
 from .textures import TEXTURE_OPS
 
 SUPPORTED_OPS = {
@@ -22,7 +23,7 @@ SUPPORTED_OPS = {
     "copysign", "testp", "setp", "set", "selp", "slct", "addc", "subc", "madc", "bra", "ret", "exit", "trap",
     "brkpt", "bar", "barrier", "membar", "fence", "atom", "red", "shfl", "vote", "match", "redux",
     "activemask", "call", "nanosleep", "prefetch", "prefetchu", "isspacep", "cp", "dp4a",
-    "pmevent", "discard", "createpolicy", "vprintf", "assertfail", "mapa", "getctarank", "bmsk", "szext",
+    "pmevent", "discard", "createpolicy", "vprintf", "assertfail", "device_runtime", "mapa", "getctarank", "bmsk", "szext",
     "griddepcontrol", "mbarrier", "elect",
 } | VIDEO_SELECTOR_OPS | MATRIX_OPS | TEXTURE_OPS
 
@@ -166,8 +167,6 @@ class InstructionEmitters(MatrixEmitters):
             self.mark_alias_source(a)
             self.assign(ins.operands[0], x, "u64", fresh=not isinstance(a, Reg))
             return
-        if space == "param":
-            raise not_supported("cvta.param (generic addresses of kernel parameters)")
         base = self.kc.const(rt_window(space), "u64")
         e = f"({x} - {base})" if to else f"({x} + {base})"
         self.assign(ins.operands[0], self.conv(e, "u64", t), t)
@@ -935,4 +934,4 @@ class InstructionEmitters(MatrixEmitters):
 
 def rt_window(space: str) -> int:
     """Base of the generic-address window of ``space``."""
-    return SHARED_WINDOW if space == "shared" else LOCAL_WINDOW
+    return {"shared": SHARED_WINDOW, "param": PARAM_WINDOW}.get(space, LOCAL_WINDOW)

@@ -8,6 +8,10 @@ from .memory import ITEM_SHIFT, LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SHIFT, WIN_G
 
 ndarray = np.ndarray
 _U64 = np.uint64
+# Generic addresses of kernel parameters (cvta.param, as for a __grid_constant__ parameter whose
+# address is taken): read-only, below the shared window.
+PARAM_WINDOW = 0x7C00_0000_0000
+WIN_PARAM = PARAM_WINDOW >> WINDOW_SHIFT
 
 
 class MemorySpaces:
@@ -41,6 +45,13 @@ class MemorySpaces:
 
     def _lane_count(self, L):
         return self.N if L is None else len(L)
+
+    def _positions(self, L, mask) -> list[int]:
+        """Positions in ``L`` of the lanes that act (a guard, or all): for per-lane operations."""
+        n = self._lane_count(L)
+        if mask is True or mask is None:
+            return list(range(n))
+        return np.flatnonzero(np.broadcast_to(np.asarray(mask, bool), (n,))).tolist()
 
     # ---- one load / store shape for every indexed space --------------------------------------
     # ``index(addr, size, es, L, sel)`` turns the guarded lanes' addresses into element indices of
@@ -175,6 +186,29 @@ class MemorySpaces:
             addr = addr[0]
         return [self.par(int(addr) + k * es, dt) for k in range(n)]
 
+    def _param_index(self, addr, size, es, L, sel):
+        off = np.asarray(addr).astype(np.uint64) - _U64(PARAM_WINDOW)
+        if off.size and (int(off.max()) + size > len(self.P)):
+            raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS, f"kernel parameter read through a generic address beyond "
+                                                       f"the {len(self.P)}-byte parameter buffer")
+        if es > 1 and off.size and int(np.bitwise_or.reduce(off, axis=None)) & (es - 1):
+            raise EmuError(CUDA_ERROR_MISALIGNED_ADDRESS, f"misaligned {es}-byte kernel parameter read")
+        idx = (off >> _U64(ITEM_SHIFT[es])).astype(np.intp)
+        return idx if idx.ndim else int(idx)
+
+    def _pview(self, dt):
+        raw = bytes(self.P)
+        return np.frombuffer(raw + bytes(-len(raw) % 16), dtype=dt)
+
+    def param_bytes(self, addr: int, size: int) -> bytes:
+        """``size`` bytes at one generic or global address (a kernel parameter or device memory)."""
+        if addr >> WINDOW_SHIFT == WIN_PARAM:
+            i = self._param_index(np.uint64(addr), size, 1, None, None)
+            return bytes(self.P[i:i + size])
+        idx = int(self.mem.check(np.uint64(addr), 1, 1))
+        self.mem.check(np.uint64(addr + size - 1), 1, 1)
+        return self.mem.view(np.uint8)[idx:idx + size].tobytes()
+
     # ---- generic -----------------------------------------------------------------------------
     def _windows(self, addr):
         if type(addr) is ndarray:
@@ -225,6 +259,8 @@ class MemorySpaces:
             return self.ld_shared(addr - _U64(SHARED_WINDOW), dt, n, L, mask)
         if win == WIN_LOCAL:
             return self.ld_local(addr - _U64(LOCAL_WINDOW), dt, n, L, mask)
+        if win == WIN_PARAM:
+            return self._ld_indexed(self._param_index, self._pview, addr, dt, n, L, mask)
         a, sel = self._apply_mask(addr, mask)
         if sel is False:
             return self._expand([0] * n, False, dt, self._lane_count(L))
@@ -251,7 +287,8 @@ class MemorySpaces:
 
     def isspace(self, addr, space):
         w = (np.asarray(addr).astype(np.uint64) >> _U64(WINDOW_SHIFT)).astype(np.int64)
-        want = {"global": WIN_GLOBAL, "const": WIN_GLOBAL, "shared": WIN_SHARED, "local": WIN_LOCAL}.get(space)
+        want = {"global": WIN_GLOBAL, "const": WIN_GLOBAL, "shared": WIN_SHARED, "local": WIN_LOCAL,
+                "param": WIN_PARAM}.get(space)
         if want is None:
             r = np.zeros_like(w, dtype=bool)
         else:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .atomics import atomic_apply
 from .errors import CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_INVALID_VALUE, EmuError, not_supported
 from .ptx.ast import Instr, Vec
 
@@ -274,14 +275,18 @@ def _weight(x):
     return (np.round((x - np.floor(x)) * 256.0) / 256.0).astype(np.float32)
 
 
+def _face_axes(face, x, y, z):
+    """(major axis, s, t) components of a vector on a cube face (the programming guide's table)."""
+    return (np.choose(face, [x, -x, y, -y, z, -z]), np.choose(face, [-z, z, x, x, x, -x]),
+            np.choose(face, [-y, -y, z, -z, -y, -y]))
+
+
 def _cube_face(x, y, z):
-    """(face, s, t) in [0,1] for a cubemap direction (the programming guide's cubemap table)."""
+    """(face, s, t) in [0,1] for a cubemap direction."""
     ax, ay, az = np.abs(x), np.abs(y), np.abs(z)
     face = np.where((ax >= ay) & (ax >= az), np.where(x >= 0, 0, 1),
                     np.where(ay >= az, np.where(y >= 0, 2, 3), np.where(z >= 0, 4, 5)))
-    m = np.choose(face, [x, -x, y, -y, z, -z])
-    s = np.choose(face, [-z, z, x, x, x, -x])
-    t = np.choose(face, [-y, -y, z, -z, -y, -y])
+    m, s, t = _face_axes(face, x, y, z)
     with np.errstate(divide="ignore", invalid="ignore"):
         return face, (s / m + 1) / 2, (t / m + 1) / 2
 
@@ -351,8 +356,38 @@ def _finish(vals: np.ndarray, dtype: str, n: int) -> list[np.ndarray]:
     return out
 
 
-def tex_fetch(X, geom: str, handle, coords: list, L, mask, ctype: str, dtype: str, lod=None, layer=None):
-    """``tex.geom.v4.dtype.ctype``: four result vectors over the lanes of ``L``."""
+def _lod_from_gradients(d, grad, pos, cube_dir=None) -> np.ndarray:
+    """``tex.grad``'s level of detail: log2 of the longer of the two gradients in texels of level 0.
+
+    Each gradient (d coords / dx, d coords / dy) is scaled by the texture's size where coordinates are
+    normalized, as for OpenGL's ``textureGrad`` (scale factor rho = max(|dP/dx|, |dP/dy|)); a zero
+    gradient selects the finest level. On a cubemap (``cube_dir`` the direction) the gradients of the
+    direction become gradients of the face's s and t, d(s) = (d(sc) |ma| - sc d(|ma|)) / (2 ma^2), as
+    OpenGL defines them. Anisotropic filtering is not emulated."""
+    ext = d["level_extent"][0]
+    scale = [np.float32(int(ext[k])) if int(d["normalized_coords"]) or cube_dir else np.float32(1)
+             for k in range(3)]
+    lengths = []
+    for g in grad:
+        comps = [_finite(_lanes(c, pos)).astype(np.float64) for c in g]
+        if cube_dir is not None:
+            p = [c.astype(np.float64) for c in cube_dir]
+            face = _cube_face(*p)[0]
+            m, sc, tc = _face_axes(face, *p)
+            dm, dsc, dtc = _face_axes(face, *comps)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                comps = [np.nan_to_num((dsc * m - sc * dm) / (2 * m * m)),
+                         np.nan_to_num((dtc * m - tc * dm) / (2 * m * m))]
+        sq = sum((c * np.float64(scale[k])) ** 2 for k, c in enumerate(comps))
+        lengths.append(np.sqrt(sq))
+    with np.errstate(divide="ignore"):
+        return np.log2(np.maximum(*lengths)).astype(np.float32)
+
+
+def tex_fetch(X, geom: str, handle, coords: list, L, mask, ctype: str, dtype: str, lod=None, layer=None,
+              grad=None):
+    """``tex.geom.v4.dtype.ctype``: four result vectors over the lanes of ``L`` (``lod`` for
+    ``tex.level``, ``grad`` = (dPdx, dPdy) component lists for ``tex.grad``)."""
     n = X._lane_count(L)
     res = [np.zeros(n, np.float32 if dtype == "f32" else np.int32 if dtype == "s32" else np.uint32)
            for _ in range(4)]
@@ -360,7 +395,9 @@ def tex_fetch(X, geom: str, handle, coords: list, L, mask, ctype: str, dtype: st
         d = _descriptor(X, h, KIND_TEXTURE, "tex")
         cs = [np.asarray(_lanes(c, pos)) for c in coords]
         lay = None if layer is None else np.asarray(_lanes(layer, pos)).astype(np.int64)
+        cube_dir = None
         if geom in ("cube", "acube"):
+            cube_dir = cs
             face, s, t = _cube_face(*[c.astype(np.float32) for c in cs])
             cs = [s.astype(np.float32), t.astype(np.float32)]
             nl = int(d["level_extent"][0][3])
@@ -370,6 +407,8 @@ def tex_fetch(X, geom: str, handle, coords: list, L, mask, ctype: str, dtype: st
         integer = ctype == "s32"
         out_float = dtype == "f32"
         levels = int(d["levels"])
+        if grad is not None:
+            lod = _lod_from_gradients(d, grad, pos, cube_dir)
         if lod is None or levels == 1:
             vals = _sample_level(X, d, 0, cs, lay, integer, out_float)
         else:
@@ -536,6 +575,35 @@ def sust(X, geom: str, handle, coords: list, vals: list, L, mask, dt, oob: str, 
             view[idx + k] = v[keep]
 
 
+_SURED_TYPES = {"u32": "u4", "s32": "i4", "b32": "u4", "u64": "u8", "s64": "i8", "b64": "u8"}
+
+
+def sured(X, geom: str, handle, coords: list, value, L, mask, op: str, ctype: str, oob: str,
+          formatted: bool = False):
+    """``sured.b``/``sured.p``: an atomic reduction (add, min, max, and, or) at each lane's surface
+    location, applied in lane order where lanes share a location. ``.p`` counts x in samples and reads
+    ``.b32``/``.b64`` as signed or unsigned by the surface's format (PTX ISA, sured)."""
+    for h, pos in _groups(X, handle, L, mask):
+        d = _descriptor(X, h, KIND_SURFACE, "sured")
+        dt = np.dtype(_SURED_TYPES[ctype])
+        sc = _surface_coords(geom, coords)
+        if formatted:
+            fmt = int(d["format"])
+            if fmt == FMT_FLOAT or int(d["bits"]) * int(d["channels"]) < dt.itemsize * 8:
+                raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS, f"sured.p.{ctype} on a surface of "
+                               f"{int(d['channels'])}x{int(d['bits'])}-bit {'float' if fmt == FMT_FLOAT else 'integer'}"
+                               " samples")
+            dt = np.dtype(f"{'i' if fmt == FMT_SIGNED else 'u'}{dt.itemsize}")
+            sc[0] = np.asarray(sc[0]).astype(np.int64) * (int(d["channels"]) * int(d["bits"]) // 8)
+        addr, inside = _surface_addresses(X, d, sc, pos, dt.itemsize, oob, "sured")
+        keep = inside if oob == "zero" else np.ones(len(pos), bool)
+        if not keep.any():
+            continue
+        idx = X.mem.check(addr[keep], dt.itemsize, dt.itemsize)
+        raw = np.asarray(_lanes(value, pos)).astype(f"u{dt.itemsize}").view(dt)[keep]
+        atomic_apply(X.mem.view(dt), np.broadcast_to(np.asarray(idx, np.intp), raw.shape), op, raw, None, dt)
+
+
 def _formatted(d, v: np.ndarray, cdt: np.dtype) -> np.ndarray:
     """A 32-bit source value converted to the surface's channel format (float or integer)."""
     fmt = int(d["format"])
@@ -560,6 +628,10 @@ def _surface_coords(geom: str, coords: list) -> list:
 _ELEM = {"b8": "u1", "b16": "u2", "b32": "u4", "b64": "u8"}
 
 
+def _vec_items(o) -> tuple:
+    return tuple(o.items) if isinstance(o, Vec) else (o,)
+
+
 class TextureEmitters:
     """Code generation for tex, tld4, txq, suld, sust, suq and istypep (mixin of the block code generator)."""
 
@@ -574,9 +646,13 @@ class TextureEmitters:
 
     def op_tex(self, ins: Instr, idx: int) -> None:
         mods = [m for m in ins.mods if m not in ("v4", "v2", "base")]
-        lod = None
+        lod = grad = None
         if "grad" in mods:
-            raise not_supported("texture fetch with explicit gradients `tex.grad`")
+            mods.remove("grad")
+            dims = _GEOMETRY.get(mods[0], (0, False))[0]
+            grad = "(" + "".join(
+                "[" + ", ".join(self.src(c, "f32") for c in _vec_items(ins.operands[k])[:dims]) + "], "
+                for k in (2, 3)) + ")"
         if "level" in mods:
             mods.remove("level")
             lod = self.src(ins.operands[2], "f32")
@@ -588,7 +664,7 @@ class TextureEmitters:
         self.at(idx)
         r = self.new_tmp()
         self.emit(f"{r} = tex_fetch(X, {geom!r}, {handle}, [{', '.join(coords)}], L, {self.mask_expr()}, "
-                  f"{ctype!r}, {dtype!r}, {lod or 'None'}, {layer or 'None'})")
+                  f"{ctype!r}, {dtype!r}, {lod or 'None'}, {layer or 'None'}, {grad or 'None'})")
         dests = ins.operands[0].items if isinstance(ins.operands[0], Vec) else (ins.operands[0],)
         for k, item in enumerate(dests):
             self.assign(item, f"{r}[{k}]", dtype)
@@ -660,6 +736,22 @@ class TextureEmitters:
         for k, item in enumerate(dests):
             self.assign(item, f"{r}[{k}]", ut)
 
+    def op_sured(self, ins: Instr, idx: int) -> None:
+        mods = list(ins.mods)
+        op = next((m for m in mods if m in ("add", "min", "max", "and", "or")), None)
+        ctype = next((m for m in mods if m in _SURED_TYPES), None)
+        geom = next((m for m in mods if m in ("1d", "2d", "3d")), None)
+        if mods[0] not in ("b", "p") or None in (op, ctype, geom):
+            raise not_supported(f"surface reduction `sured.{'.'.join(mods)}`")
+        oob = next((m for m in mods if m in ("trap", "clamp", "zero")), "trap")
+        grp = ins.operands[0]
+        handle = self.src(grp.items[0], "u64")
+        coords = [self.src(i, "s32") for i in _vec_items(grp.items[1])]
+        value = self.src(ins.operands[1], "u" + ctype[1:])
+        self.at(idx)
+        self.emit(f"sured(X, {geom!r}, {handle}, [{', '.join(coords)}], {value}, L, {self.mask_expr()}, "
+                  f"{op!r}, {ctype!r}, {oob!r}, {mods[0] == 'p'})")
+
     def op_sust(self, ins: Instr, idx: int) -> None:
         form, geom, t, nvec, oob = self._surface_parts(ins)
         grp = ins.operands[0]
@@ -675,8 +767,8 @@ class TextureEmitters:
 
 
 KERNEL_NAMES = {"tex_fetch": tex_fetch, "tld4": tld4, "tex_query": query, "tex_istypep": istypep,
-                "suld": suld, "sust": sust}
-TEXTURE_OPS = {"tex", "tld4", "txq", "suq", "suld", "sust", "istypep"}
+                "suld": suld, "sust": sust, "sured": sured}
+TEXTURE_OPS = {"tex", "tld4", "txq", "suq", "suld", "sust", "sured", "istypep"}
 
 
 # ---- backend side: objects in device memory ---------------------------------------------------

@@ -152,8 +152,9 @@ class MmaOp:
     """One matrix multiply-accumulate form: D = A * B + C over the fragments of a warp."""
 
     def __init__(self, name: str, a: Fragment, b: Fragment, c: Fragment, d: Fragment, satfinite: bool,
-                 xor_popc: bool = False) -> None:
+                 xor_popc: bool = False, groups: int = 1) -> None:
         self.name = name
+        self.groups = groups            # independent products stacked in A's rows and B's columns
         self.a, self.b, self.c, self.d = a, b, c, d
         self.satfinite = satfinite
         self.xor_popc = xor_popc
@@ -165,7 +166,13 @@ class MmaOp:
         w = warps(X, L, self.name)
         n = w * WARP
         ma, mb = _matrix(a, self.a, self._ia, n, w), _matrix(b, self.b, self._ib, n, w)
-        prod = np.matmul(ma, mb)
+        if self.groups > 1:                 # (w, G*m, k) x (w, k, G*n) -> (w, G*m, n), block by block
+            g = self.groups
+            ma = ma.reshape(w, g, -1, ma.shape[2])
+            mb = mb.reshape(w, mb.shape[1], g, -1).transpose(0, 2, 1, 3)
+            prod = np.matmul(ma, mb).reshape(w, -1, mb.shape[3])
+        else:
+            prod = np.matmul(ma, mb)
         if self.xor_popc:                   # popc(a ^ b) = popc(a) + popc(b) - 2 popc(a & b)
             prod = ma.sum(axis=2)[:, :, None] + mb.sum(axis=1)[:, None, :] - 2 * prod
         prod += _matrix(c, self.c, self._ic, n, w)

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from .errors import CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_TIMEOUT, CUDA_ERROR_OUT_OF_MEMORY, EmuError
+from .device_launch import queue_launches, take_launches
 from .heap import adopt_heap, heap_state
 
 log = logging.getLogger(__name__)
@@ -217,9 +218,9 @@ class _Peer:
 
 # Instructions that keep a kernel in one worker, its CTAs in order: atomics on global memory (not
 # atomic across processes), calls left after inlining, device malloc/free (the allocation table),
-# printf and assert (their lines in CTA order, as one process writes them).
+# printf and assert (their lines in CTA order, as one process writes them), device-side launches.
 _ATOMIC_OPS = frozenset({"atom", "red"})
-_ONE_WORKER_OPS = frozenset({"call", "vprintf", "assertfail", "malloc", "free"})
+_ONE_WORKER_OPS = frozenset({"call", "vprintf", "assertfail", "malloc", "free", "device_runtime"})
 
 
 def splittable(ir) -> bool:
@@ -286,7 +287,8 @@ class RemoteKernels:
         digest = module.hash
         base = {"op": "launch", "digest": digest, "name": function.name, "globals": module.global_addrs.tobytes(),
                 "grid": cfg.grid, "block": cfg.block, "shared": cfg.dynamic_shared, "params": bytes(cfg.params),
-                "max_lanes": cfg.max_lanes, "max_steps": cfg.max_steps, "timeout": timeout, "grid_id": cfg.grid_id}
+                "max_lanes": cfg.max_lanes, "max_steps": cfg.max_steps, "timeout": timeout, "grid_id": cfg.grid_id,
+                "depth": getattr(self.arena, "grid_depth", 0)}
         replies: list[dict | None] = [None] * len(parts)
         try:
             peers = [self._peer(k) for k in range(len(parts))]
@@ -316,6 +318,7 @@ class RemoteKernels:
                 peer.version = self.arena.version
             if isinstance(reply.get("heap"), dict):       # kernels using malloc run in one worker
                 adopt_heap(self.arena, reply["heap"])
+            queue_launches(self.arena, reply.get("launches"))    # and those launching kernels
         for reply in replies:
             error = reply.get("error")
             if error is not None:
@@ -407,6 +410,7 @@ class _Worker:
         if msg["state"] is not None:
             arena.load_state(msg["state"])
         adopt_heap(arena, msg.get("heap"))
+        arena.grid_depth = msg.get("depth", 0)
         before = arena.version
         digest = msg["digest"]
         if msg["sources"] is not None:
@@ -432,6 +436,7 @@ class _Worker:
             log.debug("internal error in %s", msg["name"], exc_info=True)
             reply["error"] = {"code": CUDA_ERROR_LAUNCH_FAILED, "kernel": msg["name"],
                               "message": f"internal emulator error ({type(e).__name__}: {e})"}
+        reply["launches"] = take_launches(arena)      # frees unlaunched buffers: before the state
         if arena.version != before:
             reply["state"] = arena.state()
         reply["heap"] = heap_state(arena)

@@ -87,6 +87,10 @@ def parse_fhex(s: str) -> Imm:
 # Modules larger than this parse function bodies on first use: CuPy's libcub carries 21 MB of PTX
 # (383 kernels) of which a program launches a handful.
 LAZY_BODIES = 1 << 20
+# NVIDIA's device runtime library (cudadevrt, linked into every -rdc=true -lcudadevrt program): about
+# 800 KB of PTX whose launch functions the emulator replaces (device_launch.py); its bodies are
+# parsed only if something calls them, whatever the size.
+_DEVICE_RUNTIME = re.compile(r"^\.visible\s+\.func\b[^;{]*\b__cudaCDP2LaunchDeviceV2\s*\(", re.M)
 _LAZY = "__cricket_lazy_"
 _BRACES = re.compile(r'[{}]|"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*.*?\*/', re.S)
 _FUNCTION_HEAD = re.compile(r"\.(?:entry|func)\b")
@@ -650,10 +654,10 @@ def _malformed_is_invalid_ptx() -> Iterator[None]:
 
 
 def parse(text: str) -> Module:
-    """Parse one PTX module; in one over ``LAZY_BODIES`` characters, function bodies are parsed on
-    first use (``ensure_body``)."""
+    """Parse one PTX module; in one over ``LAZY_BODIES`` characters, and in the device runtime
+    library, function bodies are parsed on first use (``ensure_body``)."""
     with _malformed_is_invalid_ptx():
-        if len(text) > LAZY_BODIES:
+        if len(text) > LAZY_BODIES or _DEVICE_RUNTIME.search(text):
             skeleton, bodies = split_bodies(text)
             return _Parser(skeleton, bodies=bodies).module()
         return _Parser(text).module()

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..calls import CALL_OPS, CallPlan, function_address
+from ..device_launch import call_kind
 from ..errors import CUDA_ERROR_INVALID_PTX, CUDA_ERROR_NOT_FOUND, EmuError, not_supported
 from .ast import Addr, Function, Group, Instr, Label, Module, Not, Pair, Reg, Sym, VarDecl, Vec
 from .parser import ensure_body
@@ -30,13 +31,10 @@ EXIT = -1
 UNSUPPORTED_FEATURES = {
     "wgmma": "tensor-core instruction",
     "tcgen05": "tensor-core instruction",
-    "cp.async.bulk.tensor": "TMA tensor copy", "cp.async.bulk.prefetch.tensor": "TMA tensor copy",
-    "cp.reduce.async.bulk": "TMA bulk reduction",
     "setmaxnreg": "setmaxnreg",
-    "sured": "surface reduction", "applypriority": "L2 cache priority",
+    "applypriority": "L2 cache priority",
     "barrier.cluster": "thread-block clusters", "multimem": "multimem (NVLink multicast)",
-    "cudaLaunchDevice": "dynamic parallelism", "cudaGetParameterBuffer": "dynamic parallelism",
-    "cudaGetParameterBufferV2": "dynamic parallelism", "alloca": "dynamic stack allocation (alloca)",
+    "alloca": "dynamic stack allocation (alloca)",
     "stacksave": "dynamic stack allocation", "stackrestore": "dynamic stack allocation",
 }
 
@@ -108,6 +106,8 @@ class KernelIR:
     files: dict[int, str] = field(default_factory=dict)
     source_count: int = 0
     calls: CallPlan | None = None      # functions called for real (recursion, function pointers)
+    # kernels a device-side launch may name: function address -> (entry name, parameter bytes)
+    device_kernels: dict[int, tuple[str, int]] | None = None
 
     def describe(self, ins: Instr | None) -> tuple[str | None, str | None]:
         """(instruction text, "file:line") for error messages."""
@@ -232,6 +232,18 @@ def check_instr(s: Instr, where: str) -> None:
                             "please report it with the PTX so the emulator can learn it")
 
 
+def param_layout(fn: Function) -> tuple[list[KernelParam], int]:
+    """A kernel's parameters at their natural alignment, and the size of its parameter buffer."""
+    params, off = [], 0
+    for p in fn.params:
+        size, al = decl_size(p), decl_align(p)
+        off = _align(off, al)
+        kind = 3 if p.count is not None or p.vector > 1 else 2 if p.type.startswith("f") else 1
+        params.append(KernelParam(p.name, p.type, off, size, al, kind))
+        off += size
+    return params, off
+
+
 class _KernelBuilder:
     def __init__(self, prog: Program, name: str) -> None:
         self.prog = prog
@@ -243,20 +255,13 @@ class _KernelBuilder:
         self.shared_order: list[str] = []
         self.dyn_align = 16
         self.counter = 0
+        self.device_kernels: dict[int, tuple[str, int]] | None = None
 
     def build(self) -> KernelIR:
         fn, mi = self.prog.functions[self.name]
-        params = []
-        off = 0
-        for p in fn.params:
-            size = decl_size(p)
-            al = decl_align(p)
-            off = _align(off, al)
-            kind = 3 if p.count is not None or p.vector > 1 else 2 if p.type.startswith("f") else 1
-            params.append(KernelParam(p.name, p.type, off, size, al, kind))
-            self.symbols[p.name] = Symbol(p.name, "kparam", off, size, p)
-            off += size
-        param_size = off
+        params, param_size = param_layout(fn)
+        for p, kp in zip(fn.params, params):
+            self.symbols[p.name] = Symbol(p.name, "kparam", kp.offset, kp.size, p)
         self.plan = CallPlan(self.prog, self.name)
         self.expand(fn, mi, "", {}, None, [self.name])
         if self.plan.used:
@@ -277,7 +282,8 @@ class _KernelBuilder:
         blocks = self.split()
         return KernelIR(self.name, params, param_size, self.regs, blocks, self.symbols, shared_static,
                         self.dyn_align, _align(self.local_size, 16), dict(self.prog.files),
-                        sum(len(b.instrs) for b in blocks), self.plan if self.plan.used else None)
+                        sum(len(b.instrs) for b in blocks), self.plan if self.plan.used else None,
+                        self.device_kernels)
 
     # ---- inlining ----------------------------------------------------------------------------
     def add_local(self, unique: str, decl: VarDecl) -> None:
@@ -386,6 +392,13 @@ class _KernelBuilder:
         if name in ("vprintf", "__assertfail", "malloc", "free") and (
                 self.prog.functions.get(tgt.name, (None,))[0] is None or self.prog.functions[tgt.name][0].body is None):
             self.out.append(Instr(name.lstrip("_"), (), rets + args, guard, s.loc))
+            return
+        runtime_call = call_kind(name)
+        if runtime_call is not None:        # even where -lcudadevrt brought NVIDIA's implementation
+            self.out.append(Instr("device_runtime", (runtime_call,), rets + args, guard, s.loc))
+            if self.device_kernels is None:
+                self.device_kernels = {function_address(self.prog, g): (g, param_layout(self.prog.functions[g][0])[1])
+                                       for g in self.prog.entries}
             return
         fn, mi = self.prog.functions[tgt.name]
         if fn.body is None:
