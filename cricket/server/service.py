@@ -22,6 +22,7 @@ from ..backends.registry import BackendAlreadyLoaded, BackendLoadError, BackendR
 from .images import ImageCache
 from .limits import MemoryBudget, return_free_memory
 from .session import DeviceObject, FunctionRecord, ModuleRecord, Session
+from .session_memory import SessionMemory
 from .stats import ServerStats
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,7 @@ class CricketService:
 
     def open_session(self, peer: str = "") -> Session:
         session = Session(peer, self.stats.session(), kernel_timeout=self.kernel_timeout)
+        session.memory_account = SessionMemory(self.memory, session)
         with self._lock:
             self.sessions[session.id] = session
             self.counters["sessions_opened"] += 1

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import mmap
 import struct
 import sys
 import threading
@@ -17,9 +18,10 @@ from .codegen import CompiledKernel, KernelCompiler, compile_kernel
 from .dtypes import NP, STORAGE
 from .errors import (CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_LAUNCH_FAILED,
                      CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_NOT_FOUND, STICKY_CODES, EmuError)
+from .call_stack import LOCAL_BUDGET
 from .calls import function_address
 from .heap import discard_heap, heap_of
-from .executor import DEFAULT_MAX_STEPS, SM_COUNT, WARP_SIZE, LaunchConfig, run_kernel
+from .executor import DEFAULT_MAX_STEPS, SM_COUNT, WARP_SIZE, LaunchConfig, batch_local_bytes, run_kernel
 from .memory import DEFAULT_ARENA, GLOBAL_BASE, DeviceArena
 from .ptx.parser import parse
 from .ptx.program import KernelIR, Program, decl_size, type_size
@@ -314,6 +316,34 @@ class EmuDevice:
             self.remote.close()
         self.arena.close()
 
+    def resize_arena(self, size: int) -> None:
+        """Reserve ``size`` bytes of address space for device memory instead (page-rounded), while
+        nothing lives in it yet: a device whose session may hold little reserves little."""
+        size = -(-size // mmap.PAGESIZE) * mmap.PAGESIZE
+        with self._lock:
+            if self.arena.used or self.launches or self._modules:
+                raise EmuError(CUDA_ERROR_INVALID_VALUE, "the arena can be resized only before first use")
+            arena = DeviceArena(size, shared=self.arena.fd is not None)
+            self.arena.close()
+            self.arena = arena
+            if self.remote is not None:
+                self.remote.arena = arena
+
+    def module_bytes(self, module: "EmuModule") -> int:
+        """Device memory the module's variables take in the arena."""
+        return sum(max(size, 1) for _, size in module.globals.values())
+
+    def launch_local_memory(self, function: EmuFunction, grid, block, shared_mem_bytes: int) -> tuple[int, int, int]:
+        """(local memory bytes one batch starts with, the most its call stacks may grow it to,
+        batches running at once) of a launch, for the caller to budget before :meth:`launch`."""
+        ir = function.ir
+        if ir is None:
+            return 0, 0, 1
+        cfg = LaunchConfig(_dims(grid, "grid"), _dims(block, "block"), shared_mem_bytes, b"", self.max_lanes, None)
+        at_once = 1 if self.remote is None else self.remote.concurrency(function, cfg)
+        start = batch_local_bytes(ir, cfg)
+        return start, max(start, LOCAL_BUDGET) if ir.calls is not None else start, at_once
+
     # ---- limits ------------------------------------------------------------------------------
     def malloc_heap_size(self) -> int:
         """Bytes of the device malloc heap (cudaLimitMallocHeapSize)."""
@@ -425,10 +455,11 @@ class EmuDevice:
 
     # ---- launch ------------------------------------------------------------------------------
     def launch(self, function: EmuFunction, grid, block, shared_mem_bytes: int, param_bytes: bytes,
-               sink: Callable[[str], None] | None = None) -> None:
+               sink: Callable[[str], None] | None = None, local_limit: int | None = None) -> None:
         """Run ``function`` over ``grid`` x ``block`` threads to completion.
 
         ``sink``: where this launch's printf lines go (default: the device's ``printf_sink``).
+        ``local_limit``: bytes of local memory one batch's call stacks may grow to.
 
         ``param_bytes`` holds the kernel arguments at the offsets of ``function.param_layout`` (each
         parameter at its natural alignment, as the cubin's KPARAM_INFO gives).
@@ -465,7 +496,7 @@ class EmuDevice:
                                                      "was cancelled (its session is closing)")
         cfg = LaunchConfig(grid, block, shared_mem_bytes, params, self.max_lanes,
                            self.sink if sink is None else sink, self.max_steps,
-                           self.launch_timeout)
+                           self.launch_timeout, local_limit=local_limit)
         with self._lock:
             self.launches += 1
             cfg.grid_id = self.launches

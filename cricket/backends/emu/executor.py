@@ -39,12 +39,16 @@ SHARED_UNIT = shared_granularity(reference_device.ATTRIBUTES[A.COMPUTE_CAPABILIT
 
 class LaunchConfig:
     __slots__ = ("grid", "block", "dynamic_shared", "params", "max_lanes", "sink", "max_steps", "deadline",
-                 "grid_id", "ctas")
+                 "grid_id", "ctas", "local_limit")
 
     def __init__(self, grid, block, dynamic_shared, params, max_lanes, sink, max_steps=DEFAULT_MAX_STEPS,
-                 timeout=None, grid_id: int = 1, ctas: tuple[int, int] | None = None):
+                 timeout=None, grid_id: int = 1, ctas: tuple[int, int] | None = None,
+                 local_limit: int | None = None):
         self.grid_id = grid_id          # %gridid: the launch's number on its device
         self.ctas = ctas                # run only CTAs [first, end) of the grid (None: all)
+        # bytes of local memory one batch's call stacks may grow to (None: the call stack's own
+        # LOCAL_BUDGET); what the session's memory budget granted the launch
+        self.local_limit = local_limit
         self.grid = grid
         self.block = block
         self.dynamic_shared = dynamic_shared
@@ -103,6 +107,14 @@ def ctas_per_batch(ir, cfg: LaunchConfig) -> int:
     if S:
         per_batch = max(1, min(per_batch, (256 << 20) // S))
     return per_batch
+
+
+def batch_local_bytes(ir, cfg: LaunchConfig) -> int:
+    """Local memory of one batch as it starts (every lane's frame of ``ir.local_size`` bytes); a
+    kernel with real calls (``ir.calls``) may grow it while it runs."""
+    if not ir.local_size:
+        return 0
+    return min(ctas_per_batch(ir, cfg), grid_ctas(cfg.grid)) * block_threads(cfg.block) * ir.local_size
 
 
 class _ThreadPattern:
