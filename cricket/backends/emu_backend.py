@@ -68,6 +68,21 @@ class _Errors:
 _errors = _Errors()
 
 
+def _ptx_text(image: bytes) -> str:
+    """A PTX image as text. PTX is text: bytes that are not UTF-8 are a malformed image, refused
+    here rather than decoded with replacements (a binary upload of hundreds of MiB would become a
+    string several times its size before the parser saw its first bad byte)."""
+    view = memoryview(image).cast("B")
+    end = len(view)
+    while end and view[end - 1] == 0:          # a C string's terminator, as the driver takes it
+        end -= 1
+    try:
+        return str(view[:end], "utf-8")       # no copy of the bytes before the text
+    except UnicodeDecodeError as exc:
+        raise BackendError(curesult.INVALID_PTX, f"the PTX image is not text: byte {exc.start} is not UTF-8 "
+                                                 "(send PTX as nvcc writes it, or a fatbin)") from None
+
+
 def _arena_for(limit: int) -> int:
     """Address space to reserve for a session that may hold ``limit`` bytes: its allocations and
     module variables, half as much again for allocation alignment and a malloc heap's bookkeeping,
@@ -205,7 +220,7 @@ class EmuDevice(Device):
         from ..fatbin import Cubin, FatbinError, iter_containers
         try:
             if kind == ImageKind.PTX:
-                return [image.rstrip(b"\0").decode(errors="replace")], ()
+                return [_ptx_text(image)], ()
             if kind == ImageKind.CUBIN:
                 return [], (Cubin(image).arch,)       # SASS only: nothing the emulator can run
             # Several containers back to back: an -rdc program's linked container followed by its
