@@ -275,6 +275,7 @@ class EmuDevice(Device):
     def launch(self, function: Any, grid, block, shared_mem: int, stream: Any, params: bytes,
                output: Callable[[str], None] | None = None) -> None:
         granted, local_limit = self._grant_local_memory(function, grid, block, shared_mem)
+        # (a launch for which launch_is_quick holds may run here on the server's event loop)
         try:
             with _errors:
                 self.dev.launch(function, tuple(grid), tuple(block), shared_mem, bytes(params), sink=output,
@@ -282,6 +283,9 @@ class EmuDevice(Device):
         finally:
             if granted:
                 self.account.release(granted)
+
+    def launch_is_quick(self, function: Any, grid, block, shared_mem: int) -> bool:
+        return self.dev.launch_is_quick(function, grid, block)
 
     def _grant_local_memory(self, function: Any, grid, block, shared_mem: int) -> tuple[int, int | None]:
         """Charge a launch's local memory to the session for as long as it runs: what its batches

@@ -344,6 +344,17 @@ class CricketService:
 
     # --- launch ----------------------------------------------------------------
 
+    def launch_is_quick(self, session: Session, function: int, grid: tuple[int, int, int],
+                        block: tuple[int, int, int], shared_mem: int, stream: int, params: bytes) -> bool:
+        """Whether the backend says this launch ends at once (it may then run on the event loop);
+        False for anything it cannot tell, which the ordinary path then answers."""
+        try:
+            record = session.functions.get(function)
+            device = session.modules.get(record.module_handle).device
+            return bool(device.launch_is_quick(record.info.native, grid, block, shared_mem))
+        except Exception:
+            return False
+
     def launch(self, session: Session, function: int, grid: tuple[int, int, int],
                block: tuple[int, int, int], shared_mem: int, stream: int, params: bytes) -> None:
         self._ready(session)

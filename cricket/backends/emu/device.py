@@ -252,6 +252,10 @@ class EmuModule:
         self.loaded = False
 
 
+QUICK_THREADS = 256          # see EmuDevice.launch_is_quick
+QUICK_INSTRUCTIONS = 256
+
+
 class EmuDevice:
     """One emulated GPU. All calls are synchronous; kernels run to completion inside ``launch``.
 
@@ -333,11 +337,26 @@ class EmuDevice:
         """Device memory the module's variables take in the arena."""
         return sum(max(size, 1) for _, size in module.globals.values())
 
+    def launch_is_quick(self, function: EmuFunction, grid, block) -> bool:
+        """Whether a launch would end within well under a millisecond in the calling process: a
+        compiled kernel of at most ``QUICK_INSTRUCTIONS`` that cannot loop, over at most
+        ``QUICK_THREADS`` threads (a caller may then run it where it would not run a kernel)."""
+        if self.remote is None or function.ir is None or self.sticky is not None or self.cancelled:
+            return False
+        with _CACHE_LOCK:
+            if (function.module.hash, function.name) not in _COMPILED:
+                return False
+        try:
+            grid, block = _dims(grid, "grid"), _dims(block, "block")
+        except EmuError:
+            return False
+        return self.remote.runs_inline(function, grid, block, QUICK_THREADS, QUICK_INSTRUCTIONS)
+
     def launch_local_memory(self, function: EmuFunction, grid, block, shared_mem_bytes: int) -> tuple[int, int, int]:
         """(local memory bytes one batch starts with, the most its call stacks may grow it to,
         batches running at once) of a launch, for the caller to budget before :meth:`launch`."""
         ir = function.ir
-        if ir is None:
+        if ir is None or (not ir.local_size and ir.calls is None):
             return 0, 0, 1
         cfg = LaunchConfig(_dims(grid, "grid"), _dims(block, "block"), shared_mem_bytes, b"", self.max_lanes, None)
         at_once = 1 if self.remote is None else self.remote.concurrency(function, cfg)
@@ -502,7 +521,7 @@ class EmuDevice:
             cfg.grid_id = self.launches
             try:
                 t0 = time.perf_counter()
-                if self.remote is not None:
+                if self.remote is not None and not self.remote.runs_inline(function, cfg.grid, cfg.block):
                     stats = self.remote.run(function, cfg, self.launch_timeout)
                 else:
                     stats = run_kernel(function.compiled(), self.arena, function.module.global_addrs, cfg)
@@ -558,6 +577,8 @@ class EmuDevice:
 
 
 def _dims(d, what: str) -> tuple[int, int, int]:
+    if type(d) is tuple and len(d) == 3 and all(type(x) is int and x >= 1 for x in d):
+        return d                              # the server's launches: already three ints
     if isinstance(d, int):
         d = (d,)
     d = tuple(int(x) for x in d) + (1,) * (3 - len(d))
