@@ -211,6 +211,18 @@ class Device(abc.ABC):
         """The session is closing: stop its running kernel and refuse its queued launches, if this
         backend can (the default cannot). Called from the event loop: must not block."""
 
+    def launch_is_quick(self, function: Any, grid: tuple[int, int, int], block: tuple[int, int, int],
+                        shared_mem: int) -> bool:
+        """Whether this launch ends at once (well under a millisecond), so that the server may run
+        it on its event loop while the session has nothing queued. Default: no."""
+        return False
+
+    def set_memory_account(self, account: Any) -> None:
+        """The session's account in the server's device-memory budget
+        (:class:`cricket.server.session_memory.SessionMemory`): memory the backend takes for the
+        session by itself (beyond its allocations) is charged there. Called once, right after
+        :meth:`Backend.open_device`; the default charges nothing."""
+
     def set_kernel_timeout(self, seconds: float) -> None:
         """End any later kernel that runs longer than ``seconds`` with CUDA_ERROR_LAUNCH_TIMEOUT, if
         this backend can (the default cannot, and says so once)."""

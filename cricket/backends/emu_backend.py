@@ -68,6 +68,28 @@ class _Errors:
 _errors = _Errors()
 
 
+def _ptx_text(image: bytes) -> str:
+    """A PTX image as text. PTX is text: bytes that are not UTF-8 are a malformed image, refused
+    here rather than decoded with replacements (a binary upload of hundreds of MiB would become a
+    string several times its size before the parser saw its first bad byte)."""
+    view = memoryview(image).cast("B")
+    end = len(view)
+    while end and view[end - 1] == 0:          # a C string's terminator, as the driver takes it
+        end -= 1
+    try:
+        return str(view[:end], "utf-8")       # no copy of the bytes before the text
+    except UnicodeDecodeError as exc:
+        raise BackendError(curesult.INVALID_PTX, f"the PTX image is not text: byte {exc.start} is not UTF-8 "
+                                                 "(send PTX as nvcc writes it, or a fatbin)") from None
+
+
+def _arena_for(limit: int) -> int:
+    """Address space to reserve for a session that may hold ``limit`` bytes: its allocations and
+    module variables, half as much again for allocation alignment and a malloc heap's bookkeeping,
+    and the default malloc heap (which is not charged)."""
+    return limit + limit // 2 + 4 * limits.DEFAULTS[limits.MALLOC_HEAP_SIZE]
+
+
 @dataclasses.dataclass
 class EmuModule:
     native: Any                  # the engine's module
@@ -75,6 +97,7 @@ class EmuModule:
     kind: ImageKind
     has_ptx: bool
     calls_printf: bool           # its PTX declares or calls vprintf
+    charged: int = 0             # bytes of its device variables in the session's memory budget
 
 
 @dataclasses.dataclass
@@ -104,6 +127,16 @@ class EmuDevice(Device):
     def __init__(self, engine_device: Any, properties: DeviceProperties) -> None:
         self.dev = engine_device
         self.props = properties
+        self.account: Any = None        # the session's SessionMemory, once the server gave it
+
+    def set_memory_account(self, account: Any) -> None:
+        """Module globals and launches' local memory count against the session's memory from now
+        on; the arena reserves address space for what the session may hold, not 16 GiB."""
+        self.account = account
+        limit = account.limit()
+        if limit is not None and _arena_for(limit) < self.dev.arena.size:
+            with _errors:
+                self.dev.resize_arena(_arena_for(limit))
 
     # memory
     def mem_alloc(self, size: int) -> int:
@@ -167,8 +200,16 @@ class EmuDevice(Device):
         sources, sass_archs = self._ptx_sources(image, kind)
         with _errors:
             native = self.dev.load_module(sources, sass_archs=sass_archs)
+        charged = self.dev.module_bytes(native) if self.account is not None else 0
+        if charged:
+            try:
+                self.account.reserve(charged)
+            except BackendError as exc:
+                native.unload()
+                raise BackendError(exc.code, f"the module's device variables take {charged} bytes: "
+                                             f"{exc.message}") from None
         return EmuModule(native=native, image=bytes(image), kind=kind, has_ptx=bool(sources),
-                         calls_printf=any("vprintf" in text for text in sources))
+                         calls_printf=any("vprintf" in text for text in sources), charged=charged)
 
     def module_calls_printf(self, module: EmuModule, image: bytes) -> bool:
         return module.calls_printf
@@ -179,7 +220,7 @@ class EmuDevice(Device):
         from ..fatbin import Cubin, FatbinError, iter_containers
         try:
             if kind == ImageKind.PTX:
-                return [image.rstrip(b"\0").decode(errors="replace")], ()
+                return [_ptx_text(image)], ()
             if kind == ImageKind.CUBIN:
                 return [], (Cubin(image).arch,)       # SASS only: nothing the emulator can run
             # Several containers back to back: an -rdc program's linked container followed by its
@@ -198,6 +239,9 @@ class EmuDevice(Device):
         if unload is not None:
             with _errors:
                 unload()
+        if module.charged:
+            self.account.release(module.charged)
+            module.charged = 0
 
     def module_get_function(self, module: EmuModule, name: str) -> FunctionInfo:
         with _errors:
@@ -230,8 +274,43 @@ class EmuDevice(Device):
 
     def launch(self, function: Any, grid, block, shared_mem: int, stream: Any, params: bytes,
                output: Callable[[str], None] | None = None) -> None:
+        granted, local_limit = self._grant_local_memory(function, grid, block, shared_mem)
+        # (a launch for which launch_is_quick holds may run here on the server's event loop)
+        try:
+            with _errors:
+                self.dev.launch(function, tuple(grid), tuple(block), shared_mem, bytes(params), sink=output,
+                                local_limit=local_limit)
+        finally:
+            if granted:
+                self.account.release(granted)
+
+    def launch_is_quick(self, function: Any, grid, block, shared_mem: int) -> bool:
+        return self.dev.launch_is_quick(function, grid, block)
+
+    def _grant_local_memory(self, function: Any, grid, block, shared_mem: int) -> tuple[int, int | None]:
+        """Charge a launch's local memory to the session for as long as it runs: what its batches
+        start with, and room for its call stacks to grow (what the session has left, up to the
+        emulator's own bound). Returns (bytes charged, bytes one batch may grow to)."""
+        if self.account is None:
+            return 0, None
         with _errors:
-            self.dev.launch(function, tuple(grid), tuple(block), shared_mem, bytes(params), sink=output)
+            start, most, at_once = self.dev.launch_local_memory(function, tuple(grid), tuple(block), shared_mem)
+        need = start * at_once
+        if not need and most == start:
+            return 0, None
+        try:
+            self.account.reserve(need)
+        except BackendError as exc:
+            raise BackendError(curesult.OUT_OF_MEMORY,
+                               f"launching {getattr(function, 'name', 'the kernel')} needs {need} bytes of local "
+                               f"memory ({at_once} batch(es) of {start}): {exc.message}") from None
+        room = (most - start) * at_once
+        available = self.account.available()
+        if available is not None:
+            room = min(room, available)
+        if room:
+            self.account.reserve(room)
+        return need + room, (need + room) // at_once
 
     # streams and events: work is done in order on the session's worker, so they are bookkeeping
     def stream_create(self, flags: int) -> object:

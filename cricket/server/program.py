@@ -60,6 +60,7 @@ _QUICK: dict[str, tuple[str, Callable[[tuple], bool]]] = {
     "mem_alloc": ("quick_memory_ops", _ALWAYS),
     "mem_free": ("quick_memory_ops", _ALWAYS),
     "mem_get_info": ("quick_memory_ops", _ALWAYS),
+    "launch": ("idle_with_worker", _ALWAYS),      # and Device.launch_is_quick (see _quick)
     "ctx_synchronize": ("idle_with_worker", _ALWAYS),
     "stream_synchronize": ("idle_with_worker", _ALWAYS),
     "stream_query": ("idle_with_worker", _ALWAYS),
@@ -131,9 +132,7 @@ class CricketProgram(Skeleton):
         session = self._session()
         name = fn.__name__
         session.counters[name] += 1
-        quick = _QUICK.get(name)
-        if (quick is not None and session.queued == 0
-                and getattr(session.backend, quick[0], False) and quick[1](args)):
+        if self._quick(session, name, args):
             started = time.perf_counter()
             try:
                 value = fn(session, *args)
@@ -145,6 +144,15 @@ class CricketProgram(Skeleton):
                 session.stats.moved(*moved)
             return self._succeeded(result_cls, value, arm, convert)
         return self._on_worker(session, result_cls, fn, args, arm, convert, moved)
+
+    def _quick(self, session: Session, name: str, args: tuple) -> bool:
+        """Whether the call may run on the event loop now (see ``_QUICK``); a launch only when the
+        backend says it ends at once (Device.launch_is_quick: a tiny kernel that cannot loop)."""
+        quick = _QUICK.get(name)
+        if (quick is None or session.queued or not getattr(session.backend, quick[0], False)
+                or not quick[1](args)):
+            return False
+        return name != "launch" or self.service.launch_is_quick(session, *args)
 
     async def _on_worker(self, session: Session, result_cls: type, fn: Callable[..., Any],
                          args: tuple, arm: str | None, convert: Callable[[Any], Any] | None,
@@ -198,6 +206,9 @@ class CricketProgram(Skeleton):
                 log.exception("session %d: %s failed unexpectedly", session.id, fn.__name__)
                 session.keep_async_error(BackendError(curesult.UNKNOWN, f"{fn.__name__}: {exc}"))
 
+        if fn.__name__ == "launch" and self._quick(session, "launch", args):
+            job()                   # the worker is idle and the kernel ends at once: no thread hops
+            return NO_REPLY
         nbytes = sum(len(a) for a in args if isinstance(a, (bytes, bytearray, memoryview)))
         future = session.submit(job, nbytes=nbytes)
         if session.queued > MAX_QUEUED or session.queued_bytes > MAX_QUEUED_BYTES:

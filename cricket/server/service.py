@@ -22,6 +22,7 @@ from ..backends.registry import BackendAlreadyLoaded, BackendLoadError, BackendR
 from .images import ImageCache
 from .limits import MemoryBudget, return_free_memory
 from .session import DeviceObject, FunctionRecord, ModuleRecord, Session
+from .session_memory import SessionMemory
 from .stats import ServerStats
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,7 @@ class CricketService:
 
     def open_session(self, peer: str = "") -> Session:
         session = Session(peer, self.stats.session(), kernel_timeout=self.kernel_timeout)
+        session.memory_account = SessionMemory(self.memory, session)
         with self._lock:
             self.sessions[session.id] = session
             self.counters["sessions_opened"] += 1
@@ -341,6 +343,17 @@ class CricketService:
         return ptr, size
 
     # --- launch ----------------------------------------------------------------
+
+    def launch_is_quick(self, session: Session, function: int, grid: tuple[int, int, int],
+                        block: tuple[int, int, int], shared_mem: int, stream: int, params: bytes) -> bool:
+        """Whether the backend says this launch ends at once (it may then run on the event loop);
+        False for anything it cannot tell, which the ordinary path then answers."""
+        try:
+            record = session.functions.get(function)
+            device = session.modules.get(record.module_handle).device
+            return bool(device.launch_is_quick(record.info.native, grid, block, shared_mem))
+        except Exception:
+            return False
 
     def launch(self, session: Session, function: int, grid: tuple[int, int, int],
                block: tuple[int, int, int], shared_mem: int, stream: int, params: bytes) -> None:

@@ -156,6 +156,7 @@ class Session:
         self.async_error: BackendError | None = None
         self.shared_region: Any = None   # the client's shared memory (cricket.server.shm), if attached
         self.heap_charged = 0            # device malloc heap bytes beyond the default, in the memory budget
+        self.memory_account: Any = None  # its SessionMemory, for what the backend charges itself
         self.shm_ticket: Any = None      # its ticket for handing the region over (cricket.server.fd_inbox)
         self.stats = stats or SessionStats()
         self.counters: Counter[str] = self.stats.calls     # calls by procedure
@@ -216,6 +217,8 @@ class Session:
                 device = self.open_devices.get(self.device_index)
                 if device is None:
                     device = self.backend.open_device(self.device_index)
+                    if self.memory_account is not None:
+                        device.set_memory_account(self.memory_account)
                     if self.kernel_timeout is not None:
                         device.set_kernel_timeout(self.kernel_timeout)
                     self.open_devices[self.device_index] = device

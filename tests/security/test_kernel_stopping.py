@@ -17,6 +17,7 @@ from hostile_peers import wait_for_log
 def closed(session: int) -> re.Pattern[str]:
     """The server's log line of a session's close (it names the peer: `session 3 (pid ...) closed`)."""
     return re.compile(rf"session {session} (\(.*\) )?closed")
+from attacks import launch_forever
 from kernel_peers import LAUNCH_TIMEOUT, PTX, busy_workers, descendants, gone
 
 EMU = ("--backend", "emu=memory=256M")
@@ -31,18 +32,10 @@ def filled(conn, value: int, n: int = 256) -> bool:
     return ok
 
 
-def start_forever(conn, grid=1, kernel: str = "forever") -> None:
-    """Launch an endless kernel asynchronously and make sure it left the client."""
-    out = conn.alloc(4 * 32)
-    args = [out] if kernel == "forever" else []
-    conn.load_module(PTX).get_function(kernel).launch(grid, 32 if kernel == "forever" else 1, args)
-    conn.ping()
-
-
 def test_spinning_kernel_is_cancelled_when_its_client_disconnects(start_server):
     server = start_server(*EMU)
     spinner = connect(server.address)
-    start_forever(spinner)
+    launch_forever(spinner)
     (worker,) = busy_workers(server)
     spinner.close()
     assert gone(worker), "the kernel kept running after its client left"
@@ -57,7 +50,7 @@ def test_a_session_leaving_leaves_other_sessions_kernels_running(start_server):
     assert filled(first, 1)                  # the first session's kernel starts the worker machinery
     before = set(descendants(server.process.pid))
     with connect(server.address) as second:
-        start_forever(second)
+        launch_forever(second)
         (worker,) = set(busy_workers(server)) - before
         first.close()
         assert wait_for_log(server, closed(1))
@@ -68,7 +61,7 @@ def test_a_session_leaving_leaves_other_sessions_kernels_running(start_server):
 def test_launch_of_2_31_minus_1_blocks_is_cancellable(start_server):
     server = start_server(*EMU)
     client = connect(server.address)
-    start_forever(client, grid=2**31 - 1, kernel="nothing")
+    launch_forever(client, grid=2**31 - 1, kernel="nothing")
     workers = busy_workers(server)               # one, or several sharing the CTAs
     client.close()
     assert all(gone(worker) for worker in workers)
@@ -108,7 +101,7 @@ def test_four_spinning_sessions_leave_a_fifth_served(start_server):
     server = start_server(*EMU)
     spinners = [connect(server.address) for _ in range(4)]
     for conn in spinners:
-        start_forever(conn)
+        launch_forever(conn)
     busy_workers(server, count=4)
     with connect(server.address) as fifth:
         data = bytes(range(256)) * 16
@@ -126,7 +119,7 @@ def test_four_spinning_sessions_leave_a_fifth_served(start_server):
 def test_signal_with_a_spinning_kernel_ends_the_server(start_server, sig):
     server = start_server(*EMU)
     spinner = connect(server.address)
-    start_forever(spinner)
+    launch_forever(spinner)
     busy_workers(server)
     below = descendants(server.process.pid)
     server.process.send_signal(sig)
@@ -147,7 +140,7 @@ def test_second_signal_exits_at_once(start_server):
 def test_a_killed_server_leaves_no_kernel_workers(start_server):
     server = start_server(*EMU)
     spinner = connect(server.address)
-    start_forever(spinner)
+    launch_forever(spinner)
     busy_workers(server)
     below = descendants(server.process.pid)
     server.process.kill()
@@ -175,7 +168,7 @@ def test_sessions_that_ran_kernels_leave_no_fds_threads_or_workers_behind(start_
     clients = [connect(server.address) for _ in range(3)]
     for k, conn in enumerate(clients):
         assert filled(conn, k)
-    start_forever(clients[0])
+    launch_forever(clients[0])
     busy_workers(server)
     for conn in clients:
         conn.close()

@@ -14,6 +14,7 @@ import pytest
 from cricket.client.api import CudaError, connect
 from cricket.cudafacts import curesult
 
+from attacks import allocate_past_the_share
 from hostile_peers import HERE, assert_back_to, server_help, warmed_up
 
 MIB = 1 << 20
@@ -22,21 +23,10 @@ MIB = 1 << 20
 def test_a_session_past_its_share_gets_out_of_memory_and_others_keep_theirs(start_server):
     server = start_server("--backend", "emu", "--session-memory", "64M")
     baseline = warmed_up(server)
-    with connect(server.address) as greedy, connect(server.address) as other:
-        assert greedy.mem_get_info() == (64 * MIB, 64 * MIB)
-        kept = os.urandom(MIB)
-        held = greedy.to_device(kept)
-        big = greedy.alloc(48 * MIB)
-        with pytest.raises(CudaError) as refused:
-            greedy.alloc(16 * MIB)
-        assert refused.value.code == curesult.OUT_OF_MEMORY
-        assert "--session-memory" in refused.value.message
-        assert greedy.mem_get_info() == (15 * MIB, 64 * MIB)
+    with connect(server.address) as other:
         theirs = other.alloc(64 * MIB)                 # another session has a share of its own
         assert other.mem_get_info() == (0, 64 * MIB)
-        big.free()
-        greedy.alloc(32 * MIB)                         # freed bytes count again
-        assert greedy.memcpy_dtoh(held, MIB) == kept
+        allocate_past_the_share(server, 64 * MIB)
         theirs.free()
     assert_back_to(server, baseline)
 

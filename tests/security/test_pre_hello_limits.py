@@ -1,5 +1,4 @@
 """What a connection that never said HELLO may cost a shared server: record size, time, count."""
-import struct
 import time
 
 import pytest
@@ -7,9 +6,9 @@ import pytest
 from cricket.client.api import connect
 from cricket.rpc.errors import SystemErr
 
+from attacks import (fragments_past_the_limit_before_hello, idle_connections_before_hello, large_record_before_hello,
+                     silent_until_the_hello_timeout)
 from hostile_peers import PLUGIN, closed_by_server, raw_connection, rss_bytes, server_help, wait_for_log
-
-LAST = 0x80000000
 
 
 def served(server) -> bool:
@@ -24,19 +23,9 @@ def test_a_100_mib_record_header_before_hello_closes_the_connection_unbuffered(s
     server = start_server("--backend", PLUGIN, "--hello-timeout", "120")
     assert served(server)
     before = rss_bytes(server.process.pid)
-    strangers = [raw_connection(server) for _ in range(3)]
-    for sock in strangers:
-        sock.sendall(struct.pack(">I", LAST | (100 << 20)))
-        try:        # try to make the server hold 16 MiB of the record (it should not take them)
-            for _ in range(256):
-                sock.sendall(b"\0" * 65536)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-    grown = rss_bytes(server.process.pid) - before      # the connections are still open here
-    assert grown < 8 << 20, f"the server grew by {grown >> 20} MiB"
-    for sock in strangers:
-        assert closed_by_server(sock)
-        sock.close()
+    grown = []
+    large_record_before_hello(server, while_open=lambda: grown.append(rss_bytes(server.process.pid) - before))
+    assert grown[0] < 8 << 20, f"the server grew by {grown[0] >> 20} MiB"
     assert wait_for_log(server, "not authenticated yet")
     assert served(server)
 
@@ -45,34 +34,29 @@ def test_idle_connections_before_hello_cost_little_memory(start_server):
     server = start_server("--backend", PLUGIN, "--hello-timeout", "120")
     assert served(server)
     before = rss_bytes(server.process.pid)
-    strangers = [raw_connection(server) for _ in range(200)]
-    deadline = time.monotonic() + 60           # every one accepted: a session opened for each
-    while server.output().count(" opened (") < 201 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.output().count(" opened (") >= 201
-    grown = rss_bytes(server.process.pid) - before
-    assert grown < 16 << 20, f"200 idle connections grew the server by {grown >> 20} MiB"
-    assert served(server)
-    for sock in strangers:
-        sock.close()
+
+    def accepted_and_small() -> None:
+        deadline = time.monotonic() + 60           # every one accepted: a session opened for each
+        while server.output().count(" opened (") < 201 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server.output().count(" opened (") >= 201
+        grown = rss_bytes(server.process.pid) - before
+        assert grown < 16 << 20, f"200 idle connections grew the server by {grown >> 20} MiB"
+        assert served(server)
+
+    idle_connections_before_hello(server, 200, while_open=accepted_and_small)
 
 
 def test_fragments_adding_up_past_the_limit_before_hello_close_the_connection(start_server):
     server = start_server("--backend", PLUGIN)
-    sock = raw_connection(server)
-    fragment = 40 << 10                                # each under 64 KiB, together over it
-    sock.sendall(struct.pack(">I", fragment) + b"\0" * fragment + struct.pack(">I", fragment))
-    assert closed_by_server(sock)
-    sock.close()
+    fragments_past_the_limit_before_hello(server)
     assert served(server)
 
 
 def test_a_connection_without_hello_is_closed_after_the_hello_timeout(start_server):
     server = start_server("--backend", PLUGIN, "--hello-timeout", "1")
     with connect(server.address) as conn:            # said HELLO: no timeout applies to it
-        idle = raw_connection(server)
-        assert closed_by_server(idle)
-        idle.close()
+        silent_until_the_hello_timeout(server)
         assert wait_for_log(server, "did not authenticate within 1 s")
         time.sleep(1.5)
         data = b"still served" * 10000

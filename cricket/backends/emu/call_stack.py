@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .calls import CALLEE_REG, SITE_REG, CallPlan, CallSite, RealFunction, frame_register
-from .errors import CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED, EmuError
+from .errors import CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_OUT_OF_MEMORY, EmuError
 from .rt import put
 
 LOCAL_BUDGET = 1 << 30            # bytes of local memory per batch the stack may grow to
@@ -98,6 +98,12 @@ def _grow_local(X, need: int, f: RealFunction) -> None:
         raise EmuError(CUDA_ERROR_LAUNCH_FAILED, f"stack overflow calling {f.name}: {X.N} threads would need "
                                                  f"{ls} bytes of local memory each; launch fewer threads at once "
                                                  "(a smaller max_lanes) or recurse less deeply")
+    granted = X.cfg.local_limit
+    if granted is not None and X.N * ls > granted:
+        raise EmuError(CUDA_ERROR_OUT_OF_MEMORY, f"calling {f.name}: {X.N} threads would need {ls} bytes of "
+                                                 f"local memory each, past the {granted} bytes the session's "
+                                                 "device memory share (--session-memory, --device-memory) left "
+                                                 "this launch; recurse less deeply or free device memory")
     grown = np.zeros(X.N * ls, np.uint8)
     grown.reshape(X.N, ls)[:, :X.LS] = X.local.reshape(X.N, X.LS)
     X.local, X.LS = grown, ls

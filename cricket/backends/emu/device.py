@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import mmap
 import struct
 import sys
 import threading
@@ -17,10 +18,11 @@ from .codegen import CompiledKernel, KernelCompiler, compile_kernel
 from .dtypes import NP, STORAGE
 from .errors import (CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_LAUNCH_FAILED,
                      CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_NOT_FOUND, STICKY_CODES, EmuError)
+from .call_stack import LOCAL_BUDGET
 from .calls import function_address
 from .heap import discard_heap, heap_of
 from .device_launch import DeviceLaunch, in_run_order, take_launches
-from .executor import DEFAULT_MAX_STEPS, SM_COUNT, WARP_SIZE, LaunchConfig, run_kernel
+from .executor import DEFAULT_MAX_STEPS, SM_COUNT, WARP_SIZE, LaunchConfig, batch_local_bytes, run_kernel
 from .memory import DEFAULT_ARENA, GLOBAL_BASE, DeviceArena
 from .ptx.parser import parse
 from .ptx.program import KernelIR, Program, decl_size, type_size
@@ -252,6 +254,10 @@ class EmuModule:
         self.loaded = False
 
 
+QUICK_THREADS = 256          # see EmuDevice.launch_is_quick
+QUICK_INSTRUCTIONS = 256
+
+
 class EmuDevice:
     """One emulated GPU. All calls are synchronous; kernels run to completion inside ``launch``.
 
@@ -315,6 +321,49 @@ class EmuDevice:
         if self.remote is not None:
             self.remote.close()
         self.arena.close()
+
+    def resize_arena(self, size: int) -> None:
+        """Reserve ``size`` bytes of address space for device memory instead (page-rounded), while
+        nothing lives in it yet: a device whose session may hold little reserves little."""
+        size = -(-size // mmap.PAGESIZE) * mmap.PAGESIZE
+        with self._lock:
+            if self.arena.used or self.launches or self._modules:
+                raise EmuError(CUDA_ERROR_INVALID_VALUE, "the arena can be resized only before first use")
+            arena = DeviceArena(size, shared=self.arena.fd is not None)
+            self.arena.close()
+            self.arena = arena
+            if self.remote is not None:
+                self.remote.arena = arena
+
+    def module_bytes(self, module: "EmuModule") -> int:
+        """Device memory the module's variables take in the arena."""
+        return sum(max(size, 1) for _, size in module.globals.values())
+
+    def launch_is_quick(self, function: EmuFunction, grid, block) -> bool:
+        """Whether a launch would end within well under a millisecond in the calling process: a
+        compiled kernel of at most ``QUICK_INSTRUCTIONS`` that cannot loop, over at most
+        ``QUICK_THREADS`` threads (a caller may then run it where it would not run a kernel)."""
+        if self.remote is None or function.ir is None or self.sticky is not None or self.cancelled:
+            return False
+        with _CACHE_LOCK:
+            if (function.module.hash, function.name) not in _COMPILED:
+                return False
+        try:
+            grid, block = _dims(grid, "grid"), _dims(block, "block")
+        except EmuError:
+            return False
+        return self.remote.runs_inline(function, grid, block, QUICK_THREADS, QUICK_INSTRUCTIONS)
+
+    def launch_local_memory(self, function: EmuFunction, grid, block, shared_mem_bytes: int) -> tuple[int, int, int]:
+        """(local memory bytes one batch starts with, the most its call stacks may grow it to,
+        batches running at once) of a launch, for the caller to budget before :meth:`launch`."""
+        ir = function.ir
+        if ir is None or (not ir.local_size and ir.calls is None):
+            return 0, 0, 1
+        cfg = LaunchConfig(_dims(grid, "grid"), _dims(block, "block"), shared_mem_bytes, b"", self.max_lanes, None)
+        at_once = 1 if self.remote is None else self.remote.concurrency(function, cfg)
+        start = batch_local_bytes(ir, cfg)
+        return start, max(start, LOCAL_BUDGET) if ir.calls is not None else start, at_once
 
     # ---- limits ------------------------------------------------------------------------------
     def malloc_heap_size(self) -> int:
@@ -427,11 +476,13 @@ class EmuDevice:
 
     # ---- launch ------------------------------------------------------------------------------
     def launch(self, function: EmuFunction, grid, block, shared_mem_bytes: int, param_bytes: bytes,
-               sink: Callable[[str], None] | None = None, depth: int = 0) -> None:
+               sink: Callable[[str], None] | None = None, depth: int = 0,
+               local_limit: int | None = None) -> None:
         """Run ``function`` over ``grid`` x ``block`` threads to completion, and then the grids it
         launched from the device (``device_launch``), those at nesting level ``depth + 1``.
 
         ``sink``: where this launch's printf lines go (default: the device's ``printf_sink``).
+        ``local_limit``: bytes of local memory one batch's call stacks may grow to.
 
         ``param_bytes`` holds the kernel arguments at the offsets of ``function.param_layout`` (each
         parameter at its natural alignment, as the cubin's KPARAM_INFO gives).
@@ -468,14 +519,14 @@ class EmuDevice:
                                                      "was cancelled (its session is closing)")
         cfg = LaunchConfig(grid, block, shared_mem_bytes, params, self.max_lanes,
                            self.sink if sink is None else sink, self.max_steps,
-                           self.launch_timeout)
+                           self.launch_timeout, local_limit=local_limit)
         with self._lock:
             self.launches += 1
             cfg.grid_id = self.launches
             try:
                 t0 = time.perf_counter()
                 self.arena.grid_depth = depth
-                if self.remote is not None:
+                if self.remote is not None and not self.remote.runs_inline(function, cfg.grid, cfg.block):
                     stats = self.remote.run(function, cfg, self.launch_timeout)
                 else:
                     stats = run_kernel(function.compiled(), self.arena, function.module.global_addrs, cfg)
@@ -536,6 +587,8 @@ class EmuDevice:
 
 
 def _dims(d, what: str) -> tuple[int, int, int]:
+    if type(d) is tuple and len(d) == 3 and all(type(x) is int and x >= 1 for x in d):
+        return d                              # the server's launches: already three ints
     if isinstance(d, int):
         d = (d,)
     d = tuple(int(x) for x in d) + (1,) * (3 - len(d))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+import weakref
 
 import numpy as np
 
@@ -39,12 +40,16 @@ SHARED_UNIT = shared_granularity(reference_device.ATTRIBUTES[A.COMPUTE_CAPABILIT
 
 class LaunchConfig:
     __slots__ = ("grid", "block", "dynamic_shared", "params", "max_lanes", "sink", "max_steps", "deadline",
-                 "grid_id", "ctas")
+                 "grid_id", "ctas", "local_limit")
 
     def __init__(self, grid, block, dynamic_shared, params, max_lanes, sink, max_steps=DEFAULT_MAX_STEPS,
-                 timeout=None, grid_id: int = 1, ctas: tuple[int, int] | None = None):
+                 timeout=None, grid_id: int = 1, ctas: tuple[int, int] | None = None,
+                 local_limit: int | None = None):
         self.grid_id = grid_id          # %gridid: the launch's number on its device
         self.ctas = ctas                # run only CTAs [first, end) of the grid (None: all)
+        # bytes of local memory one batch's call stacks may grow to (None: the call stack's own
+        # LOCAL_BUDGET); what the session's memory budget granted the launch
+        self.local_limit = local_limit
         self.grid = grid
         self.block = block
         self.dynamic_shared = dynamic_shared
@@ -64,7 +69,7 @@ def run_kernel(kernel: CompiledKernel, arena: DeviceArena, global_addrs: np.ndar
     first, end = cfg.ctas or (0, grid_ctas(cfg.grid))
     per_batch = min(ctas_per_batch(ir, cfg), end - first)
     T = block_threads(cfg.block)
-    pattern = _ThreadPattern(cfg.block, per_batch)
+    pattern = _pattern(cfg.block, per_batch)
     params = np.frombuffer(bytes(cfg.params), dtype=np.uint8)
     stats = {"thread_instructions": 0, "block_steps": 0, "batches": 0, "lanes_per_batch": per_batch * T}
     with np.errstate(all="ignore"):
@@ -103,6 +108,33 @@ def ctas_per_batch(ir, cfg: LaunchConfig) -> int:
     if S:
         per_batch = max(1, min(per_batch, (256 << 20) // S))
     return per_batch
+
+
+def batch_local_bytes(ir, cfg: LaunchConfig) -> int:
+    """Local memory of one batch as it starts (every lane's frame of ``ir.local_size`` bytes); a
+    kernel with real calls (``ir.calls``) may grow it while it runs."""
+    if not ir.local_size:
+        return 0
+    return min(ctas_per_batch(ir, cfg), grid_ctas(cfg.grid)) * block_threads(cfg.block) * ir.local_size
+
+
+_PATTERNS: dict[tuple, "_ThreadPattern"] = {}
+_SPECIALS: "weakref.WeakKeyDictionary[CompiledKernel, dict]" = weakref.WeakKeyDictionary()
+CACHED_PATTERN_LANES = 4096     # small launches keep their thread pattern: most of an empty launch's cost
+MAX_CACHED_PATTERNS = 64
+
+
+def _pattern(block, per_batch: int) -> "_ThreadPattern":
+    """The thread pattern of a batch shape; those of small batches are made once per process."""
+    if per_batch * block_threads(block) > CACHED_PATTERN_LANES:
+        return _ThreadPattern(block, per_batch)
+    key = (tuple(block), per_batch)
+    pattern = _PATTERNS.get(key)
+    if pattern is None:
+        if len(_PATTERNS) >= MAX_CACHED_PATTERNS:
+            _PATTERNS.clear()
+        pattern = _PATTERNS[key] = _ThreadPattern(block, per_batch)
+    return pattern
 
 
 class _ThreadPattern:
@@ -176,7 +208,22 @@ class Batch(MemorySpaces, AtomicOps, WarpOps, DeviceCalls):
         self.alive = np.ones(N, dtype=bool)
         self.thread_instrs = 0
         self.steps = 0
-        self._setup_specials(pat, full, c0, nc)
+        if N > CACHED_PATTERN_LANES:
+            self._setup_specials(pat, full, c0, nc)
+            return
+        # A small batch's special registers are made once per shape (only %gridid differs).
+        cfg = self.cfg
+        known = _SPECIALS.setdefault(kernel, {})
+        key = (cfg.grid, cfg.block, cfg.dynamic_shared, shared_bytes, c0, nc, pat.n)
+        specials = known.get(key)
+        if specials is None:
+            self._setup_specials(pat, full, c0, nc)
+            if len(known) >= MAX_CACHED_PATTERNS:
+                known.clear()
+            known[key] = dict(self.R)
+        else:
+            self.R.update(specials)
+            self.R["%gridid"] = np.uint64(cfg.grid_id)
 
     # ---- special registers -------------------------------------------------------------------
     def _setup_specials(self, pat: _ThreadPattern, full: bool, c0: int, nc: int) -> None:

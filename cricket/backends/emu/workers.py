@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from .executor import block_threads, grid_ctas
 from .errors import CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_TIMEOUT, CUDA_ERROR_OUT_OF_MEMORY, EmuError
 from .device_launch import queue_launches, take_launches
 from .heap import adopt_heap, heap_state
@@ -232,6 +233,31 @@ def splittable(ir) -> bool:
     return True
 
 
+# A launch this small whose kernel cannot loop runs in the calling process instead of a worker:
+# its work is bounded (each block runs at most once per batch), so it needs no cancelling, and
+# it saves the hand-off to the worker and back (issue 21: empty launch + sync; a SCHED_IDLE worker
+# may also wait long for a CPU on a busy host).
+# At most about a millisecond of the server's CPU (1024 straight-line instructions over 1024
+# threads: 0.9 ms measured; 4096 x 4096 took 13 ms, too long to hold the server's interpreter).
+INLINE_THREADS = 1024          # threads of the whole grid
+INLINE_INSTRUCTIONS = 1024     # instructions of the kernel
+
+
+def loop_free(ir) -> bool:
+    """Whether every branch of a kernel goes forward and it makes no real calls, so that it ends
+    after each block ran at most once per batch; device malloc and printf are left to workers."""
+    if ir.calls is not None:
+        return False
+    for block in ir.blocks:
+        for nxt in (block.target, block.fallthrough):
+            if nxt != -1 and nxt <= block.index:
+                return False
+        for ins in block.instrs:
+            if ins.op in _ONE_WORKER_OPS or ins.op == "brx":
+                return False
+    return True
+
+
 class RemoteKernels:
     """A device's kernels in its worker processes: one, forked at the first launch (again after a
     kill), and up to ``max_split`` for a launch of many CTAs whose kernel allows it (issue 21: a
@@ -243,6 +269,7 @@ class RemoteKernels:
         self.max_split = max(1, max_split)
         self._peers: list[_Peer] = []
         self._splittable: dict[tuple[str, str], bool] = {}
+        self._inline: dict[tuple[str, str], bool] = {}
         self._cancelled = False                 # for good: the device's session is closing
 
     def _peer(self, k: int) -> _Peer:
@@ -259,6 +286,24 @@ class RemoteKernels:
             if self._cancelled:           # kill() ran while this one was forked: it missed it
                 proc.kill()
         return self._peers[k]
+
+    def runs_inline(self, function, grid, block, threads: int = INLINE_THREADS,
+                    instructions: int = INLINE_INSTRUCTIONS) -> bool:
+        """Whether a launch of ``function`` over ``grid`` x ``block`` is one to run in the calling
+        process: at most ``threads`` threads, a kernel of at most ``instructions`` that cannot
+        loop (see :func:`loop_free`)."""
+        ir = function.ir
+        if grid_ctas(grid) * block_threads(block) > threads or ir.source_count > instructions:
+            return False
+        key = (function.module.hash, function.name)
+        ok = self._inline.get(key)
+        if ok is None:
+            ok = self._inline[key] = loop_free(ir)
+        return ok
+
+    def concurrency(self, function, cfg) -> int:
+        """How many batches of this launch run at once (one per worker it is spread over)."""
+        return len(self._parts(function, cfg))
 
     def _parts(self, function, cfg) -> list[tuple[int, int] | None]:
         """The CTA ranges of one launch, one per worker (whole batches each)."""
@@ -288,7 +333,8 @@ class RemoteKernels:
         base = {"op": "launch", "digest": digest, "name": function.name, "globals": module.global_addrs.tobytes(),
                 "grid": cfg.grid, "block": cfg.block, "shared": cfg.dynamic_shared, "params": bytes(cfg.params),
                 "max_lanes": cfg.max_lanes, "max_steps": cfg.max_steps, "timeout": timeout, "grid_id": cfg.grid_id,
-                "depth": getattr(self.arena, "grid_depth", 0)}
+                "depth": getattr(self.arena, "grid_depth", 0),
+                "local_limit": cfg.local_limit}
         replies: list[dict | None] = [None] * len(parts)
         try:
             peers = [self._peer(k) for k in range(len(parts))]
@@ -422,7 +468,8 @@ class _Worker:
                 ir = program_of(self.sources[digest], digest).kernel(msg["name"])
                 kernel = self.kernels[digest, msg["name"]] = compiled_kernel(digest, msg["name"], ir)
             cfg = LaunchConfig(msg["grid"], msg["block"], msg["shared"], msg["params"], msg["max_lanes"],
-                               self._print, msg["max_steps"], msg["timeout"], msg["grid_id"], msg["ctas"])
+                               self._print, msg["max_steps"], msg["timeout"], msg["grid_id"], msg["ctas"],
+                               msg.get("local_limit"))
             stats = run_kernel(kernel, arena, np.frombuffer(msg["globals"], dtype=np.uint64), cfg)
             reply["stats"] = stats
         except EmuError as e:

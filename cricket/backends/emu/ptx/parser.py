@@ -47,9 +47,8 @@ LINKAGES = ("visible", "extern", "weak", "common")
 SUPPORTED_MAJOR = 9
 
 
-def tokenize(text: str, line: int = 1) -> list[tuple[str, str, int]]:
-    """Split PTX text into (kind, text, line) tokens, dropping whitespace and comments."""
-    out = []
+def iter_tokens(text: str, line: int = 1) -> Iterator[tuple[str, str, int]]:
+    """(kind, text, line) tokens of PTX text as they are reached, whitespace and comments dropped."""
     pos = 0
     n = len(text)
     match = _TOKEN.match
@@ -60,11 +59,33 @@ def tokenize(text: str, line: int = 1) -> list[tuple[str, str, int]]:
         kind = m.lastgroup
         s = m.group()
         if kind != "ws":
-            out.append((kind, s, line))
+            yield kind, s, line
         line += s.count("\n")
         pos = m.end()
-    out.append(("eof", "", line))
-    return out
+    yield "eof", "", line
+
+
+def tokenize(text: str, line: int = 1) -> list[tuple[str, str, int]]:
+    """Split PTX text into (kind, text, line) tokens, dropping whitespace and comments."""
+    return list(iter_tokens(text, line))
+
+
+class _Tokens:
+    """The tokens of a text, made as the parser reads on: a malformed module (a junk upload of
+    hundreds of MiB) fails where its junk starts, never holding a token list of all of it."""
+
+    def __init__(self, text: str, line: int) -> None:
+        self._more = iter_tokens(text, line)
+        self._made: list[tuple[str, str, int]] = []
+
+    def __getitem__(self, k: int) -> tuple[str, str, int]:
+        made = self._made
+        try:
+            while k >= len(made):
+                made.append(next(self._more))
+        except StopIteration:
+            raise IndexError("read past the end of the PTX text") from None
+        return made[k]
 
 
 def parse_int(s: str) -> int:
@@ -121,6 +142,12 @@ def split_bodies(text: str) -> tuple[str, list[tuple[str, int]]]:
                 head = text[prev:opened]
                 head = head[head.rfind(";") + 1:]
                 is_body = bool(_FUNCTION_HEAD.search(head)) and not head.rstrip().endswith("=")
+                if not is_body and not head.rstrip().endswith("=") and ".section" not in head:
+                    # no PTX has a brace group anywhere else: junk, refused before the rest is read
+                    raise EmuError(CUDA_ERROR_INVALID_PTX, f"PTX syntax error at line "
+                                                           f"{line + text.count(chr(10), counted, opened)}: a "
+                                                           "brace group that is no function body, initialiser "
+                                                           "or section")
             depth += 1
         elif c == "}":
             if depth == 0:
@@ -161,7 +188,7 @@ def ensure_body(fn: Function) -> Function:
 
 class _Parser:
     def __init__(self, text: str, line: int = 1, bodies: list[tuple[str, int]] | None = None) -> None:
-        self.toks = tokenize(text, line)
+        self.toks = _Tokens(text, line)
         self.bodies = bodies
         self.i = 0
         self.scopes: list[dict[str, str]] = []
