@@ -549,7 +549,7 @@ class EmuDevice:
                 children = [DeviceLaunch.from_json(r) for r in take_launches(self.arena)]
         for child in in_run_order(children):
             self.launch(function.module.get_function(child.name), child.grid, child.block, child.shared,
-                        child.params, sink, depth + 1)
+                        child.params, sink, depth + 1, local_limit=local_limit)
 
     def synchronize(self) -> None:
         """Kernels run synchronously; this reports a sticky error like cuCtxSynchronize."""
