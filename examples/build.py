@@ -75,6 +75,8 @@ EXAMPLES = (
     Example("surface_rw", ("surface_rw.cu",)),
     Example("texture_layered_3d", ("texture_layered_3d.cu",)),
     Example("texture_driver", ("texture_driver.cu",), driver=True),
+    Example("graphs", ("graphs.cu",)),
+    Example("host_callbacks", ("host_callbacks.cu",)),
 )
 BY_NAME = {e.name: e for e in EXAMPLES}
 

@@ -47,7 +47,7 @@ def _new_handle() -> int:
 
 @dataclass
 class Node:
-    """One node. ``params`` by type: KERNEL (function, grid, block, shared, params bytes, kernel id),
+    """One node. ``params`` by type: KERNEL (``kernel_params``),
     MEMCPY (dst, src, count, kind), MEMSET (dst, value, element size, width, height, pitch), HOST
     (fn, user data, stream callback: bool), CHILD (graph), EVENT_RECORD / EVENT_WAIT (event)."""
     kind: int
@@ -168,11 +168,14 @@ def destroy_node(handle: int) -> None:
             other.deps.remove(n)
 
 
-def kernel_params(function: int, grid: tuple, block: tuple, shared: int, params: bytes, kernel: int) -> tuple:
+def kernel_params(function: int, grid: tuple, block: tuple, shared: int, params: bytes, kernel: int,
+                  layout: tuple) -> tuple:
+    """A kernel node's parameters: the server's function, the configuration, the packed arguments,
+    the kernel as the application named it and its argument layout ((offset, size), ...)."""
     if 0 in grid or 0 in block:
         raise CudaRuntimeError(CODES["cudaErrorInvalidConfiguration"],
                                f"graph kernel node: grid {grid}, block {block}")
-    return (function, tuple(grid), tuple(block), shared, bytes(params), kernel)
+    return (function, tuple(grid), tuple(block), shared, bytes(params), kernel, tuple(layout))
 
 
 # ------------------------------------------------------------------ executable graphs

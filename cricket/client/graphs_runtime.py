@@ -1,5 +1,6 @@
-"""The runtime API's graphs, stream capture and host functions (``cext/preload/graphs.c``,
-``capture.c``): thin entries over ``graphs``, ``capture`` and ``host_callbacks``.
+"""The runtime API's part of graphs, stream capture and host functions (``cext/preload/graphs.c``,
+``capture.c``): kernel nodes named by host function, and capture in front of the runtime's work;
+the entries both faces share are in ``graphs_api``.
 
 Capture sits in front of the runtime's launches, asynchronous copies and memsets, event records
 and stream waits (``capture.hook``): on a capturing stream they become graph nodes; the
@@ -8,14 +9,12 @@ legacy-stream synchronisation) are checked against the capture modes first.
 """
 from __future__ import annotations
 
-import ctypes
 import logging
 
-from cricket.client import capture, graphs, hostmem, host_callbacks
+from cricket.client import capture, graphs, graphs_api, hostmem
 from cricket.client import runtime_calls
 from cricket.client.errors import ERR_INVALID_VALUE, ERR_NOT_SUPPORTED, CudaRuntimeError
 from cricket.client.faces import implements
-from cricket.client.graphs import D2D, D2H, H2D, H2H
 from cricket.client.runtime import RUNTIME as rt
 from cricket.client.runtime_face import RUNTIME_API
 
@@ -41,12 +40,6 @@ SHIM_EXPORTS: tuple[str, ...] = (
 )
 
 
-def _out(ptr: int) -> int:
-    if not ptr:
-        raise CudaRuntimeError(ERR_INVALID_VALUE, "an output pointer is NULL")
-    return ptr
-
-
 def _kernel(func: int, gxy: int, gz: int, bxy: int, bz: int, shared: int, args: int, extra: int) -> tuple:
     """The parameters of a kernel node from cudaKernelNodeParams' words."""
     if extra or (not args and func and rt.kernel(func).param_size):
@@ -56,175 +49,21 @@ def _kernel(func: int, gxy: int, gz: int, bxy: int, bz: int, shared: int, args: 
     grid, block = runtime_calls._dim(gxy, gz), runtime_calls._dim(bxy, bz)
     runtime_calls._check_config(grid, block, shared)
     params = hostmem.pack_params(args, k.layout, k.param_size) if k.layout else bytes(k.param_size)
-    return graphs.kernel_params(k.function, grid, block, shared, params, func)
+    return graphs.kernel_params(k.function, grid, block, shared, params, func, k.layout)
 
 
-def _add(pnode: int, graph: int, deps: int, count: int, kind: int, params: tuple) -> int:
-    _out(pnode)
-    g = graphs.graph(graph)
-    n = g.add(kind, params, graphs.nodes_at(deps, count))
-    hostmem.store_u64(pnode, n.handle)
-    return SUCCESS
-
-
-# ------------------------------------------------------------------ capture
-
-@implements(RUNTIME_API, "cudaStreamBeginCapture")
-def stream_begin_capture(stream: int, mode: int) -> int:
-    capture.begin(stream, mode)
-    return SUCCESS
-
-
-@implements(RUNTIME_API, "cudaStreamEndCapture")
-def stream_end_capture(stream: int, pgraph: int) -> int:
-    _out(pgraph)
-    try:
-        g = capture.end(stream)
-    except CudaRuntimeError:
-        hostmem.store_u64(pgraph, 0)
-        raise
-    hostmem.store_u64(pgraph, g.handle)
-    return SUCCESS
-
-
-@implements(RUNTIME_API, "cudaStreamIsCapturing")
-def stream_is_capturing(stream: int, pstatus: int) -> int:
-    _out(pstatus)
-    rt.stream(stream)                       # an unknown stream is an error
-    hostmem.store_i32(pstatus, capture.status(stream)[0])
-    return SUCCESS
-
-
-class _CaptureDeps:
-    """The array cudaStreamGetCaptureInfo hands out: valid until the next call on the thread."""
-    array = None
-
-
-@implements(RUNTIME_API, "cudaStreamGetCaptureInfo")
-def stream_get_capture_info(stream: int, pstatus: int, pid: int, pgraph: int, pdeps: int, pcount: int) -> int:
-    _out(pstatus)
-    state, cap = capture.status(stream)
-    hostmem.store_i32(pstatus, state)
-    if cap is None:
-        return SUCCESS
-    tails = cap.tails[rt.stream(stream)]
-    if pid:
-        hostmem.store_u64(pid, cap.id)
-    if pgraph:
-        hostmem.store_u64(pgraph, cap.graph.handle)
-    if pdeps:
-        array = (ctypes.c_uint64 * max(1, len(tails)))(*[n.handle for n in tails])
-        _CaptureDeps.array = array
-        hostmem.store_u64(pdeps, ctypes.addressof(array) if tails else 0)
-    if pcount:
-        hostmem.store_u64(pcount, len(tails))
-    return SUCCESS
-
-
-@implements(RUNTIME_API, "cudaStreamUpdateCaptureDependencies")
-def stream_update_capture_dependencies(stream: int, deps: int, edge_data: int, count: int, flags: int) -> int:
-    if edge_data:
-        return ERR_NOT_SUPPORTED
-    capture.update_dependencies(stream, graphs.nodes_at(deps, count), flags)
-    return SUCCESS
-
-
-@implements(RUNTIME_API, "cudaThreadExchangeStreamCaptureMode")
-def thread_exchange_stream_capture_mode(pmode: int) -> int:
-    _out(pmode)
-    hostmem.store_i32(pmode, capture.exchange_mode(ctypes.c_int32.from_address(pmode).value))
-    return SUCCESS
-
-
-# ------------------------------------------------------------------ graphs
-
-@implements(RUNTIME_API, "cudaGraphCreate")
-def graph_create(pgraph: int, flags: int) -> int:
-    _out(pgraph)
-    if flags:
-        return ERR_INVALID_VALUE
-    hostmem.store_u64(pgraph, graphs.create_graph().handle)
-    return SUCCESS
-
-
-@implements(RUNTIME_API, "cudaGraphDestroy")
-def graph_destroy(graph: int) -> int:
-    graphs.destroy_graph(graph)
-    return SUCCESS
-
-
-@implements(RUNTIME_API, "cudaGraphClone")
-def graph_clone(pclone: int, graph: int) -> int:
-    _out(pclone)
-    hostmem.store_u64(pclone, graphs.graph(graph).clone()[0].handle)
-    return SUCCESS
-
-
-def _store_nodes(nodes: list, out: int, pcount: int) -> None:
-    _out(pcount)
-    if out:
-        for i, n in enumerate(nodes[:hostmem.load_u64(pcount)]):
-            hostmem.store_u64(out + 8 * i, n.handle)
-    hostmem.store_u64(pcount, len(nodes))
-
-
-@implements(RUNTIME_API, "cudaGraphGetNodes")
-def graph_get_nodes(graph: int, out: int, pcount: int) -> int:
-    _store_nodes(graphs.graph(graph).nodes, out, pcount)
-    return SUCCESS
-
-
-@implements(RUNTIME_API, "cudaGraphGetRootNodes")
-def graph_get_root_nodes(graph: int, out: int, pcount: int) -> int:
-    _store_nodes([n for n in graphs.graph(graph).nodes if not n.deps], out, pcount)
-    return SUCCESS
-
-
-@implements(RUNTIME_API, "cudaGraphNodeGetType")
-def graph_node_get_type(node: int, ptype: int) -> int:
-    _out(ptype)
-    hostmem.store_i32(ptype, graphs.node(node).kind)
-    return SUCCESS
-
-
-@implements(RUNTIME_API, "cudaGraphNodeGetDependencies")
-def graph_node_get_dependencies(node: int, out: int, edge_data: int, pcount: int) -> int:
-    _store_nodes(graphs.node(node).deps, out, pcount)
-    return SUCCESS
-
-
-@implements(RUNTIME_API, "cudaGraphDestroyNode")
-def graph_destroy_node(node: int) -> int:
-    graphs.destroy_node(node)
-    return SUCCESS
-
-
-@implements(RUNTIME_API, "cudaGraphAddDependencies")
-def graph_add_dependencies(graph: int, from_: int, to: int, edge_data: int, count: int) -> int:
-    if edge_data:
-        return ERR_NOT_SUPPORTED
-    g = graphs.graph(graph)
-    for a, b in zip(graphs.nodes_at(from_, count), graphs.nodes_at(to, count)):
-        if a not in g.nodes or b not in g.nodes or a in b.deps:
-            return ERR_INVALID_VALUE
-        b.deps.append(a)
-    return SUCCESS
-
+# ------------------------------------------------------------------ kernel nodes
 
 @implements(RUNTIME_API, "cudaGraphAddKernelNode")
 def graph_add_kernel_node(pnode: int, graph: int, deps: int, count: int, func: int, gxy: int, gz: int,
                           bxy: int, bz: int, shared: int, args: int, extra: int) -> int:
-    return _add(pnode, graph, deps, count, graphs.KERNEL, _kernel(func, gxy, gz, bxy, bz, shared, args, extra))
+    return graphs_api.add_node(pnode, graph, deps, count, graphs.KERNEL, _kernel(func, gxy, gz, bxy, bz, shared, args, extra))
 
 
 @implements(RUNTIME_API, "cudaGraphKernelNodeSetParams")
 def graph_kernel_node_set_params(node: int, func: int, gxy: int, gz: int, bxy: int, bz: int, shared: int,
                                  args: int, extra: int) -> int:
-    n = graphs.node(node)
-    if n.kind != graphs.KERNEL:
-        return ERR_INVALID_VALUE
-    n.params = _kernel(func, gxy, gz, bxy, bz, shared, args, extra)
-    return SUCCESS
+    return graphs_api.set_kernel_node(node, _kernel(func, gxy, gz, bxy, bz, shared, args, extra))
 
 
 @implements(RUNTIME_API, "cudaGraphExecKernelNodeSetParams")
@@ -232,125 +71,6 @@ def graph_exec_kernel_node_set_params(exec_: int, node: int, func: int, gxy: int
                                       shared: int, args: int, extra: int) -> int:
     graphs.set_exec_node_params(graphs.exec_graph(exec_), node, graphs.KERNEL,
                                 _kernel(func, gxy, gz, bxy, bz, shared, args, extra))
-    return SUCCESS
-
-
-@implements(RUNTIME_API, "cudaGraphKernelNodeGetParams")
-def graph_kernel_node_get_params(node: int, out: int) -> int:
-    _out(out)
-    n = graphs.node(node)
-    if n.kind != graphs.KERNEL:
-        return ERR_INVALID_VALUE
-    _, grid, block, shared, params, func = n.params
-    k = rt.kernel(func)
-    buffer = ctypes.create_string_buffer(params, max(1, len(params)))
-    pointers = (ctypes.c_void_p * max(1, len(k.layout)))(
-        *[ctypes.addressof(buffer) + offset for offset, _ in k.layout])
-    n.kept = (buffer, pointers)             # the struct points here until the node changes
-    hostmem.store_u64(out, func)
-    for i, v in enumerate((*grid, *block, shared)):
-        hostmem.store_u32(out + 8 + 4 * i, v)
-    hostmem.store_u64(out + 40, ctypes.addressof(pointers))
-    hostmem.store_u64(out + 48, 0)
-    return SUCCESS
-
-
-@implements(RUNTIME_API, "cudaGraphAddMemcpyNode1D")
-def graph_add_memcpy_node_1d(pnode: int, graph: int, deps: int, count: int, dst: int, src: int, size: int,
-                             kind: int) -> int:
-    return _add(pnode, graph, deps, count, graphs.MEMCPY, (dst, src, size, rt.kind_of(dst, src, kind)))
-
-
-@implements(RUNTIME_API, "cudaGraphAddMemsetNode")
-def graph_add_memset_node(pnode: int, graph: int, deps: int, count: int, dst: int, value: int, element_size: int,
-                          width: int, height: int, pitch: int) -> int:
-    if element_size not in (1, 2, 4) or not width or not height or (height > 1 and pitch < width * element_size):
-        return ERR_INVALID_VALUE
-    return _add(pnode, graph, deps, count, graphs.MEMSET, (dst, value, element_size, width, height, pitch))
-
-
-@implements(RUNTIME_API, "cudaGraphAddHostNode")
-def graph_add_host_node(pnode: int, graph: int, deps: int, count: int, fn: int, data: int) -> int:
-    if not fn:
-        return ERR_INVALID_VALUE
-    return _add(pnode, graph, deps, count, graphs.HOST, (fn, data))
-
-
-@implements(RUNTIME_API, "cudaGraphAddChildGraphNode")
-def graph_add_child_graph_node(pnode: int, graph: int, deps: int, count: int, child: int) -> int:
-    return _add(pnode, graph, deps, count, graphs.CHILD, (graphs.graph(child).clone()[0],))
-
-
-@implements(RUNTIME_API, "cudaGraphAddEmptyNode")
-def graph_add_empty_node(pnode: int, graph: int, deps: int, count: int) -> int:
-    return _add(pnode, graph, deps, count, graphs.EMPTY, ())
-
-
-@implements(RUNTIME_API, "cudaGraphAddEventRecordNode")
-def graph_add_event_record_node(pnode: int, graph: int, deps: int, count: int, event: int) -> int:
-    rt.event(event)
-    return _add(pnode, graph, deps, count, graphs.EVENT_RECORD, (event,))
-
-
-@implements(RUNTIME_API, "cudaGraphAddEventWaitNode")
-def graph_add_event_wait_node(pnode: int, graph: int, deps: int, count: int, event: int) -> int:
-    rt.event(event)
-    return _add(pnode, graph, deps, count, graphs.EVENT_WAIT, (event,))
-
-
-@implements(RUNTIME_API, "cudaGraphInstantiate")
-def graph_instantiate(pexec: int, graph: int, flags: int) -> int:
-    _out(pexec)
-    hostmem.store_u64(pexec, graphs.instantiate(graphs.graph(graph)).handle)
-    return SUCCESS
-
-
-@implements(RUNTIME_API, "cudaGraphExecDestroy")
-def graph_exec_destroy(exec_: int) -> int:
-    graphs.destroy_exec(exec_)
-    return SUCCESS
-
-
-@implements(RUNTIME_API, "cudaGraphLaunch")
-def graph_launch(exec_: int, stream: int) -> int:
-    ex = graphs.exec_graph(exec_)
-    if capture.of(stream) is None or not capture.add_graph(stream, ex.source):
-        graphs.launch(ex, stream)
-    return SUCCESS
-
-
-@implements(RUNTIME_API, "cudaGraphUpload")
-def graph_upload(exec_: int, stream: int) -> int:
-    graphs.upload(graphs.exec_graph(exec_))
-    return SUCCESS
-
-
-@implements(RUNTIME_API, "cudaGraphExecUpdate")
-def graph_exec_update(exec_: int, graph: int, info: int) -> int:
-    result, failed = graphs.update(graphs.exec_graph(exec_), graphs.graph(graph))
-    if info:
-        hostmem.store_i32(info, result)
-        hostmem.store_u64(info + 8, failed)
-        hostmem.store_u64(info + 16, 0)
-    return SUCCESS if result == graphs.UPDATE_SUCCESS else graphs.ERR_UPDATE_FAILURE
-
-
-# ------------------------------------------------------------------ host functions
-
-@implements(RUNTIME_API, "cudaLaunchHostFunc")
-def launch_host_func(stream: int, fn: int, data: int) -> int:
-    if not fn:
-        return ERR_INVALID_VALUE
-    if not capture.add(stream, graphs.HOST, (fn, data)):
-        host_callbacks.run_in_order(stream, fn, data)
-    return SUCCESS
-
-
-@implements(RUNTIME_API, "cudaStreamAddCallback")
-def stream_add_callback(stream: int, callback: int, data: int, flags: int) -> int:
-    if capture.of(stream) is not None:
-        capture.check_sync(stream)        # not allowed while capturing: invalidates, raises
-    host_callbacks.run_stream_callback(stream, callback, data, flags)
     return SUCCESS
 
 
