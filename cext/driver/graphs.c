@@ -17,6 +17,13 @@
                         (uint64_t)(p)->blockDimY, (uint64_t)(p)->blockDimZ, (uint64_t)(p)->sharedMemBytes, \
                         U((p)->kernelParams), U((p)->extra)
 
+/* A release after the client shut down succeeds: the server freed what the session held when its
+ * connection closed (as forward.c's releases; CuPy destroys its graphs while Python finalises). */
+static CUresult released(CUresult rc)
+{
+    return rc == CUDA_ERROR_DEINITIALIZED ? CUDA_SUCCESS : rc;
+}
+
 /* ------------------------------------------------------------------ capture */
 
 CRICKET_DRV_EXPORT_PAIR_BODY(cuStreamBeginCapture_v2, cuStreamBeginCapture_v2_ptsz, (CUstream hStream, CUstreamCaptureMode mode),
@@ -52,7 +59,7 @@ CRICKET_DRV_EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMod
 
 CRICKET_DRV_EXPORT CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
 { return FWD("cuGraphCreate", U(phGraph), flags); }
-CRICKET_DRV_EXPORT CUresult cuGraphDestroy(CUgraph hGraph) { return FWD("cuGraphDestroy", U(hGraph)); }
+CRICKET_DRV_EXPORT CUresult cuGraphDestroy(CUgraph hGraph) { return released(FWD("cuGraphDestroy", U(hGraph))); }
 CRICKET_DRV_EXPORT CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
 { return FWD("cuGraphClone", U(phGraphClone), U(originalGraph)); }
 CRICKET_DRV_EXPORT CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes)
@@ -64,7 +71,7 @@ CRICKET_DRV_EXPORT CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeTyp
 CRICKET_DRV_EXPORT CUresult cuGraphNodeGetDependencies_v2(CUgraphNode hNode, CUgraphNode *dependencies,
                                                           CUgraphEdgeData *edgeData, size_t *numDependencies)
 { return FWD("cuGraphNodeGetDependencies", U(hNode), U(dependencies), U(edgeData), U(numDependencies)); }
-CRICKET_DRV_EXPORT CUresult cuGraphDestroyNode(CUgraphNode hNode) { return FWD("cuGraphDestroyNode", U(hNode)); }
+CRICKET_DRV_EXPORT CUresult cuGraphDestroyNode(CUgraphNode hNode) { return released(FWD("cuGraphDestroyNode", U(hNode))); }
 CRICKET_DRV_EXPORT CUresult cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to,
                                                       const CUgraphEdgeData *edgeData, size_t numDependencies)
 { return FWD("cuGraphAddDependencies", U(hGraph), U(from), U(to), U(edgeData), numDependencies); }
@@ -156,7 +163,8 @@ CRICKET_DRV_EXPORT CUresult cuGraphAddEventWaitNode(CUgraphNode *phGraphNode, CU
 
 CRICKET_DRV_EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)
 { return FWD("cuGraphInstantiate", U(phGraphExec), U(hGraph), flags); }
-CRICKET_DRV_EXPORT CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) { return FWD("cuGraphExecDestroy", U(hGraphExec)); }
+CRICKET_DRV_EXPORT CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
+{ return released(FWD("cuGraphExecDestroy", U(hGraphExec))); }
 CRICKET_DRV_EXPORT_PAIR_BODY(cuGraphLaunch, cuGraphLaunch_ptsz, (CUgraphExec hGraphExec, CUstream hStream),
                              FWD("cuGraphLaunch", U(hGraphExec), U(hStream)))
 CRICKET_DRV_EXPORT_PAIR_BODY(cuGraphUpload, cuGraphUpload_ptsz, (CUgraphExec hGraphExec, CUstream hStream),

@@ -22,6 +22,7 @@ static const char *const SETTLED[] = {
     "cudaFree", "cudaFreeHost", "cudaHostUnregister", "cudaStreamDestroy", "cudaEventDestroy",
     "cudaEventRecord", "cudaEventQuery", "cudaEventSynchronize", "cudaStreamQuery",
     "cudaStreamSynchronize", "cudaStreamWaitEvent", "cudaDeviceSynchronize",
+    "cudaGraphDestroy", "cudaGraphExecDestroy", "cudaGraphDestroyNode",
 };
 
 cudaError_t cricket_after_client(const char *name, const uint64_t *args, int state)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import threading
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -363,8 +364,12 @@ def set_exec_node_params(ex: ExecGraph, node_handle: int, kind: int, params: tup
     _drop_server_graph(ex)                   # recreated at the next launch
 
 
-def forget_all() -> None:
-    """After a fork or a device reset: the server's executable graphs are gone."""
+def _forget_server_graphs() -> None:
+    """In a forked child (a session of its own): each executable graph is created again on the
+    server at its first launch."""
     for ex in EXECS.values():
         ex.server = 0
+
+
+os.register_at_fork(after_in_child=_forget_server_graphs)
 
