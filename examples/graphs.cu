@@ -2,6 +2,7 @@
 // memset, memcpy, host, empty, event and child-graph nodes), exec update, clone, and the capture
 // errors a program may meet. Every result is checked against values computed on the host.
 #include <cstring>
+#include <thread>
 #include "check.h"
 
 __global__ void axpb(float *x, float a, float b, int n)
@@ -178,6 +179,30 @@ int main()
     axpb<<<1, 1, 0, s2>>>(d, 1.0f, 0.0f, 1);
     err = cudaStreamEndCapture(s1, &graph);
     bad += report("unjoined stream: cudaErrorStreamCaptureUnjoined", err != cudaErrorStreamCaptureUnjoined);
+    CHECK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal));
+    err = cudaStreamQuery(s1);
+    cudaError_t ended = cudaStreamEndCapture(s1, &graph);
+    bad += report("cudaStreamQuery on a capturing stream: unsupported, the capture invalidated",
+                  err != cudaErrorStreamCaptureUnsupported || ended != cudaErrorStreamCaptureInvalidated);
+    cudaError_t other = cudaSuccess;
+    auto allocate = [&other] {
+        float *p;
+        other = cudaMalloc(&p, 16);
+        if (other == cudaSuccess)
+            cudaFree(p);
+    };
+    CHECK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal));
+    std::thread(allocate).join();
+    ended = cudaStreamEndCapture(s1, &graph);
+    bad += report("another thread's cudaMalloc during a global capture: unsupported, the capture invalidated",
+                  other != cudaErrorStreamCaptureUnsupported || ended != cudaErrorStreamCaptureInvalidated);
+    CHECK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeThreadLocal));
+    std::thread(allocate).join();
+    axpb<<<1, 1, 0, s1>>>(d, 1.0f, 0.0f, 1);
+    ended = cudaStreamEndCapture(s1, &graph);
+    bad += report("a thread-local capture lets other threads allocate", other != cudaSuccess || ended != cudaSuccess);
+    if (ended == cudaSuccess)
+        CHECK(cudaGraphDestroy(graph));
     err = cudaStreamBeginCapture(0, cudaStreamCaptureModeGlobal);
     bad += report("the legacy stream cannot be captured", err != cudaErrorStreamCaptureUnsupported);
     (void)cudaGetLastError();

@@ -268,17 +268,33 @@ def check_unsafe() -> None:
 
 def hook(face: Face, name: str, capture: Callable[..., int | None]) -> None:
     """Put ``capture`` in front of ``face``'s implementation of ``name``: it gets the same arguments
-    and returns the code when it handled the call, None to let the implementation run."""
+    and returns the code when it handled the call, None to let the implementation run. In front of
+    an unguarded implementation (a query answering codes of its own) it may only raise."""
     original = face.lookup(name)
     if original is None:
         raise RuntimeError(f"{name} has no implementation to capture in front of")
-    inner: Any = getattr(original, "__wrapped__", original)
+    inner: Any = getattr(original, "__wrapped__", None)
+    if inner is None:
+        def check(*args: int) -> int:
+            capture(*args)
+            return 0
+        check.__name__ = getattr(original, "__name__", name)
+        checked = face.guard(check)
 
-    def call(*args: int) -> int:
+        def call(*args: int) -> int:
+            if CAPTURES or EVENTS:
+                code = checked(*args)
+                if code:
+                    return code
+            return original(*args)
+        face.register(name, call, replace=True)
+        return
+
+    def guarded(*args: int) -> int:
         if CAPTURES or EVENTS:
             code = capture(*args)
             if code is not None:
                 return code
         return inner(*args)
-    call.__name__ = call.__qualname__ = inner.__name__
-    face.register(name, face.guard(call), replace=True)
+    guarded.__name__ = guarded.__qualname__ = inner.__name__
+    face.register(name, face.guard(guarded), replace=True)

@@ -112,6 +112,7 @@ for _name, _hook in (("cuLaunchKernel", _launch), ("cuLaunchKernelEx", _launch),
                      ("cuMemcpy", _copy(UNIFIED)), ("cuMemset", _memset), ("cuMemAlloc", _unsafe),
                      ("cuMemFree", _unsafe), ("cuMemHostAlloc", _unsafe), ("cuMemFreeHost", _unsafe),
                      ("cuCtxSynchronize", _unsafe), ("cuStreamSynchronize", _stream_sync),
-                     ("cuEventSynchronize", _event_sync), ("cuEventRecord", _event_record),
+                     ("cuStreamQuery", _stream_sync), ("cuEventSynchronize", _event_sync),
+                     ("cuEventQuery", _event_sync), ("cuEventRecord", _event_record),
                      ("cuStreamWaitEvent", _stream_wait)):
     capture.hook(DRIVER_API, _name, _hook)

@@ -142,6 +142,7 @@ for _name, _hook in (("cudaLaunchKernel", _launch), ("cudaLaunchKernelExC", _lau
                      ("cudaMalloc", _unsafe), ("cudaMallocPitch", _unsafe), ("cudaFree", _unsafe),
                      ("cudaMallocHost", _unsafe), ("cudaHostAlloc", _unsafe), ("cudaFreeHost", _unsafe),
                      ("cudaDeviceSynchronize", _unsafe), ("cudaStreamSynchronize", _stream_sync),
-                     ("cudaEventSynchronize", _event_sync), ("cudaEventRecord", _event_record),
+                     ("cudaStreamQuery", _stream_sync), ("cudaEventSynchronize", _event_sync),
+                     ("cudaEventQuery", _event_sync), ("cudaEventRecord", _event_record),
                      ("cudaStreamWaitEvent", _stream_wait)):
     capture.hook(RUNTIME_API, _name, _hook)

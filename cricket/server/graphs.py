@@ -11,6 +11,7 @@ with the copy's or launch's own error, kept for the next synchronising call.
 from __future__ import annotations
 
 import logging
+import threading
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +24,10 @@ log = logging.getLogger(__name__)
 
 KERNEL, COPY, MEMSET, EVENT_RECORD, EVENT_WAIT = range(5)
 MAX_GRAPHS = 4096                    # executable graphs one session may hold
-MAX_GRAPH_BYTES = 64 << 20           # kernel parameter bytes all of a session's graphs may hold
+MAX_SESSION_NODES = 1 << 18          # their nodes, all together
+MAX_SESSION_BYTES = 64 << 20         # the kernel parameter bytes they hold
+MAX_SERVER_NODES = 1 << 21           # the same bounds for all sessions together
+MAX_SERVER_BYTES = 1 << 30
 
 
 @dataclass
@@ -32,19 +36,38 @@ class ExecGraph:
     param_bytes: int
 
 
+@dataclass
+class _Held:
+    """What executable graphs hold: of one session, or of all."""
+    nodes: int = 0
+    param_bytes: int = 0
+
+
 class _SessionGraphs:
     def __init__(self) -> None:
         self.graphs: dict[int, ExecGraph] = {}
-        self.param_bytes = 0
+        self.held = _Held()
 
 
 _tables: "weakref.WeakKeyDictionary[Session, _SessionGraphs]" = weakref.WeakKeyDictionary()
+_server = _Held()
+_server_lock = threading.Lock()
+
+
+def _release(held: _Held, nodes: int, param_bytes: int) -> None:
+    with _server_lock:
+        held.nodes -= nodes
+        held.param_bytes -= param_bytes
+        _server.nodes -= nodes
+        _server.param_bytes -= param_bytes
 
 
 def _graphs(session: Session) -> _SessionGraphs:
     table = _tables.get(session)
     if table is None:
         table = _tables[session] = _SessionGraphs()
+        held = table.held      # what the session still holds goes back when it is gone
+        weakref.finalize(session, lambda: _release(held, held.nodes, held.param_bytes))
     return table
 
 
@@ -88,12 +111,21 @@ def graph_create(session: Session, service: Any, nodes: list) -> int:
                            "destroy those no longer launched")
     steps = [_node(session, n) for n in nodes]
     size = sum(len(s[5]) for s in steps if s[0] == KERNEL)
-    if table.param_bytes + size > MAX_GRAPH_BYTES:
-        raise BackendError(curesult.OUT_OF_MEMORY, f"the session's graphs would hold {table.param_bytes + size} "
-                           f"bytes of kernel parameters, more than {MAX_GRAPH_BYTES}")
+    held = table.held
+    with _server_lock:
+        for scope, bound_nodes, bound_bytes in ((held, MAX_SESSION_NODES, MAX_SESSION_BYTES),
+                                                (_server, MAX_SERVER_NODES, MAX_SERVER_BYTES)):
+            if scope.nodes + len(steps) > bound_nodes or scope.param_bytes + size > bound_bytes:
+                whose = "the session's" if scope is held else "the server's"
+                raise BackendError(curesult.OUT_OF_MEMORY,
+                                   f"{whose} executable graphs would hold {scope.nodes + len(steps)} nodes and "
+                                   f"{scope.param_bytes + size} parameter bytes, more than {bound_nodes} "
+                                   f"and {bound_bytes}")
+        for scope in (held, _server):
+            scope.nodes += len(steps)
+            scope.param_bytes += size
     handle = new_handle()
     table.graphs[handle] = ExecGraph(steps, size)
-    table.param_bytes += size
     return handle
 
 
@@ -103,7 +135,7 @@ def graph_destroy(session: Session, service: Any, handle: int) -> None:
     graph = table.graphs.pop(handle, None)
     if graph is None:
         raise BackendError(curesult.INVALID_HANDLE, f"graph handle {handle} is not one of this session's")
-    table.param_bytes -= graph.param_bytes
+    _release(table.held, len(graph.nodes), graph.param_bytes)
 
 
 def graph_launch(session: Session, service: Any, handle: int, stream: int, first: int, count: int) -> None:
