@@ -30,9 +30,19 @@ CRICKET_DRV_EXPORT_PAIR_BODY(cuStreamBeginCapture_v2, cuStreamBeginCapture_v2_pt
                              FWD("cuStreamBeginCapture", U(hStream), (uint64_t)mode))
 CRICKET_DRV_EXPORT_PAIR_BODY(cuStreamEndCapture, cuStreamEndCapture_ptsz, (CUstream hStream, CUgraph *phGraph),
                              FWD("cuStreamEndCapture", U(hStream), U(phGraph)))
+/* Once the client is gone no stream captures (destructors ask while the process exits). */
+static CUresult is_capturing(CUstream stream, CUstreamCaptureStatus *status)
+{
+    CUresult rc = FWD("cuStreamIsCapturing", U(stream), U(status));
+    if (rc == CUDA_ERROR_DEINITIALIZED && status) {
+        *status = CU_STREAM_CAPTURE_STATUS_NONE;
+        return CUDA_SUCCESS;
+    }
+    return rc;
+}
 CRICKET_DRV_EXPORT_PAIR_BODY(cuStreamIsCapturing, cuStreamIsCapturing_ptsz,
                              (CUstream hStream, CUstreamCaptureStatus *captureStatus),
-                             FWD("cuStreamIsCapturing", U(hStream), U(captureStatus)))
+                             is_capturing(hStream, captureStatus))
 
 static CUresult capture_info(CUstream stream, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph,
                              const CUgraphNode **deps, const CUgraphEdgeData **edges, size_t *count)

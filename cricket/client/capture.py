@@ -166,7 +166,7 @@ def add(stream: int, kind: int, params: tuple) -> bool:
 
 def add_graph(stream: int, g: Graph) -> bool:
     """A graph launched into a capturing stream becomes a child graph node."""
-    return add(stream, graphs.CHILD, (g.clone()[0],))
+    return add(stream, graphs.CHILD, (g.clone(register=False)[0],))
 
 
 def record_event(event: int, stream: int) -> bool:
@@ -222,7 +222,7 @@ def update_dependencies(stream: int, nodes: list[Node], flags: int) -> None:
         cap = CAPTURES.get(server)
         if cap is None:
             raise CudaRuntimeError(ERR_ILLEGAL_STATE, "the stream is not capturing")
-        if any(n not in cap.graph.nodes for n in nodes):
+        if any(n not in cap.graph for n in nodes):
             raise CudaRuntimeError(ERR_INVALID_VALUE, "a node is not one of the capture's graph")
         base = [] if flags == SET_DEPENDENCIES else cap.tails[server]
         cap.tails[server] = base + [n for n in nodes if all(n is not t for t in base)]

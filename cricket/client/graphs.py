@@ -46,7 +46,7 @@ def _new_handle() -> int:
         return next(_handles) << 4
 
 
-@dataclass
+@dataclass(eq=False)                 # nodes and graphs are equal only to themselves
 class Node:
     """One node. ``params`` by type: KERNEL (``kernel_params``),
     MEMCPY (dst, src, count, kind), MEMSET (dst, value, element size, width, height, pitch), HOST
@@ -57,33 +57,41 @@ class Node:
     handle: int = field(default_factory=_new_handle)
 
 
-@dataclass
+@dataclass(eq=False)
 class Graph:
     nodes: list[Node] = field(default_factory=list)
     handle: int = field(default_factory=_new_handle)
 
-    def add(self, kind: int, params: tuple, deps: list[Node]) -> Node:
+    def __contains__(self, node: Node) -> bool:
+        return NODES.get(node.handle, (None, None))[1] is self or any(n is node for n in self.nodes)
+
+    def add(self, kind: int, params: tuple, deps: list[Node], register: bool = True) -> Node:
         for d in deps:
-            if d not in self.nodes:
+            if d not in self:
                 raise CudaRuntimeError(ERR_INVALID_VALUE, "a dependency is not a node of this graph")
         if len(set(map(id, deps))) != len(deps):
             raise CudaRuntimeError(ERR_INVALID_VALUE, "a dependency is named twice")
         node = Node(kind, params, list(deps))
         self.nodes.append(node)
-        NODES[node.handle] = (node, self)
+        if register:
+            NODES[node.handle] = (node, self)
         return node
 
-    def clone(self) -> tuple["Graph", dict[int, Node]]:
-        """A copy whose nodes have new handles; maps each original node's handle to its copy."""
+    def clone(self, register: bool = True) -> tuple["Graph", dict[int, Node]]:
+        """A copy whose nodes have new handles; maps each original node's handle to its copy.
+        ``register``: the application gets its handle (a child graph's copy and an executable
+        graph's are the graph's own)."""
         copy = Graph()
         mapping: dict[int, Node] = {}
         for n in self.nodes:            # nodes are only ever added after their dependencies
-            params = (n.params[0].clone()[0],) if n.kind == CHILD else n.params
+            params = (n.params[0].clone(False)[0],) if n.kind == CHILD else n.params
             c = Node(n.kind, params, [mapping[d.handle] for d in n.deps])
             mapping[n.handle] = c
             copy.nodes.append(c)
-            NODES[c.handle] = (c, copy)
-        GRAPHS[copy.handle] = copy
+            if register:
+                NODES[c.handle] = (c, copy)
+        if register:
+            GRAPHS[copy.handle] = copy
         return copy, mapping
 
     def sorted(self) -> list[Node]:
@@ -194,8 +202,7 @@ class ExecGraph:
 
 
 def instantiate(g: Graph) -> ExecGraph:
-    source, mapping = g.clone()
-    GRAPHS.pop(source.handle, None)          # private to the exec
+    source, mapping = g.clone(register=False)
     order = source.flat()
     position = {id(n): i for i, n in enumerate(order)}
     origin = {h: position[id(c)] for h, c in mapping.items() if id(c) in position}
@@ -343,8 +350,9 @@ def update(ex: ExecGraph, g: Graph) -> tuple[int, int]:
     fresh = instantiate(g)
     del EXECS[fresh.handle]
     _drop_server_graph(ex)
-    ex.source, ex.order, ex.origin, ex.steps, ex.kernels = (fresh.source, fresh.order, fresh.origin,
-                                                            fresh.steps, fresh.kernels)
+    # the same shape: the nodes of both graphs name the same positions
+    ex.source, ex.order, ex.steps, ex.kernels = fresh.source, fresh.order, fresh.steps, fresh.kernels
+    ex.origin.update(fresh.origin)
     return UPDATE_SUCCESS, 0
 
 

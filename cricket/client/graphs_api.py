@@ -198,7 +198,7 @@ def graph_add_dependencies(graph: int, from_: int, to: int, edge_data: int, coun
         return ERR_NOT_SUPPORTED
     g = graphs.graph(graph)
     for a, b in zip(graphs.nodes_at(from_, count), graphs.nodes_at(to, count)):
-        if a not in g.nodes or b not in g.nodes or a in b.deps:
+        if a not in g or b not in g or any(a is d for d in b.deps):
             return ERR_INVALID_VALUE
         b.deps.append(a)
     return SUCCESS
@@ -250,7 +250,7 @@ def graph_add_host_node(pnode: int, graph: int, deps: int, count: int, fn: int, 
 @implements(RUNTIME_API, "cudaGraphAddChildGraphNode")
 @implements(DRIVER_API, "cuGraphAddChildGraphNode")
 def graph_add_child_graph_node(pnode: int, graph: int, deps: int, count: int, child: int) -> int:
-    return add_node(pnode, graph, deps, count, graphs.CHILD, (graphs.graph(child).clone()[0],))
+    return add_node(pnode, graph, deps, count, graphs.CHILD, (graphs.graph(child).clone(register=False)[0],))
 
 
 @implements(RUNTIME_API, "cudaGraphAddEmptyNode")
