@@ -169,24 +169,35 @@ def add_graph(stream: int, g: Graph) -> bool:
     return add(stream, graphs.CHILD, (g.clone(register=False)[0],))
 
 
-def record_event(event: int, stream: int) -> bool:
-    """An event recorded in a capturing stream marks the stream's current dependencies (no node)."""
+def captured(stream: int, kind: int, params: tuple, empty: bool = False) -> int | None:
+    """A hook's answer for an asynchronous operation on ``stream``: 0 when it became a node (an
+    ``empty`` one is dropped), None when the stream does not capture and the operation runs."""
+    if of(stream) is None:
+        return None
+    if not empty:
+        add(stream, kind, params)
+    return 0
+
+
+def record_event(event: int, stream: int, *flags: int) -> int | None:
+    """An event recorded in a capturing stream marks the stream's current dependencies (no node):
+    0, or None when the stream does not capture."""
     server = rt.stream(stream)
     rt.event(event)
     with _lock:
         cap = CAPTURES.get(server)
         if cap is None:
             EVENTS.pop(event, None)
-            return False
+            return None
         if cap.invalidated:
             raise CudaRuntimeError(ERR_INVALIDATED, "the stream's capture was invalidated")
         EVENTS[event] = (cap, list(cap.tails[server]))
-    return True
+    return 0
 
 
-def wait_event(stream: int, event: int) -> bool:
+def wait_event(stream: int, event: int, *flags: int) -> int | None:
     """A stream waiting on an event of a capture joins it (or merges the event's dependencies); a
-    capturing stream waiting on another event gets an event wait node. False: nothing captured."""
+    capturing stream waiting on another event gets an event wait node. 0, or None: nothing captured."""
     server = rt.stream(stream)
     rt.event(event)
     with _lock:
@@ -201,16 +212,17 @@ def wait_event(stream: int, event: int) -> bool:
                                            "the legacy stream cannot join a capture")
                 CAPTURES[server] = ecap
                 ecap.tails[server] = list(deps)
-                return True
+                return 0
             if cap is not ecap:
                 cap.invalidated = ecap.invalidated = True
                 raise CudaRuntimeError(ERR_MERGE, "the wait would merge two captures")
             tails = cap.tails[server]
             cap.tails[server] = tails + [d for d in deps if all(d is not t for t in tails)]
-            return True
+            return 0
     if cap is None:
-        return False
-    return add(stream, graphs.EVENT_WAIT, (event,))
+        return None
+    add(stream, graphs.EVENT_WAIT, (event,))
+    return 0
 
 
 def update_dependencies(stream: int, nodes: list[Node], flags: int) -> None:
@@ -247,8 +259,9 @@ def check_sync(stream: int) -> None:
         check_unsafe()
 
 
-def check_unsafe() -> None:
-    """A potentially unsafe call from the calling thread, under its capture mode."""
+def check_unsafe(*args: int) -> None:
+    """A potentially unsafe call (its arguments do not matter) from the calling thread, under its
+    capture mode."""
     if not CAPTURES:
         return
     mode = _thread.mode
@@ -269,7 +282,8 @@ def check_unsafe() -> None:
 def hook(face: Face, name: str, capture: Callable[..., int | None]) -> None:
     """Put ``capture`` in front of ``face``'s implementation of ``name``: it gets the same arguments
     and returns the code when it handled the call, None to let the implementation run. In front of
-    an unguarded implementation (a query answering codes of its own) it may only raise."""
+    an unguarded implementation (a query answering codes of its own) it may only raise. One hook
+    per name: the entry's ``__wrapped__`` stays the implementation."""
     original = face.lookup(name)
     if original is None:
         raise RuntimeError(f"{name} has no implementation to capture in front of")
@@ -297,4 +311,6 @@ def hook(face: Face, name: str, capture: Callable[..., int | None]) -> None:
                 return code
         return inner(*args)
     guarded.__name__ = guarded.__qualname__ = inner.__name__
-    face.register(name, face.guard(guarded), replace=True)
+    entry = face.guard(guarded)
+    entry.__wrapped__ = inner          # type: ignore[attr-defined]  (the implementation, as before)
+    face.register(name, entry, replace=True)

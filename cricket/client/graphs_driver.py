@@ -8,6 +8,7 @@ static or shared, reaches cricket's graphs through these.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from cricket.client import capture, driver_api, graphs, graphs_api, hostmem
 from cricket.client.driver_face import DRIVER_API, DriverApiError
@@ -59,60 +60,33 @@ def _launch(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, sha
             args: int, extra: int, *attributes: int) -> int | None:
     if capture.of(stream) is None:
         return None
-    capture.add(stream, graphs.KERNEL, _kernel(func, gx, gy, gz, bx, by, bz, shared, args, extra))
-    return SUCCESS
+    return capture.captured(stream, graphs.KERNEL, _kernel(func, gx, gy, gz, bx, by, bz, shared, args, extra))
 
 
-def _copy(kind: int):
+def _copy(kind: int) -> Callable[..., int | None]:
     def copy(dst: int, src: int, count: int, stream: int, is_async: int) -> int | None:
         if not is_async:
-            capture.check_unsafe()
-            return None
+            return capture.check_unsafe()
         if capture.of(stream) is None:
             return None
-        if count:
-            capture.add(stream, graphs.MEMCPY, (dst, src, count, rt.kind_of(dst, src, kind)))
-        return SUCCESS
+        return capture.captured(stream, graphs.MEMCPY, (dst, src, count, rt.kind_of(dst, src, kind)), not count)
     return copy
 
 
 def _memset(dst: int, value: int, count: int, element_size: int, stream: int, is_async: int) -> int | None:
     if not is_async:
-        capture.check_unsafe()
-        return None
-    if capture.of(stream) is None:
-        return None
-    if count:
-        capture.add(stream, graphs.MEMSET, (dst, value, element_size, count, 1, count * element_size))
-    return SUCCESS
+        return capture.check_unsafe()
+    return capture.captured(stream, graphs.MEMSET, (dst, value, element_size, count, 1, count * element_size),
+                            not count)
 
 
-def _unsafe(*args: int) -> None:
-    capture.check_unsafe()
-
-
-def _stream_sync(stream: int) -> None:
-    capture.check_sync(stream)
-
-
-def _event_sync(event: int) -> None:
-    capture.check_event(event)
-
-
-def _event_record(event: int, stream: int) -> int | None:
-    return SUCCESS if capture.record_event(event, stream) else None
-
-
-def _stream_wait(stream: int, event: int) -> int | None:
-    return SUCCESS if capture.wait_event(stream, event) else None
-
-
+_unsafe = capture.check_unsafe
 for _name, _hook in (("cuLaunchKernel", _launch), ("cuLaunchKernelEx", _launch),
                      ("cuMemcpyHtoD", _copy(H2D)), ("cuMemcpyDtoH", _copy(D2H)), ("cuMemcpyDtoD", _copy(D2D)),
                      ("cuMemcpy", _copy(UNIFIED)), ("cuMemset", _memset), ("cuMemAlloc", _unsafe),
                      ("cuMemFree", _unsafe), ("cuMemHostAlloc", _unsafe), ("cuMemFreeHost", _unsafe),
-                     ("cuCtxSynchronize", _unsafe), ("cuStreamSynchronize", _stream_sync),
-                     ("cuStreamQuery", _stream_sync), ("cuEventSynchronize", _event_sync),
-                     ("cuEventQuery", _event_sync), ("cuEventRecord", _event_record),
-                     ("cuStreamWaitEvent", _stream_wait)):
+                     ("cuCtxSynchronize", _unsafe), ("cuStreamSynchronize", capture.check_sync),
+                     ("cuStreamQuery", capture.check_sync), ("cuEventSynchronize", capture.check_event),
+                     ("cuEventQuery", capture.check_event), ("cuEventRecord", capture.record_event),
+                     ("cuStreamWaitEvent", capture.wait_event)):
     capture.hook(DRIVER_API, _name, _hook)

@@ -80,23 +80,19 @@ def _launch(func: int, gxy: int, gz: int, bxy: int, bz: int, args: int, shared: 
             *attributes: int) -> int | None:
     if capture.of(stream) is None:
         return None
-    capture.add(stream, graphs.KERNEL, _kernel(func, gxy, gz, bxy, bz, shared, args, 0))
-    return SUCCESS
+    return capture.captured(stream, graphs.KERNEL, _kernel(func, gxy, gz, bxy, bz, shared, args, 0))
 
 
 def _memcpy_async(dst: int, src: int, count: int, kind: int, stream: int) -> int | None:
     if capture.of(stream) is None:
         return None
-    if count:
-        capture.add(stream, graphs.MEMCPY, (dst, src, count, rt.kind_of(dst, src, kind)))
-    return SUCCESS
+    return capture.captured(stream, graphs.MEMCPY, (dst, src, count, rt.kind_of(dst, src, kind)), not count)
 
 
 def _memcpy_2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height: int, kind: int,
                stream: int, sync: int) -> int | None:
     if sync:
-        capture.check_unsafe()
-        return None
+        return capture.check_unsafe()
     if capture.of(stream) is None:
         return None
     kind = rt.kind_of(dst, src, kind)
@@ -107,42 +103,18 @@ def _memcpy_2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height:
 
 def _memset(ptr: int, value: int, count: int, stream: int, sync: int) -> int | None:
     if sync:
-        capture.check_unsafe()
-        return None
-    if capture.of(stream) is None:
-        return None
-    if count:
-        capture.add(stream, graphs.MEMSET, (ptr, value, 1, count, 1, count))
-    return SUCCESS
+        return capture.check_unsafe()
+    return capture.captured(stream, graphs.MEMSET, (ptr, value, 1, count, 1, count), not count)
 
 
-def _unsafe(*args: int) -> None:
-    capture.check_unsafe()
-
-
-def _stream_sync(stream: int) -> None:
-    capture.check_sync(stream)
-
-
-def _event_sync(event: int) -> None:
-    capture.check_event(event)
-
-
-def _event_record(event: int, stream: int, *flags: int) -> int | None:
-    return SUCCESS if capture.record_event(event, stream) else None
-
-
-def _stream_wait(stream: int, event: int, flags: int) -> int | None:
-    return SUCCESS if capture.wait_event(stream, event) else None
-
-
+_unsafe = capture.check_unsafe
 for _name, _hook in (("cudaLaunchKernel", _launch), ("cudaLaunchKernelExC", _launch),
                      ("cudaMemcpyAsync", _memcpy_async), ("cudaMemcpy2DAsync", _memcpy_2d),
                      ("cudaMemsetAsync", _memset), ("cudaMemcpy", _unsafe), ("cudaMemcpy_ptds", _unsafe),
                      ("cudaMalloc", _unsafe), ("cudaMallocPitch", _unsafe), ("cudaFree", _unsafe),
                      ("cudaMallocHost", _unsafe), ("cudaHostAlloc", _unsafe), ("cudaFreeHost", _unsafe),
-                     ("cudaDeviceSynchronize", _unsafe), ("cudaStreamSynchronize", _stream_sync),
-                     ("cudaStreamQuery", _stream_sync), ("cudaEventSynchronize", _event_sync),
-                     ("cudaEventQuery", _event_sync), ("cudaEventRecord", _event_record),
-                     ("cudaStreamWaitEvent", _stream_wait)):
+                     ("cudaDeviceSynchronize", _unsafe), ("cudaStreamSynchronize", capture.check_sync),
+                     ("cudaStreamQuery", capture.check_sync), ("cudaEventSynchronize", capture.check_event),
+                     ("cudaEventQuery", capture.check_event), ("cudaEventRecord", capture.record_event),
+                     ("cudaStreamWaitEvent", capture.wait_event)):
     capture.hook(RUNTIME_API, _name, _hook)
