@@ -83,13 +83,14 @@ class Graph:
         graph's are the graph's own)."""
         copy = Graph()
         mapping: dict[int, Node] = {}
-        for n in self.nodes:            # nodes are only ever added after their dependencies
+        for n in self.nodes:
             params = (n.params[0].clone(False)[0],) if n.kind == CHILD else n.params
-            c = Node(n.kind, params, [mapping[d.handle] for d in n.deps])
-            mapping[n.handle] = c
+            c = mapping[n.handle] = Node(n.kind, params, [])
             copy.nodes.append(c)
             if register:
                 NODES[c.handle] = (c, copy)
+        for n in self.nodes:            # an edge may lead to a node made earlier (cudaGraphAddDependencies)
+            mapping[n.handle].deps = [mapping[d.handle] for d in n.deps]
         if register:
             GRAPHS[copy.handle] = copy
         return copy, mapping
