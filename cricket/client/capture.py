@@ -12,8 +12,8 @@ while a capture runs: such a call fails with cudaErrorStreamCaptureUnsupported a
 captures it concerns, whose end then fails with cudaErrorStreamCaptureInvalidated.
 
 Captured state is keyed by the server's stream handle, which both API faces share. The face
-modules (``graphs_runtime``, ``graphs_driver``) put :func:`hook` in front of the operations that can
-be captured; with no capture anywhere the hook costs one test of two empty dicts.
+modules (``graphs_runtime``, ``graphs_driver``) register :func:`hook` s for the operations that can
+be captured or are unsafe; they stand in the face tables only while a capture runs.
 """
 from __future__ import annotations
 
@@ -90,6 +90,8 @@ def begin(stream: int, mode: int) -> Capture:
             raise CudaRuntimeError(ERR_ILLEGAL_STATE, "the stream is already capturing")
         cap = Capture(graphs.create_graph(), mode, threading.get_ident(), server)
         cap.tails[server] = []
+        if not CAPTURES:
+            _arm()
         CAPTURES[server] = cap
     return cap
 
@@ -99,6 +101,8 @@ def _finish(cap: Capture) -> None:
         del CAPTURES[s]
     for e in [e for e, (c, _) in EVENTS.items() if c is cap]:
         del EVENTS[e]
+    if not CAPTURES:
+        _disarm()
 
 
 def _ancestors(nodes: list[Node]) -> set[int]:
@@ -279,11 +283,15 @@ def check_unsafe(*args: int) -> None:
                            "(see cudaThreadExchangeStreamCaptureMode)")
 
 
+_HOOKS: list[tuple[Face, str, Callable[..., int], Callable[..., int]]] = []   # face, name, entry, hooked
+
+
 def hook(face: Face, name: str, capture: Callable[..., int | None]) -> None:
-    """Put ``capture`` in front of ``face``'s implementation of ``name``: it gets the same arguments
-    and returns the code when it handled the call, None to let the implementation run. In front of
-    an unguarded implementation (a query answering codes of its own) it may only raise. One hook
-    per name: the entry's ``__wrapped__`` stays the implementation."""
+    """Put ``capture`` in front of ``face``'s implementation of ``name`` while any stream captures
+    (the entries are swapped at the first capture and back after the last, so other calls pay
+    nothing): it gets the same arguments and returns the code when it handled the call, None to
+    let the implementation run. In front of an unguarded implementation (a query answering codes
+    of its own) it may only raise."""
     original = face.lookup(name)
     if original is None:
         raise RuntimeError(f"{name} has no implementation to capture in front of")
@@ -295,22 +303,29 @@ def hook(face: Face, name: str, capture: Callable[..., int | None]) -> None:
         check.__name__ = getattr(original, "__name__", name)
         checked = face.guard(check)
 
-        def call(*args: int) -> int:
-            if CAPTURES or EVENTS:
-                code = checked(*args)
-                if code:
-                    return code
-            return original(*args)
-        face.register(name, call, replace=True)
+        def hooked(*args: int) -> int:
+            code = checked(*args)
+            return code if code else original(*args)
+        _HOOKS.append((face, name, original, hooked))
         return
 
     def guarded(*args: int) -> int:
-        if CAPTURES or EVENTS:
-            code = capture(*args)
-            if code is not None:
-                return code
-        return inner(*args)
+        code = capture(*args)
+        return inner(*args) if code is None else code
     guarded.__name__ = guarded.__qualname__ = inner.__name__
     entry = face.guard(guarded)
     entry.__wrapped__ = inner          # type: ignore[attr-defined]  (the implementation, as before)
-    face.register(name, entry, replace=True)
+    _HOOKS.append((face, name, original, entry))
+
+
+def _arm() -> None:
+    """The first capture began: the hooks go in front (the caller holds ``_lock``)."""
+    for face, name, _, hooked in _HOOKS:
+        face.register(name, hooked, replace=True)
+
+
+def _disarm() -> None:
+    """No capture is left: the implementations take the calls again (the caller holds ``_lock``)."""
+    for face, name, original, hooked in _HOOKS:
+        if face.lookup(name) is hooked:
+            face.register(name, original, replace=True)
