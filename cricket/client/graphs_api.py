@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import threading
 
 from cricket.client import capture, graphs, hostmem, host_callbacks
 from cricket.client.driver_face import DRIVER_API
@@ -76,9 +77,12 @@ def stream_is_capturing(stream: int, pstatus: int) -> int:
     return SUCCESS
 
 
-class _CaptureDeps:
-    """The array cudaStreamGetCaptureInfo hands out: valid until the next call on the thread."""
+class _CaptureDeps(threading.local):
+    """The array cudaStreamGetCaptureInfo hands out: valid until the thread's next call."""
     array = None
+
+
+_capture_deps = _CaptureDeps()
 
 
 @implements(RUNTIME_API, "cudaStreamGetCaptureInfo")
@@ -96,7 +100,7 @@ def stream_get_capture_info(stream: int, pstatus: int, pid: int, pgraph: int, pd
         hostmem.store_u64(pgraph, cap.graph.handle)
     if pdeps:
         array = (ctypes.c_uint64 * max(1, len(tails)))(*[n.handle for n in tails])
-        _CaptureDeps.array = array
+        _capture_deps.array = array
         hostmem.store_u64(pdeps, ctypes.addressof(array) if tails else 0)
     if pcount:
         hostmem.store_u64(pcount, len(tails))
