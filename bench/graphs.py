@@ -13,7 +13,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from .config import Config, from_env
@@ -26,7 +25,12 @@ KERNELS = 100
 
 
 def _program(workdir: Path) -> Path:
+    """The program, built by nvcc unless the one in ``workdir`` is newer than its source."""
     exe = workdir / "graph_launch"
+    source = ROOT / "bench" / "graph_launch.cu"
+    if exe.exists() and exe.stat().st_mtime > source.stat().st_mtime:
+        return exe
+    workdir.mkdir(parents=True, exist_ok=True)
     r = subprocess.run(["nvcc", "-O2", "-cudart", "shared", "-o", str(exe), str(ROOT / "bench" / "graph_launch.cu")],
                        capture_output=True, text=True)
     if r.returncode:
@@ -53,13 +57,12 @@ def measure(cfg: Config, progress) -> BenchResult:
     kernels = 10 if cfg.tiny else KERNELS
     server = CricketServer("emu")
     try:
-        with tempfile.TemporaryDirectory(prefix="cricket-bench-graphs-") as tmp:
-            progress("nvcc builds bench/graph_launch.cu")
-            exe = _program(Path(tmp))
-            runs = []
-            for r in range(cfg.repeat):
-                progress(f"run {r + 1}/{cfg.repeat}")
-                runs.append(_round_seconds(exe, server, kernels))
+        progress("nvcc builds bench/graph_launch.cu")
+        exe = _program(cfg.build_dir("bench_graphs"))
+        runs = []
+        for r in range(cfg.repeat):
+            progress(f"run {r + 1}/{cfg.repeat}")
+            runs.append(_round_seconds(exe, server, kernels))
     finally:
         server.stop()
     res.rows.append(Row(f"{kernels} small kernels + stream synchronize: one graph launch",
