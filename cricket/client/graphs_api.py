@@ -20,6 +20,7 @@ from cricket.client.runtime_face import RUNTIME_API
 log = logging.getLogger(__name__)
 
 SUCCESS = 0
+INSTANTIATE_DEVICE_LAUNCH = 4          # cudaGraphInstantiateFlagDeviceLaunch (CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH)
 
 
 def required(ptr: int) -> int:
@@ -280,7 +281,12 @@ def graph_add_event_wait_node(pnode: int, graph: int, deps: int, count: int, eve
 @implements(RUNTIME_API, "cudaGraphInstantiate")
 @implements(DRIVER_API, "cuGraphInstantiate")
 def graph_instantiate(pexec: int, graph: int, flags: int) -> int:
+    """Flags: auto-free on launch, upload and node priorities change nothing here (no memory nodes,
+    the upload happens at the first launch, one replay order); a graph launched from the device
+    (cudaGraphInstantiateFlagDeviceLaunch) is not supported."""
     required(pexec)
+    if flags & INSTANTIATE_DEVICE_LAUNCH:
+        return ERR_NOT_SUPPORTED
     hostmem.store_u64(pexec, graphs.instantiate(graphs.graph(graph)).handle)
     return SUCCESS
 
