@@ -9,22 +9,7 @@ import sys
 import numpy as np
 from cuda.bindings import driver as d
 
-failures = []
-
-
-def check(result, what):
-    err, *values = result if isinstance(result, tuple) else (result,)
-    if err != d.CUresult.CUDA_SUCCESS:
-        print(f"FAIL: {what}: {err.name}")
-        sys.exit(1)
-    return values[0] if len(values) == 1 else values
-
-
-def expect(what, ok):
-    print(f"{'PASS' if ok else 'FAIL'}: {what}")
-    if not ok:
-        failures.append(what)
-
+from driver_checks import check, failures, report
 
 ptx = open(sys.argv[1], "rb").read() + b"\0"
 K = int(sys.argv[2])
@@ -48,7 +33,7 @@ grid = (n + 127) // 128
 # 1. capture: dc = 0, then K times dc += b, then a copy to pinned memory
 mode = d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL
 check(d.cuStreamBeginCapture(stream, mode), "cuStreamBeginCapture")
-expect("capturing", check(d.cuStreamIsCapturing(stream), "cuStreamIsCapturing")
+report("capturing", check(d.cuStreamIsCapturing(stream), "cuStreamIsCapturing")
        == d.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_ACTIVE)
 check(d.cuMemsetD32Async(dc, 0, n, stream), "cuMemsetD32Async")
 for _ in range(K):
@@ -62,7 +47,7 @@ for launch in range(2):
     out[:] = -1
     check(d.cuGraphLaunch(exe, stream), "cuGraphLaunch")
     check(d.cuStreamSynchronize(stream), "cuStreamSynchronize")
-    expect(f"captured graph, launch {launch + 1}", bool(np.all(out == K * b)))
+    report(f"captured graph, launch {launch + 1}", bool(np.all(out == K * b)))
 
 from cricket.client.runtime import RUNTIME           # the client in this process: the server's counters
 stats = {s.name: s.value for s in RUNTIME.conn._stub.CR_SESSION_STATS().stats}
@@ -95,18 +80,18 @@ exe2 = check(d.cuGraphInstantiate(g2, 0), "cuGraphInstantiate")
 check(d.cuGraphLaunch(exe2, stream), "cuGraphLaunch")
 check(d.cuCtxSynchronize(), "cuCtxSynchronize")
 check(d.cuMemcpyDtoH(out.ctypes.data, dc, nbytes), "cuMemcpyDtoH")
-expect("explicit graph: kernel node", bool(np.all(out == b)))
-expect("host node ran after the kernel node", len(seen) == 1)
+report("explicit graph: kernel node", bool(np.all(out == b)))
+report("host node ran after the kernel node", len(seen) == 1)
 other = ((int(db), int(db), int(dc), n), (T, T, T, ctypes.c_int))      # dc = b + b
 params.kernelParams = other
 check(d.cuGraphExecKernelNodeSetParams(exe2, knode, params), "cuGraphExecKernelNodeSetParams")
 check(d.cuGraphLaunch(exe2, stream), "cuGraphLaunch")
 check(d.cuStreamSynchronize(stream), "cuStreamSynchronize")
 check(d.cuMemcpyDtoH(out.ctypes.data, dc, nbytes), "cuMemcpyDtoH")
-expect("cuGraphExecKernelNodeSetParams", bool(np.all(out == 2 * b)))
+report("cuGraphExecKernelNodeSetParams", bool(np.all(out == 2 * b)))
 check(d.cuGraphAddEmptyNode(g2, None, 0), "cuGraphAddEmptyNode")
 err, _ = d.cuGraphExecUpdate(exe2, g2)     # the result info comes back only on success
-expect("update with another topology", err == d.CUresult.CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
+report("update with another topology", err == d.CUresult.CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE)
 
 
 # 3. a host function in stream order: it sees the kernel's result
@@ -122,16 +107,16 @@ check(d.cuMemcpyDtoHAsync(pinned, dc, nbytes, stream), "cuMemcpyDtoHAsync")
 out[1] = -1
 check(d.cuLaunchHostFunc(stream, d.CUhostFn(ctypes.cast(host_fn, ctypes.c_void_p).value), 0), "cuLaunchHostFunc")
 check(d.cuStreamSynchronize(stream), "cuStreamSynchronize")
-expect("cuLaunchHostFunc after the stream's earlier work", seen[-1] == ("fn", 2.0))
+report("cuLaunchHostFunc after the stream's earlier work", seen[-1] == ("fn", 2.0))
 
 # 4. capture errors
 check(d.cuStreamBeginCapture(stream, mode), "cuStreamBeginCapture")
 err, _ = d.cuMemAlloc(16)
-expect("cuMemAlloc in a global capture", err == d.CUresult.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+report("cuMemAlloc in a global capture", err == d.CUresult.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
 err, _ = d.cuStreamEndCapture(stream)
-expect("the capture was invalidated", err == d.CUresult.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+report("the capture was invalidated", err == d.CUresult.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
 err = d.cuStreamSynchronize(stream)[0]
-expect("the stream works again", err == d.CUresult.CUDA_SUCCESS)
+report("the stream works again", err == d.CUresult.CUDA_SUCCESS)
 
 for h in (exe, exe2):
     check(d.cuGraphExecDestroy(h), "cuGraphExecDestroy")
