@@ -165,6 +165,11 @@ def bench_kernels(cfg: Config, progress: Progress) -> BenchResult:
     return kernels.measure(cfg, progress)
 
 
+def bench_graphs(cfg: Config, progress: Progress) -> BenchResult:
+    from bench import graphs
+    return graphs.measure(cfg, progress)
+
+
 # ---- fatbin registration --------------------------------------------------------------------------
 
 def _small_library(workdir: Path) -> Path | None:
@@ -433,6 +438,7 @@ BENCHES: dict[str, Callable[[Config, Progress], BenchResult]] = {
     "overhead": bench_overhead,
     "calls": bench_calls,
     "tls": bench_tls,
+    "graphs": bench_graphs,
 }
 
 
@@ -442,6 +448,7 @@ TITLES = {
     "kernels": "Sessions' kernels side by side (emu)",
     "overhead": "Remoting overhead (examples/overhead)", "calls": "Client calls and copies",
     "tls": "RPC-over-TLS against plain TCP",
+    "graphs": "A graph of small kernels against the kernels one by one (emu)",
 }
 
 

@@ -16,6 +16,7 @@ import atexit
 import logging
 
 from cricket.client import driver_api
+from cricket.client import graphs_driver  # noqa: F401  (graphs, capture, host functions: after driver_api)
 
 log = logging.getLogger("cricket.client.cuda_api")
 

@@ -77,6 +77,8 @@ EXAMPLES = (
     Example("texture_driver", ("texture_driver.cu",), driver=True),
     Example("tma_tile", ("tma_tile.cu",), ("-arch=sm_90",)),
     Example("dynamic_parallelism", ("dynamic_parallelism.cu",), ("-rdc=true", "-lcudadevrt")),
+    Example("graphs", ("graphs.cu",)),
+    Example("host_callbacks", ("host_callbacks.cu",)),
 )
 BY_NAME = {e.name: e for e in EXAMPLES}
 

@@ -26,7 +26,7 @@ default_cuda_include = buildlib.default_cuda_include
 
 LIBRARY_NAME = "libcricket-cuda.so"
 SONAME = "libcuda.so.1"
-SOURCES = ("log.c", "devices.c", "contexts.c", "export_tables.c", "procaddr.c", "md2.c", "bridge.c", "forward.c", "arrays.c",
+SOURCES = ("log.c", "devices.c", "contexts.c", "export_tables.c", "procaddr.c", "md2.c", "bridge.c", "forward.c", "arrays.c", "graphs.c",
            "log_callbacks.c", "tensor_maps.c")
 COMMON_SOURCES = ("bootstrap.c", "log.c")   # in cext/common
 GENERATED = ("driver_stubs.c", "proc_table.c", "error_strings.c")

@@ -422,22 +422,6 @@ CRICKET_DRV_EXPORT_PAIR(cuStreamQuery, cuStreamQuery_ptsz, (CUstream hStream), "
 CRICKET_DRV_EXPORT_PAIR(cuStreamWaitEvent, cuStreamWaitEvent_ptsz, (CUstream hStream, CUevent hEvent, unsigned int Flags),
           "cuStreamWaitEvent", U(hStream), U(hEvent))
 
-/* Graph capture is not supported: no stream is ever capturing (answered here). */
-static CUresult not_capturing(CUstreamCaptureStatus *status)
-{
-    CUresult rc = cricket_drv_check_init();
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    if (!status)
-        return CUDA_ERROR_INVALID_VALUE;
-    *status = CU_STREAM_CAPTURE_STATUS_NONE;
-    return CUDA_SUCCESS;
-}
-CRICKET_DRV_EXPORT CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
-{ return not_capturing(captureStatus); }
-CRICKET_DRV_EXPORT CUresult cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus)
-{ return not_capturing(captureStatus); }
-
 CRICKET_DRV_EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 { return FWD("cuEventCreate", U(phEvent), Flags); }
 CRICKET_DRV_EXPORT_PAIR(cuEventRecord, cuEventRecord_ptsz, (CUevent hEvent, CUstream hStream), "cuEventRecord", U(hEvent), U(hStream))

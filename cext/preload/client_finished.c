@@ -22,6 +22,7 @@ static const char *const SETTLED[] = {
     "cudaFree", "cudaFreeHost", "cudaHostUnregister", "cudaStreamDestroy", "cudaEventDestroy",
     "cudaEventRecord", "cudaEventQuery", "cudaEventSynchronize", "cudaStreamQuery",
     "cudaStreamSynchronize", "cudaStreamWaitEvent", "cudaDeviceSynchronize",
+    "cudaGraphDestroy", "cudaGraphExecDestroy", "cudaGraphDestroyNode",
 };
 
 cudaError_t cricket_after_client(const char *name, const uint64_t *args, int state)
@@ -36,6 +37,11 @@ cudaError_t cricket_after_client(const char *name, const uint64_t *args, int sta
         return cudaSuccess;
     if (strcmp(name, "cudaEventCreateWithFlags") == 0 && args[0]) {
         *(cudaEvent_t *)(uintptr_t)args[0] = (cudaEvent_t)(void *)&finished_event;
+        return cudaSuccess;
+    }
+    /* No stream captures once the client is gone (PyTorch's allocator asks while it frees at exit). */
+    if ((strcmp(name, "cudaStreamIsCapturing") == 0 || strcmp(name, "cudaStreamGetCaptureInfo") == 0) && args[1]) {
+        *(enum cudaStreamCaptureStatus *)(uintptr_t)args[1] = cudaStreamCaptureStatusNone;
         return cudaSuccess;
     }
     for (size_t i = 0; i < sizeof SETTLED / sizeof SETTLED[0]; i++)

@@ -22,9 +22,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 EXPORTS_FILE = HERE / "cudart13_exports.txt"
-FORWARD_FILES = (HERE / "forward.c", HERE / "forward_runtime.c")
+FORWARD_FILES = (HERE / "forward.c", HERE / "forward_runtime.c", HERE / "capture.c", HERE / "graphs.c")
 # Functions answered in C with no Python implementation (the driver's entry points, capture state).
-LOCAL_FILES = (HERE / "driver_link.c", HERE / "capture.c")
+LOCAL_FILES = (HERE / "driver_link.c",)
 VERSION_NODE = "libcudart.so.13"
 
 # Headers searched for prototypes, in order. The first group is compiled into stubs.c with full

@@ -63,6 +63,7 @@ from cricket.client.runtime_face import RUNTIME_API
 # The feature modules of the runtime face: importing them registers their functions.
 from cricket.client import runtime_calls  # noqa: F401
 from cricket.client import arrays_runtime  # noqa: F401  (CUDA arrays, textures, surfaces)
+from cricket.client import graphs_runtime  # graphs, stream capture, host functions (after runtime_calls)
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +111,7 @@ FORWARDED += (
     "cudaMemcpy2DFromArray", "cudaMemcpyToArray", "cudaMemcpyFromArray", "cudaCreateTextureObject",
     "cudaCreateSurfaceObject", "cudaDestroyTextureObject", "cudaDestroySurfaceObject",
     "cudaGetTextureObjectResourceDesc", "cudaGetSurfaceObjectResourceDesc")
+FORWARDED += graphs_runtime.SHIM_EXPORTS
 
 IMPLEMENTATIONS: dict[str, Callable[..., Any]] = RUNTIME_API.implementations
 register = RUNTIME_API.register

@@ -18,6 +18,7 @@ from ..protocol import gen as P
 from ..rpc import NO_REPLY, PayloadSink, admit_connection, current_call, current_connection_id
 from ..rpc.context import current_socket
 from . import arrays
+from . import graphs
 from . import service as svc
 from . import shm
 from .limits import MAX_QUEUED_BYTES, MAX_QUEUED_CALLS
@@ -470,6 +471,20 @@ class CricketProgram(Skeleton):
 
     def CR_TEXOBJ_DESTROY(self, handle):
         return self._call(P.cr_status_res, arrays.texobj_destroy, self.service, handle)
+
+    # --- CUDA graphs (cricket.server.graphs) ---------------------------------------------------
+
+    def CR_GRAPH_CREATE(self, a):
+        return self._call(P.cr_handle_res, graphs.graph_create, self.service, a.nodes, arm="handle")
+
+    def CR_GRAPH_LAUNCH(self, a):
+        return self._call(P.cr_status_res, graphs.graph_launch, self.service, a.graph, a.stream, a.first, a.count)
+
+    def CR_GRAPH_LAUNCH_ASYNC(self, a):
+        return self._async(graphs.graph_launch, self.service, a.graph, a.stream, a.first, a.count)
+
+    def CR_GRAPH_DESTROY(self, handle):
+        return self._call(P.cr_status_res, graphs.graph_destroy, self.service, handle)
 
     # --- administration ----------------------------------------------------------------------
 

@@ -37,13 +37,13 @@ def test_unimplemented_call_returns_801_and_strings_come_from_python(programs, s
     codes = sorted(ERRORS) + [1000, 12345, -1]
     result = run([programs.get("shimtest.cu"), "errors", *codes], shim_env)
     assert result.returncode == 0, result.stderr
-    assert f"cudaGraphCreate {NOT_SUPPORTED}" in result.stdout.splitlines()
+    assert f"cudaDestroyExternalMemory {NOT_SUPPORTED}" in result.stdout.splitlines()
     assert "cudaRuntimeGetVersion 0 13000" in result.stdout.splitlines()
     got = parse_codes(result.stdout)
     assert len(got) == len(codes)
     for code in codes:
         assert got[code] == real_messages(code), code
-    assert "cudaGraphCreate is not implemented by cricket" in result.stderr
+    assert "cudaDestroyExternalMemory is not implemented by cricket" in result.stderr
 
 
 def test_without_the_shim_the_real_runtime_answers_differently(programs, shim_env, run):
@@ -51,7 +51,7 @@ def test_without_the_shim_the_real_runtime_answers_differently(programs, shim_en
     env = {k: v for k, v in shim_env.items() if k != "LD_PRELOAD"}
     result = run([programs.get("shimtest.cu"), "errors"], env)
     assert result.returncode == 0
-    assert f"cudaGraphCreate {NOT_SUPPORTED}" not in result.stdout
+    assert f"cudaDestroyExternalMemory {NOT_SUPPORTED}" not in result.stdout
 
 
 def test_library_path_instead_of_preload(programs, shim_env, shim, run, tmp_path):
@@ -60,7 +60,7 @@ def test_library_path_instead_of_preload(programs, shim_env, shim, run, tmp_path
     env["LD_LIBRARY_PATH"] = str(tmp_path)
     result = run([programs.get("shimtest.cu"), "errors", "801"], env)
     assert result.returncode == 0, result.stderr
-    assert f"cudaGraphCreate {NOT_SUPPORTED}" in result.stdout
+    assert f"cudaDestroyExternalMemory {NOT_SUPPORTED}" in result.stdout
     assert f"code {NOT_SUPPORTED}|cudaErrorNotSupported|operation not supported" in result.stdout
 
 
@@ -85,7 +85,7 @@ def test_registration_reaches_python_and_unregisters_before_python_exits(program
 def test_unimplemented_function_is_logged_once(programs, shim_env, run):
     result = run([programs.get("shimtest.cu"), "threads", "4", "50"], shim_env)
     assert result.returncode == 0, result.stderr
-    assert result.stderr.count("cudaGraphCreate is not implemented by cricket") == 1
+    assert result.stderr.count("cudaDestroyExternalMemory is not implemented by cricket") == 1
 
 
 def test_kernel_launch_is_refused_not_faked(programs, shim_env, run):
@@ -145,4 +145,4 @@ def test_without_libpython_the_client_is_unavailable_with_a_clear_message(progra
     assert result.returncode == 0, result.stderr
     assert "CRICKET_LIBPYTHON is not set" in result.stderr
     assert "cudaRuntimeGetVersion 3 -1" in result.stdout        # cudaErrorInitializationError
-    assert f"cudaGraphCreate {NOT_SUPPORTED}" in result.stdout
+    assert f"cudaDestroyExternalMemory {NOT_SUPPORTED}" in result.stdout

@@ -71,6 +71,7 @@ class Context:
         conn._stub.CR_EVENT_RECORD(P.cr_event_record_args(event=self.event, stream=0))
         self.array = conn._stub.CR_ARRAY_CREATE(ARRAY).array.base
         self.texture = conn._stub.CR_TEXOBJ_CREATE(_texobj(self.array)).ptr
+        self.graph = conn._stub.CR_GRAPH_CREATE(P.cr_graph_args(nodes=graph_nodes(self))).handle
 
 
 ARRAY = P.cr_array_args(format=P.cr_channel_format(x=32, y=0, z=0, w=0, kind=2), width=16, height=8, depth=0,
@@ -81,6 +82,20 @@ def _texobj(array: int) -> P.cr_texobj_args:
     return P.cr_texobj_args(surface=False, resource=0, base=array, format=ARRAY.format, width=0, height=0,
                             pitch=0, address=[1, 1, 1], filter=1, read_mode=0, normalized=True,
                             border=[0.0] * 4, mip_filter=0, lod_bias=0.0, min_lod=0.0, max_lod=1.0)
+
+
+def graph_nodes(c: Context) -> list:
+    """An executable graph's nodes: a kernel, a memset, a copy and an event record."""
+    n = 4096
+    launch = P.cr_launch_args(function=c.kernel.handle, grid=P.cr_dim3(x=1, y=1, z=1),
+                              block=P.cr_dim3(x=32, y=1, z=1), shared_mem=0, stream=0,
+                              params=c.kernel.pack([7, c.buf]))
+    return [P.cr_graph_node(kind=0, kernel=launch),
+            P.cr_graph_node(kind=2, memset=P.cr_memset_args(dst=c.buf.device_ptr, value=1, element_size=4,
+                                                            count=64, stream=0)),
+            P.cr_graph_node(kind=1, copy=P.cr_dtod_args(dst=c.buf.device_ptr + n, src=c.buf.device_ptr,
+                                                        size=n, stream=0)),
+            P.cr_graph_node(kind=3, event_record=c.event2)]
 
 
 def _ptx_module(image: bytes, kind=P.CR_IMAGE_PTX) -> P.cr_module_load_args:
@@ -101,6 +116,7 @@ def valid_calls(c: Context) -> dict[str, tuple]:
     record = P.cr_event_record_args(event=c.event2, stream=c.stream)
     get = P.cr_get_args(module=c.module.handle, name="k_externc")
     box = P.cr_box(base=c.array, pitch=64, slice=512)
+    graph_launch = P.cr_graph_launch_args(graph=c.graph, stream=c.stream, first=0, count=4)
     copy3d = P.cr_memcpy3d_args(dst=box, src=P.cr_box(base=buf, pitch=64, slice=512), width=64, height=8,
                                 depth=1, stream=0, data=b"")
     return {
@@ -159,6 +175,10 @@ def valid_calls(c: Context) -> dict[str, tuple]:
         "CR_LIST_BACKENDS": (),
         "CR_SERVER_STATS": (),
         "CR_SESSION_STATS": (),
+        "CR_GRAPH_CREATE": (P.cr_graph_args(nodes=graph_nodes(c)),),
+        "CR_GRAPH_LAUNCH": (graph_launch,),
+        "CR_GRAPH_LAUNCH_ASYNC": (graph_launch,),
+        "CR_GRAPH_DESTROY": (c.graph,),
     }
 
 
@@ -280,7 +300,7 @@ def test_every_procedure_has_a_valid_call_to_mutate(fuzzed):
     for name in ("CR_MEMCPY_HTOD", "CR_MEMCPY_DTOH", "CR_MEMCPY_DTOD", "CR_MEMSET", "CR_MODULE_LOAD",
                  "CR_MODULE_GET_FUNCTION", "CR_MODULE_GET_GLOBAL", "CR_LAUNCH", "CR_EVENT_RECORD",
                  "CR_STREAM_WAIT_EVENT", "CR_EVENT_ELAPSED_TIME", "CR_ARRAY_CREATE", "CR_MEMCPY_3D",
-                 "CR_MEMCPY_3D_DTOH", "CR_TEXOBJ_CREATE"):      # the seeds work unmutated
+                 "CR_MEMCPY_3D_DTOH", "CR_TEXOBJ_CREATE", "CR_GRAPH_CREATE", "CR_GRAPH_LAUNCH"):  # the seeds work unmutated
         reply = rpc.call(PROGRAM, VERSION, PROCEDURES[name], [encoded(name, *calls[name])])
         assert struct.unpack_from(">i", reply)[0] == 0, (name, bytes(reply[4:100]))
 

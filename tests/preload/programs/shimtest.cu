@@ -19,12 +19,11 @@ __global__ void scale(float *x, float a, int n)
 __device__ int device_counter;
 __constant__ float constant_table[4];
 
-// cudaGraphCreate is not implemented by the shim: it must answer 801.
+// cudaDestroyExternalMemory is not implemented by the shim: it must answer 801.
 static int errors_mode(int argc, char **argv)
 {
-    cudaGraph_t graph = NULL;
-    cudaError_t e = cudaGraphCreate(&graph, 0);
-    printf("cudaGraphCreate %d\n", (int)e);
+    cudaError_t e = cudaDestroyExternalMemory(NULL);
+    printf("cudaDestroyExternalMemory %d\n", (int)e);
     int version = -1;
     e = cudaRuntimeGetVersion(&version);
     printf("cudaRuntimeGetVersion %d %d\n", (int)e, version);
@@ -42,10 +41,9 @@ static void *thread_body(void *arg)
     struct thread_result *r = (struct thread_result *)arg;
     for (int i = 0; i < r->calls; i++) {
         int version = 0;
-        cudaGraph_t g = NULL;
         if (cudaRuntimeGetVersion(&version) == cudaSuccess && version == 13000
             && strcmp(cudaGetErrorString(cudaErrorNotSupported), "operation not supported") == 0
-            && cudaGraphCreate(&g, 0) == cudaErrorNotSupported)
+            && cudaDestroyExternalMemory(NULL) == cudaErrorNotSupported)
             r->ok++;
     }
     return NULL;
