@@ -242,6 +242,10 @@ class Server:
         log.info("RPC server listening on %s", bound)
         return bound
 
+    async def adopt(self, sock: socket.socket) -> None:
+        """Serve a connection accepted elsewhere (a worker's, :mod:`cricket.rpc.server_workers`)."""
+        await asyncio.get_running_loop().connect_accepted_socket(self._protocol, sock)
+
     @property
     def port(self) -> int:
         """The port of the first TCP listener."""
