@@ -424,13 +424,13 @@ def bench_calls(cfg: Config, progress: Progress, backend: str = "emu") -> BenchR
                     for k, v in calls.run_program(exe, address, iterations, max_copy).items():
                         by_path[name].setdefault(k, []).append(v * 1e-6)
                 null.append(calls.null_rpc_us(address, iterations * 5) * 1e-6)
+                # the reference in each round, so that a busy spell slows both alike
+                progress(f"raw Unix socket, run {r + 1}/{cfg.repeat}")
+                for k, v in calls.raw_socket_us(sizes, [20 if s <= 1 << 20 else 3 for s in sizes]).items():
+                    raw.setdefault(k, []).append(v * 1e-6)
         finally:
             server.terminate()
             server.wait(10)
-    for r in range(cfg.repeat):
-        progress(f"raw Unix socket, run {r + 1}/{cfg.repeat}")
-        for k, v in calls.raw_socket_us(sizes, [20 if s <= 1 << 20 else 3 for s in sizes]).items():
-            raw.setdefault(k, []).append(v * 1e-6)
     nul = Sample.of(null, "s")
     rows = [("cudaGetDeviceCount (answered locally)", "cudaGetDeviceCount", ("<=", 0.1)),
             ("cudaMalloc + cudaFree", "cudaMalloc+cudaFree", "—"),
@@ -535,6 +535,9 @@ def run(names: list[str], cfg: Config, progress_stream=sys.stderr, backend: str 
         except Exception as exc:  # noqa: BLE001 - one broken bench must not lose the others
             result = BenchResult(name, TITLES[name], error=f"{type(exc).__name__}: {exc}")
             result.notes.append("```\n" + traceback.format_exc()[-1500:] + "```")
+        if not result.skipped:
+            from bench.breakdown import notes_for
+            result.notes += notes_for(name)
         result.seconds = time.perf_counter() - started
         progress("skipped: " + result.skipped if result.skipped else
                  "failed" if result.error else f"done in {result.seconds:.1f} s")

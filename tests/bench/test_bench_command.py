@@ -125,3 +125,14 @@ def test_the_run_writes_only_under_out(report_dir):
     assert not written, f"cricket bench wrote into the source tree: {written[:5]}"
     if not _section((report_dir / "report.md").read_text(), "xdr").lstrip().startswith("Skipped:"):
         assert (report_dir / "build" / "bench_xdr").is_dir()   # the xdr bench built under --out
+
+
+def test_measured_benches_carry_their_time_breakdown(report_dir):
+    from bench.breakdown import NOTES
+    from bench.suite import BENCHES
+    assert set(NOTES) <= set(BENCHES), "a breakdown for a bench that does not exist"
+    report = (report_dir / "report.md").read_text()
+    for name in NOTES:
+        section = _section(report, name)
+        if not section.lstrip().startswith("Skipped:"):
+            assert "breakdown (" in section, name

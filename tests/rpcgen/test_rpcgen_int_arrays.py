@@ -1,14 +1,12 @@
 """Generated codecs decode int arrays exactly, across every value range, and check narrowed types."""
 from __future__ import annotations
 
-import shutil
 import struct
 
 import pytest
 
-from cricket._select import pure_python_forced
 from cricket.xdr.errors import XdrTruncatedError, XdrValueError
-from rpcgen_testlib import DATA, generate
+from rpcgen_testlib import DATA, generate_with_codec
 
 # Around the boundaries where a decoder may treat values differently (shared small ints, sign).
 EDGES = [0, 1, 255, 256, 257, 65535, 65536, 65537, 2**31 - 1, -1, -5, -6, -65536, -2**31]
@@ -16,15 +14,8 @@ EDGES = [0, 1, 255, 256, 257, 65535, 65536, 65537, 2**31 - 1, -1, -5, -6, -65536
 
 @pytest.fixture(scope="module", params=["pure", "cython"])
 def arrays(request, tmp_path_factory):
-    cython = request.param == "cython"
-    if cython and pure_python_forced():
-        pytest.skip("CRICKET_PUREPYTHON=1: compiled codecs are not used")
-    if cython and not (shutil.which("cc") or shutil.which("gcc")):
-        pytest.skip("no C compiler to build the generated Cython codec")
-    mod = generate(DATA / "int_arrays.x", tmp_path_factory.mktemp("arrays"), f"arrays_{request.param}",
-                   cython=cython)
-    assert (mod._codec is not None) == cython
-    return mod
+    return generate_with_codec(request.param, DATA / "int_arrays.x", tmp_path_factory.mktemp("arrays"),
+                               f"arrays_{request.param}")
 
 
 def test_ints_decode_exactly_across_the_value_range(arrays):
