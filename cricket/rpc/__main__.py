@@ -87,8 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-record", type=int, default=DEFAULT_MAX_RECORD,
                        help="largest record accepted, in bytes")
     serve.add_argument("--workers", type=int, default=1, metavar="N",
-                       help="serve from N processes, each with its own event loop (TCP listeners use "
-                            "SO_REUSEPORT); a connection stays in one of them (default 1)")
+                       help="serve from N processes, each with its own event loop; each new "
+                            "connection goes to the next one in turn and stays there (default 1)")
     add_tls_arguments(serve)
     return parser
 
