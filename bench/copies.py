@@ -30,6 +30,7 @@ from bench.stats import Sample, size_label  # noqa: E402
 
 MIB = 1 << 20
 PATHS = (("shm", "shared memory"), ("socket", "socket, CRICKET_SHM=0"))
+SHM_GOAL_SIZE = 16 * MIB    # shared-memory copies this large: ≥ 0.5× a memcpy of the same bytes
 
 
 def _rate(fn, size: int, calls: int, seconds: float) -> float:
@@ -66,7 +67,7 @@ def measure(cfg: Config, progress=lambda msg: None, backend: str = "emu") -> Ben
     result = BenchResult("copy", f"Copy bandwidth by size (cricket over TCP loopback, {backend} backend)")
     sizes = cfg.copy_sizes
     seconds = 0.02 if cfg.tiny else 0.1 if cfg.quick else 0.25
-    keys = [f"{d}_{p}" for d in ("htod", "dtoh") for p, _ in PATHS] + ["raw_up", "raw_down"]
+    keys = [f"{d}_{p}" for d in ("htod", "dtoh") for p, _ in PATHS] + ["raw_up", "raw_down", "memcpy"]
     runs = {k: {s: [] for s in sizes} for k in keys}
     peer = RawSocketPeer()                          # forks: before any client thread exists
     server = CricketServer(backend)
@@ -89,6 +90,8 @@ def measure(cfg: Config, progress=lambda msg: None, backend: str = "emu") -> Ben
                             buf.free()
                     runs["raw_up"][s].append(_rate(lambda: peer.upload(data), s, n, seconds))
                     runs["raw_down"][s].append(_rate(lambda: peer.download(into), s, n, seconds))
+                    if s >= MIB:
+                        runs["memcpy"][s].append(_rate(lambda: into.__setitem__(slice(None), data), s, n, seconds))
             attached = shm_conn._shm_region not in (None, False)
     finally:
         server.stop()
@@ -106,6 +109,12 @@ def measure(cfg: Config, progress=lambda msg: None, backend: str = "emu") -> Ben
             for path, what in PATHS:
                 result.rows.append(Row(f"{label} {size_label(s)}, {what}", Sample.of(runs[f"{d}_{path}"][s], "B/s"),
                                        Sample.of(runs[raw][s], "B/s"), "raw socket", goal))
+    for d, label in (("htod", "host → device"), ("dtoh", "device → host")):
+        for s in sizes:
+            if s >= MIB:
+                result.rows.append(Row(f"{label} {size_label(s)}, shared memory vs memcpy",
+                                       Sample.of(runs[f"{d}_shm"][s], "B/s"), Sample.of(runs["memcpy"][s], "B/s"),
+                                       "memcpy in this process", (">=", 0.5) if s >= SHM_GOAL_SIZE else "—"))
     series = {}
     styles = {}
     for d, label, raw, raw_label, colour in (
@@ -129,7 +138,9 @@ def measure(cfg: Config, progress=lambda msg: None, backend: str = "emu") -> Ben
                         "region both processes map (cricket.client.shm), pipelined; socket: 2 MiB "
                         "chunks, pipelined; the raw socket moves the same bytes over one TCP "
                         f"connection to a peer process; each figure ≥ {seconds * 1e3:.0f} ms per run; "
-                        "goal ≥ 0.8× of the socket from 1 MiB up")
+                        "goal ≥ 0.8× of the socket from 1 MiB up; \"vs memcpy\": one copy of the same "
+                        "bytes between two buffers of this process (memoryview slice assignment), "
+                        "interleaved with the others")
     if not attached:
         result.notes.append("the shared region was NOT attached (see the log): the shared-memory rows "
                             "measured the socket")

@@ -117,10 +117,11 @@ class Proc:
             self.p.kill()
 
 
-def py_server() -> Proc:
+def py_server(workers: int = 1) -> Proc:
+    """Our server (``--workers N``: N processes, cricket.rpc.server_workers)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "tests" / "rpc"), str(ROOT)]))
     return Proc([sys.executable, "-m", "cricket.rpc", "serve", "--listen", "127.0.0.1:0",
-                 "rpc_interop:InteropServer"], env)
+                 "--workers", str(workers), "rpc_interop:InteropServer"], env)
 
 
 def c_round_trip(client: str, address, calls: int) -> float:
@@ -208,13 +209,18 @@ def py_concurrent(address, clients: int, seconds: float) -> float:
 
 
 def c_concurrent(client: str, address, clients: int, seconds: float) -> float:
+    return sum(c_client_rates(client, address, clients, seconds))
+
+
+def c_client_rates(client: str, address, clients: int, seconds: float) -> list[float]:
+    """Calls per second of each of ``clients`` concurrent C client processes."""
     procs = [subprocess.Popen([client, address[0], str(address[1]), "0", str(seconds)],
                               stdout=subprocess.PIPE, text=True) for _ in range(clients)]
-    total = 0.0
+    rates = []
     for p in procs:
         n, t = p.communicate(timeout=seconds + 60)[0].split()
-        total += int(n) / float(t)
-    return total
+        rates.append(int(n) / float(t))
+    return rates
 
 
 def best(fn, repeat: int, key=min):

@@ -44,11 +44,14 @@ def bench_xdr(cfg: Config, progress: Progress) -> BenchResult:
     progress("timing xdrlib3")
     ref = xdr.measure_xdrlib3(mod, quick, timer=timer)
     for what, ref_us in ref.items():
-        goal = (">=", xdr.GOALS[what]) if what in xdr.GOALS else "no copy " + (
+        goal = (">=", xdr.GOALS[what]) if what in xdr.GOALS else "—" if what == xdr.WIDE_ROW else "no copy " + (
             "✓" if ours["_zero_copy_pack" if "unpack" not in what else "_zero_copy_unpack"] else "✗")
         res.rows.append(Row(what, Sample.of([t * 1e-6 for t in ours[what]], "s"),
                             Sample.of([t * 1e-6 for t in ref_us], "s"), "xdrlib3", goal, ratio_of="ref/ours"))
     res.notes.append("each figure: µs per operation in each timeit round (best-of-autorange loops)")
+    res.notes.append(f"{xdr.WIDE_ROW}: every item needs a new int object (the decoder shares the ints "
+                     "below 65536, made once, as CPython shares -5…256); that allocation is the floor, "
+                     "about what list(range(65536, 75536)) costs")
     return res
 
 
@@ -96,6 +99,7 @@ def bench_rpc(cfg: Config, progress: Progress) -> BenchResult:
                 progress("8 concurrent clients")
                 runs["conc_ours"] = [rpc.py_concurrent(psrv.address, 8, seconds)]
                 runs["conc_c"] = [rpc.c_concurrent(c["client"], csrv.address, 8, seconds)]
+                _many_clients(cfg, progress, c["client"], csrv, psrv, runs, seconds)
         finally:
             csrv.stop()
             psrv.stop()
@@ -112,9 +116,62 @@ def bench_rpc(cfg: Config, progress: Progress) -> BenchResult:
     if "conc_ours" in runs:
         res.rows.append(Row("NULL calls, 8 client processes → server", Sample.of(runs["conc_ours"], "/s"),
                             Sample.of(runs["conc_c"], "/s"), "8 C clients → C server"))
+    for n in MANY_CLIENTS:
+        if f"many_c_{n}" not in runs:
+            continue
+        ref = Sample.of([sum(r) for r in runs[f"many_c_{n}"]], "/s")
+        for w in (1, WORKERS):
+            res.rows.append(Row(f"NULL calls, {n} C clients → our server, {_processes(w)}",
+                                Sample.of([sum(r) for r in runs[f"many_{w}_{n}"]], "/s"), ref,
+                                f"{n} C clients → C server", (">=", 1.0) if w == WORKERS else "—"))
+        fair_ref = Sample.of([max(r) / min(r) for r in runs[f"many_c_{n}"]], "×")
+        for w in (1, WORKERS):
+            res.rows.append(Row(f"fairness, {n} C clients: fastest / slowest client, our server, {_processes(w)}",
+                                Sample.of([max(r) / min(r) for r in runs[f"many_{w}_{n}"]], "×"), fair_ref,
+                                "C server", ("<=", 1.0) if w == WORKERS else "—"))
     res.notes.append(f"{calls} calls per round-trip run; round trips with server and client on one CPU; "
                      "our client blocks in the read as libtirpc's does, except in the polling row")
+    if any(k.startswith("many_") for k in runs):
+        res.notes.append(f"many clients: the same libtirpc C client processes against each server (every "
+                         f"CPU, interleaved runs); `--workers {WORKERS}` = one worker process per usable "
+                         "core (cricket.rpc.server_workers: connections handed out in turn); fairness = the fastest client's "
+                         "calls/s over the slowest's (1 = equal shares), goal: no worse than the C server")
     return res
+
+
+MANY_CLIENTS = (8, 32)
+WORKERS = max(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 2)
+
+
+def _processes(workers: int) -> str:
+    return "one process" if workers == 1 else f"{workers} worker processes"
+
+
+def _many_clients(cfg: Config, progress: Progress, client: str, csrv, psrv, runs: dict, seconds: float) -> None:
+    """C clients against the C server, our server, and our server with one worker per core."""
+    from bench import rpc
+    wsrv = rpc.py_server(WORKERS)
+    try:
+        everywhere = os.sched_getaffinity(0) if rpc.CPUS else None
+        if everywhere is not None:
+            for pid in [wsrv.p.pid, *_children(wsrv.p.pid)]:
+                os.sched_setaffinity(pid, everywhere)
+        servers = {"c": csrv, "1": psrv, str(WORKERS): wsrv}
+        for r in range(cfg.repeat):
+            for n in MANY_CLIENTS:
+                progress(f"{n} C clients against each server, run {r + 1}/{cfg.repeat}")
+                for key, srv in servers.items():
+                    runs.setdefault(f"many_{key}_{n}", []).append(
+                        rpc.c_client_rates(client, srv.address, n, seconds / 2 if cfg.quick else seconds))
+    finally:
+        wsrv.stop()
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
 
 
 # ---- latency by size, copies --------------------------------------------------------------------
@@ -372,13 +429,13 @@ def bench_calls(cfg: Config, progress: Progress, backend: str = "emu") -> BenchR
                     for k, v in calls.run_program(exe, address, iterations, max_copy).items():
                         by_path[name].setdefault(k, []).append(v * 1e-6)
                 null.append(calls.null_rpc_us(address, iterations * 5) * 1e-6)
+                # the reference in each round, so that a busy spell slows both alike
+                progress(f"raw Unix socket, run {r + 1}/{cfg.repeat}")
+                for k, v in calls.raw_socket_us(sizes, [20 if s <= 1 << 20 else 3 for s in sizes]).items():
+                    raw.setdefault(k, []).append(v * 1e-6)
         finally:
             server.terminate()
             server.wait(10)
-    for r in range(cfg.repeat):
-        progress(f"raw Unix socket, run {r + 1}/{cfg.repeat}")
-        for k, v in calls.raw_socket_us(sizes, [20 if s <= 1 << 20 else 3 for s in sizes]).items():
-            raw.setdefault(k, []).append(v * 1e-6)
     nul = Sample.of(null, "s")
     rows = [("cudaGetDeviceCount (answered locally)", "cudaGetDeviceCount", ("<=", 0.1)),
             ("cudaMalloc + cudaFree", "cudaMalloc+cudaFree", "—"),
@@ -485,6 +542,9 @@ def run(names: list[str], cfg: Config, progress_stream=sys.stderr, backend: str 
         except Exception as exc:  # noqa: BLE001 - one broken bench must not lose the others
             result = BenchResult(name, TITLES[name], error=f"{type(exc).__name__}: {exc}")
             result.notes.append("```\n" + traceback.format_exc()[-1500:] + "```")
+        if not result.skipped:
+            from bench.breakdown import notes_for
+            result.notes += notes_for(name)
         result.seconds = time.perf_counter() - started
         progress("skipped: " + result.skipped if result.skipped else
                  "failed" if result.error else f"done in {result.seconds:.1f} s")

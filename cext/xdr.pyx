@@ -22,7 +22,7 @@ from xdr_buffer cimport (
     NO_MAX, R, W, _r_bool, _r_count, _r_double, _r_float, _r_fopaque, _r_hyper, _r_int,
     _r_int_list, _r_length, _r_opaque, _r_string, _r_take, _r_u32, _r_uhyper, _r_uint, _w_bool,
     _w_double, _w_float, _w_free, _w_hyper, _w_init, _w_int, _w_int_list, _w_room, _w_u32,
-    _w_uhyper, ZERO_COPY_MIN as _ZC_MIN, VIEW_MIN as _VIEW_MIN)
+    _w_uhyper, xdr_put32, ZERO_COPY_MIN as _ZC_MIN, VIEW_MIN as _VIEW_MIN)
 
 from cricket.xdr.errors import (XdrDiscriminantError, XdrError, XdrLengthError,
                                 XdrTruncatedError, XdrValueError)
@@ -205,6 +205,26 @@ cdef class Packer:
         out = list(self.chunks) if self.chunks else []
         if self.w.n:
             out.append(PyBytes_FromStringAndSize(self.w.buf, self.w.n))
+        return out
+
+    def get_record(self) -> bytes:
+        """Everything packed as one record (RFC 5531 record marking, last fragment) in one bytes
+        object: the first four bytes, packed by the caller as a placeholder, become the mark."""
+        cdef Py_ssize_t n = self.flushed + self.w.n
+        cdef bytes out
+        cdef char *p
+        cdef Py_buffer view
+        if n < 4 or n - 4 > 0x7FFFFFFF:
+            raise XdrLengthError(f"a record of {n - 4} bytes after its mark cannot be one fragment")
+        out = PyBytes_FromStringAndSize(NULL, n)
+        p = PyBytes_AS_STRING(out)
+        for chunk in self.chunks or ():
+            PyObject_GetBuffer(chunk, &view, PyBUF_SIMPLE)
+            memcpy(p, view.buf, view.len)
+            p += view.len
+            PyBuffer_Release(&view)
+        memcpy(p, self.w.buf, self.w.n)
+        xdr_put32(PyBytes_AS_STRING(out), 0x80000000 | <uint32_t>(n - 4))
         return out
 
 

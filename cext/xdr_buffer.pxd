@@ -66,6 +66,39 @@ cdef extern from *:
         *cap = c;
         return nb + n;
     }
+    /* Decoded ints below XDR_INT_TABLE are shared objects, made on first use and kept (ints are
+       immutable; CPython shares -5..256 the same way): an int<N> of counts, sizes or handles then
+       decodes without an allocation per item. Values outside the table are new ints. */
+    #define XDR_INT_TABLE 65536
+    static PyObject *xdr_int_table[XDR_INT_TABLE];
+    static inline PyObject *xdr_new_int(int64_t x) {
+        PyObject *o;
+        if ((uint64_t)x >= XDR_INT_TABLE) return PyLong_FromLongLong(x);
+        o = xdr_int_table[x];
+        if (o == NULL) {
+            o = PyLong_FromLongLong(x);
+            if (o == NULL) return NULL;
+            xdr_int_table[x] = o;
+        }
+        Py_INCREF(o);
+        return o;
+    }
+    /* Fills the new list ``out`` with n big-endian ints from p: 0, -1 (no memory), or 1 with *bad
+       the first value outside [lo, hi]. The caller checked the n * 4 bytes are there. */
+    static int xdr_fill_ints(PyObject *out, const unsigned char *p, Py_ssize_t n, int is_signed,
+                             int64_t lo, int64_t hi, int64_t *bad) {
+        Py_ssize_t i;
+        for (i = 0; i < n; i++) {
+            uint32_t u = xdr_get32(p + 4 * i);
+            int64_t x = is_signed ? (int64_t)(int32_t)u : (int64_t)u;
+            PyObject *o;
+            if (x < lo || x > hi) { *bad = x; return 1; }
+            o = xdr_new_int(x);
+            if (o == NULL) return -1;
+            PyList_SET_ITEM(out, i, o);
+        }
+        return 0;
+    }
     /* Calls an error path out of line: the encoders that may take it stay small and fast. */
     typedef int (*xdr_bad_int_fn)(PyObject *, int64_t, int64_t, PyObject *);
     static __attribute__((noinline)) int xdr_cold_bad_int(xdr_bad_int_fn f, PyObject *v, int64_t lo,
@@ -85,6 +118,8 @@ cdef extern from *:
     ctypedef int (*xdr_bad_int_fn)(object, int64_t, int64_t, str) except -1
     char *xdr_grow(char **buf, Py_ssize_t *cap, Py_ssize_t n, const char *small, Py_ssize_t k) except NULL
     int xdr_cold_bad_int(xdr_bad_int_fn f, object v, int64_t lo, int64_t hi, str what) except -1
+    int xdr_fill_ints(object out, const unsigned char *p, Py_ssize_t n, bint is_signed, int64_t lo,
+                      int64_t hi, int64_t *bad) except -1
 
 cdef enum:
     ZERO_COPY_MIN = 16384   # opaques this large go to a sink Packer as uncopied segments
@@ -417,20 +452,12 @@ cdef inline object _r_string(R *r, Py_ssize_t maxlen):
 
 
 cdef inline object _r_int_list(R *r, Py_ssize_t n, bint signed, int64_t lo, int64_t hi, str what):
-    """``n`` ints/unsigneds into a new list (length already checked against the input)."""
+    """``n`` ints/unsigneds into a new list (length already checked against the input): one bounds
+    check for the array, no Python call per item."""
     cdef const unsigned char *p = _r_take(r, 4 * n, what)
     cdef list out = PyList_New(n)
-    cdef Py_ssize_t i
-    cdef uint32_t u
-    cdef int64_t x
-    cdef object item
-    for i in range(n):
-        u = xdr_get32(p + 4 * i)
-        x = <int32_t>u if signed else <int64_t>u
-        if x < lo or x > hi:
-            r.pos -= 4 * n
-            raise _errors().XdrValueError(f"{x} is out of range for {what} [{lo}, {hi}]")
-        item = x
-        Py_INCREF(item)
-        PyList_SET_ITEM(out, i, item)
+    cdef int64_t bad = 0
+    if xdr_fill_ints(out, p, n, signed, lo, hi, &bad):
+        r.pos -= 4 * n
+        raise _errors().XdrValueError(f"{bad} is out of range for {what} [{lo}, {hi}]")
     return out

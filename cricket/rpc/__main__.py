@@ -86,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="register the programs with the rpcbind running on this host")
     serve.add_argument("--max-record", type=int, default=DEFAULT_MAX_RECORD,
                        help="largest record accepted, in bytes")
+    serve.add_argument("--workers", type=int, default=1, metavar="N",
+                       help="serve from N processes, each with its own event loop; each new "
+                            "connection goes to the next one in turn and stays there (default 1)")
     add_tls_arguments(serve)
     return parser
 
@@ -95,14 +98,60 @@ def program_line(program: int, version: int) -> str:
     return f"program {program} (0x{program:08x}) version {version} (0x{version:x})"
 
 
-async def _serve(args: argparse.Namespace) -> int:
-    addresses = [(text, _address(text)) for text in args.listen or ["127.0.0.1:0"]]
-    impls = [_load(s) for s in args.skeletons]
+def _print_ready(bound: list, impls: list) -> None:
+    """One line per listener on stdout, once ready, so scripts can learn an ephemeral port."""
+    for b in bound:
+        print(f"listening {b[0]}:{b[1]}" if isinstance(b, tuple) else f"listening {b}", flush=True)
+    for impl in impls:
+        print(program_line(impl.PROGRAM, impl.VERSION), flush=True)
+
+
+def _new_server(args: argparse.Namespace, impls: list) -> Server:
     try:
         tls = server_tls_from_args(args)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    server = Server(impls, max_record_size=args.max_record, tls=tls)
+    return Server(impls, max_record_size=args.max_record, tls=tls)
+
+
+async def _until_signalled(server: Server) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await server.close()
+    return 0
+
+
+def _serve_workers(args: argparse.Namespace) -> int:
+    """``--workers N`` (N > 1): bind here, serve from N forked processes (cricket.rpc.server_workers)."""
+    from .server_workers import bind_listeners, receive_connections, serve_in_workers
+    if args.register:
+        raise UsageError("--register works with one worker only; leave out --workers or --register")
+    addresses = [_address(text) for text in args.listen or ["127.0.0.1:0"]]
+    impls = [_load(s) for s in args.skeletons]
+    _new_server(args, impls)        # the TLS options are checked once, before any fork
+    try:
+        listeners, bound = bind_listeners(addresses)
+    except OSError as exc:
+        raise UsageError(f"cannot listen: {exc.strerror or exc}") from None
+
+    async def worker(pair, ready) -> int:
+        server = _new_server(args, impls)
+        receive_connections(pair, lambda sock: asyncio.ensure_future(server.adopt(sock)))
+        serving = _until_signalled(server)
+        ready()
+        return await serving
+
+    return serve_in_workers(listeners, args.workers, lambda pair, ready: run(worker(pair, ready)),
+                            [b for b in bound if isinstance(b, str)], lambda: _print_ready(bound, impls))
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    addresses = [(text, _address(text)) for text in args.listen or ["127.0.0.1:0"]]
+    impls = [_load(s) for s in args.skeletons]
+    server = _new_server(args, impls)
     bound = []
     for text, address in addresses:
         try:
@@ -116,25 +165,17 @@ async def _serve(args: argparse.Namespace) -> int:
         except (OSError, RpcError) as exc:
             await server.close()
             raise UsageError(f"cannot register with rpcbind ({exc}); start rpcbind or leave out --register") from None
-    # One line per listener on stdout, once ready, so scripts can learn an ephemeral port.
-    for b in bound:
-        print(f"listening {b[0]}:{b[1]}" if isinstance(b, tuple) else f"listening {b}", flush=True)
-    for impl in impls:
-        print(program_line(impl.PROGRAM, impl.VERSION), flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
-    await server.close()
-    return 0
+    _print_ready(bound, impls)
+    return await _until_signalled(server)
 
 
 def main(argv: list[str] | None = None) -> int:
     configure("INFO")
     args = build_parser().parse_args(argv)
     try:
-        return run(_serve(args))
+        if args.workers < 1:
+            raise UsageError(f"--workers {args.workers}: give at least 1")
+        return _serve_workers(args) if args.workers > 1 else run(_serve(args))
     except UsageError as exc:
         print(f"python -m cricket.rpc serve: {exc}", file=sys.stderr)
         return 2

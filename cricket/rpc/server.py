@@ -242,6 +242,10 @@ class Server:
         log.info("RPC server listening on %s", bound)
         return bound
 
+    async def adopt(self, sock: socket.socket) -> None:
+        """Serve a connection accepted elsewhere (a worker's, :mod:`cricket.rpc.server_workers`)."""
+        await asyncio.get_running_loop().connect_accepted_socket(self._protocol, sock)
+
     @property
     def port(self) -> int:
         """The port of the first TCP listener."""
@@ -786,27 +790,31 @@ class _Connection(asyncio.BufferedProtocol):
               result: Any) -> None:
         if result is NO_REPLY or self.closed:
             return
+        # The reply is packed after its header and a placeholder for the record mark, so that a
+        # small one leaves as one bytes object made once (Packer.get_record).
         packer = Packer()
+        if authenticator is self._none_auth:
+            packer.pack_raw(_NULL_REPLY.pack(0, xid, 1, 0, 0, 0, 0))   # mark placeholder + header
+        else:
+            packer.pack_raw(b"\0\0\0\0" + message.encode_success(xid, authenticator.reply_verifier(credentials)))
         try:
             entry.encode_result(packer, result)
         except Exception:
             log.exception("connection %d: result of %s could not be encoded", self.id, entry.name)
             self.send(message.encode_accepted(xid, AcceptStat.SYSTEM_ERR))
             return
-        if authenticator is self._none_auth:
-            head = _SUCCESS_NONE.pack(xid, 1, 0, 0, 0, 0)
-        else:
-            head = message.encode_success(xid, authenticator.reply_verifier(credentials))
-        size = len(head) + len(packer)
+        size = len(packer) - 4
         if size <= _SMALL_REPLY and size <= self.server.max_fragment:
-            piece = b"".join((mark(size), head, *packer.get_buffers()))
+            piece = packer.get_record()
             if self._out is not None:
                 self._out.append(piece)
             else:
                 self.transport.write(piece)
             return
         self._flush_out()
-        buffers = frame([head, *packer.get_buffers()], self.server.max_fragment)
+        buffers = packer.get_buffers()
+        buffers[0] = buffers[0][4:]         # the placeholder: frame() writes the marks
+        buffers = frame(buffers, self.server.max_fragment)
         self.transport.writelines(buffers)
         if _borrows(buffers) and self.transport.get_write_buffer_size() and not self.closed:
             self._hold_until_sent()

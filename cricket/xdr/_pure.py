@@ -209,6 +209,15 @@ class Packer:
             out.append(cur)
         return out
 
+    def get_record(self) -> bytes:
+        """Everything packed as one record (RFC 5531 record marking, last fragment) in one bytes
+        object: the first four bytes, packed by the caller as a placeholder, become the mark."""
+        out = bytearray(self.get_buffer())
+        if len(out) < 4 or len(out) - 4 > 0x7FFFFFFF:
+            raise XdrLengthError(f"a record of {len(out) - 4} bytes after its mark cannot be one fragment")
+        struct.pack_into(">I", out, 0, 0x80000000 | (len(out) - 4))
+        return bytes(out)
+
 
 class Unpacker:
     """Read XDR items from a bytes-like object; lengths are checked before any allocation."""

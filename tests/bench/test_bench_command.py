@@ -123,4 +123,16 @@ def test_the_run_writes_only_under_out(report_dir):
     written = [p for p in (ROOT / "build").rglob("*") if p.is_file() and p.stat().st_mtime > started
                and any(part.startswith(("bench_", "examples")) for part in p.relative_to(ROOT / "build").parts)]
     assert not written, f"cricket bench wrote into the source tree: {written[:5]}"
-    assert (report_dir / "build" / "bench_xdr").is_dir()
+    if not _section((report_dir / "report.md").read_text(), "xdr").lstrip().startswith("Skipped:"):
+        assert (report_dir / "build" / "bench_xdr").is_dir()   # the xdr bench built under --out
+
+
+def test_measured_benches_carry_their_time_breakdown(report_dir):
+    from bench.breakdown import NOTES
+    from bench.suite import BENCHES
+    assert set(NOTES) <= set(BENCHES), "a breakdown for a bench that does not exist"
+    report = (report_dir / "report.md").read_text()
+    for name in NOTES:
+        section = _section(report, name)
+        if not section.lstrip().startswith("Skipped:"):
+            assert "breakdown (" in section, name

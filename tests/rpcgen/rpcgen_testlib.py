@@ -27,3 +27,21 @@ def generate(x_file: str | os.PathLike, root: Path, package: str, cython: bool =
         sys.path.insert(0, str(root))
     importlib.invalidate_caches()
     return importlib.import_module(f"{package}.{stem}")
+
+
+def generate_with_codec(codec: str, x_file: str | os.PathLike, root: Path, package: str) -> ModuleType:
+    """``generate`` with the pure-Python codec (``codec="pure"``) or the compiled one
+    (``"cython"``), skipping the test where the compiled one cannot be used or built."""
+    import shutil
+
+    import pytest
+
+    from cricket._select import pure_python_forced
+    cython = codec == "cython"
+    if cython and pure_python_forced():
+        pytest.skip("CRICKET_PUREPYTHON=1: compiled codecs are not used")
+    if cython and not (shutil.which("cc") or shutil.which("gcc")):
+        pytest.skip("no C compiler to build the generated Cython codec")
+    mod = generate(x_file, root, package, cython=cython)
+    assert (mod._codec is not None) == cython
+    return mod

@@ -2,26 +2,17 @@
 from __future__ import annotations
 
 import gc
-import shutil
 
 import pytest
 
-from cricket._select import pure_python_forced
 from cricket.xdr import Packer, Unpacker, VIEW_MIN
-from rpcgen_testlib import DATA, generate
+from rpcgen_testlib import DATA, generate_with_codec
 
 
 @pytest.fixture(scope="module", params=["pure", "cython"])
 def views(request, tmp_path_factory):
-    cython = request.param == "cython"
-    if cython and pure_python_forced():
-        pytest.skip("CRICKET_PUREPYTHON=1: compiled codecs are not used")
-    if cython and not (shutil.which("cc") or shutil.which("gcc")):
-        pytest.skip("no C compiler to build the generated Cython codec")
-    mod = generate(DATA / "views.x", tmp_path_factory.mktemp("views"), f"views_{request.param}",
-                   cython=cython)
-    assert (mod._codec is not None) == cython
-    return mod
+    return generate_with_codec(request.param, DATA / "views.x", tmp_path_factory.mktemp("views"),
+                               f"views_{request.param}")
 
 
 def _chunk(views, n=VIEW_MIN * 2):
