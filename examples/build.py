@@ -75,6 +75,7 @@ EXAMPLES = (
     Example("surface_rw", ("surface_rw.cu",)),
     Example("texture_layered_3d", ("texture_layered_3d.cu",)),
     Example("texture_driver", ("texture_driver.cu",), driver=True),
+    Example("multi_device", ("multi_device.cu",)),
 )
 BY_NAME = {e.name: e for e in EXAMPLES}
 

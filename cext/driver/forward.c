@@ -413,8 +413,6 @@ CRICKET_DRV_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
 
 CRICKET_DRV_EXPORT CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
 { return FWD("cuStreamCreate", U(phStream), Flags); }
-CRICKET_DRV_EXPORT CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
-{ return FWD("cuStreamCreate", U(phStream), flags); }
 CRICKET_DRV_EXPORT CUresult cuStreamDestroy_v2(CUstream hStream)
 { return RELEASE("cuStreamDestroy", U(hStream)); }
 CRICKET_DRV_EXPORT_PAIR(cuStreamSynchronize, cuStreamSynchronize_ptsz, (CUstream hStream), "cuStreamSynchronize", U(hStream))

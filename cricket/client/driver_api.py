@@ -19,6 +19,7 @@ Modules, libraries, functions and kernels get handles from ``RUNTIME.new_handle(
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import logging
 import os
 import threading
@@ -30,6 +31,7 @@ from typing import Any
 from cricket import _select
 from cricket.client import arrays_driver  # noqa: F401  (CUDA arrays, textures, surfaces: registers them)
 from cricket.client import context_limits, mapped
+from cricket.client import stream_priorities  # (registers cuStreamGetPriority)
 from cricket.client.driver_face import DRIVER_API, DriverApiError, result_of  # noqa: F401
 from cricket.client.faces import implements
 from cricket.client.runtime import RUNTIME as rt
@@ -68,6 +70,8 @@ class FunctionRecord:
     attributes: dict[int, int] = field(default_factory=dict)
     session: int = 0                   # the value of _session when `server` was obtained
     kernel: bool = False               # obtained as a CUkernel (cuLibraryGetKernel), as cudart does
+    device: int = 0                    # the device `server` is on; on another: `on_devices` (_function)
+    on_devices: dict[int, FunctionRecord] = field(default_factory=dict)
 
 
 @dataclass
@@ -77,6 +81,8 @@ class ModuleRecord:
     kind: int
     functions: dict[str, int] = field(default_factory=dict)
     session: int = 0
+    device: int = 0                    # the device `server` is on; on another: `on_devices` (_module)
+    on_devices: dict[int, ModuleRecord] = field(default_factory=dict)
 
 
 modules: dict[int, ModuleRecord] = {}
@@ -95,6 +101,14 @@ def _module(handle: int) -> ModuleRecord:
     if m.session != _session:
         m.server = rt.conn.load_image(m.image, m.kind)[0]
         m.session = _session
+    if rt.multi_device and rt.thread.device != m.device:
+        # A library (which cricket does not tell from a module) is loaded in each device it is used on.
+        on = m.on_devices.get(rt.thread.device)
+        if on is None or on.session != _session:
+            on = m.on_devices[rt.thread.device] = dataclasses.replace(
+                m, server=rt.conn.load_image(m.image, m.kind)[0], session=_session, device=rt.thread.device,
+                functions={}, on_devices={})
+        return on
     return m
 
 
@@ -124,6 +138,14 @@ def _function(handle: int) -> FunctionRecord:
         raise DriverApiError(INVALID_HANDLE, f"function or kernel {handle:#x} does not exist")
     if f.session != _session:
         _resolve(f)
+    if rt.multi_device and rt.thread.device != f.device:
+        # A CUkernel launches in the current device: its function there (the module loaded there).
+        on = f.on_devices.get(rt.thread.device)
+        if on is None or on.session != _session:
+            on = f.on_devices[rt.thread.device] = dataclasses.replace(
+                f, attributes=dict(f.attributes), device=rt.thread.device, on_devices={})
+            _resolve(on)
+        return on
     return f
 
 
@@ -534,7 +556,7 @@ def module_load_data(pmodule: int, image: int) -> int:
     data, kind = read_image(image)
     server = rt.load_image(data, kind)
     handle = rt.new_handle()
-    modules[handle] = ModuleRecord(server, data, kind, session=_session)
+    modules[handle] = ModuleRecord(server, data, kind, session=_session, device=rt.thread.device)
     _file("modules", handle)
     hostmem.store_u64(pmodule, handle)
     return SUCCESS
@@ -546,8 +568,9 @@ def module_unload(handle: int) -> int:
     if m is None:
         return INVALID_HANDLE
     rt.drain()
-    if m.session == _session:           # else it was loaded by the parent's session only
-        rt.conn._check(rt.conn._stub.CR_MODULE_UNLOAD(m.server), "cuModuleUnload")
+    for loaded in (m, *m.on_devices.values()):
+        if loaded.session == _session:  # else it was loaded by the parent's session only
+            rt.conn._check(rt.conn._stub.CR_MODULE_UNLOAD(loaded.server), "cuModuleUnload")
     del modules[handle]
     _unfile("modules", handle)
     for fh in m.functions.values():
@@ -569,7 +592,7 @@ def module_get_function(pfunc: int, module: int, name_ptr: int) -> int:
     name = _c_string(name_ptr)
     handle = m.functions.get(name)
     if handle is None:
-        f = FunctionRecord(0, name, module, session=-1)
+        f = FunctionRecord(0, name, module, session=-1, device=m.device)
         _resolve(f)
         handle = rt.new_handle()
         functions[handle] = f
@@ -836,9 +859,11 @@ def _kernel_usage(f: FunctionRecord, dev: occupancy.DeviceLimits) -> occupancy.K
 # ------------------------------------------------------------------ streams, events, synchronisation
 
 @implements(DRIVER_API, "cuStreamCreate")
-def stream_create(pstream: int, flags: int) -> int:
+def stream_create(pstream: int, flags: int, priority: int = 0) -> int:
+    """cuStreamCreate and cuStreamCreateWithPriority."""
     _out(pstream)
     stream = rt.create_stream(flags)
+    stream_priorities.record(stream, priority)
     _file("streams", stream)
     hostmem.store_u64(pstream, stream)
     return SUCCESS

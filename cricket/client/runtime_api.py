@@ -54,6 +54,7 @@ from typing import Any
 
 from cricket.cudafacts.cudart_errors import CODES, CUDART_VERSION, ERRORS, UNRECOGNIZED
 from cricket.client.errors import RuntimeApiError  # noqa: F401  (part of this module's API)
+from cricket.client import device_records
 from cricket.client.faces import implements
 from cricket.client.registry import (  # noqa: F401  (part of this module's API)
     HANDLE_SIZE, REGISTRATIONS, RegisteredFatbin, RegisteredFunction, RegisteredVar, Registrations,
@@ -63,6 +64,7 @@ from cricket.client.runtime_face import RUNTIME_API
 # The feature modules of the runtime face: importing them registers their functions.
 from cricket.client import runtime_calls  # noqa: F401
 from cricket.client import arrays_runtime  # noqa: F401  (CUDA arrays, textures, surfaces)
+from cricket.client import device_ids, peers, stream_priorities  # noqa: F401  (forward_devices.c)
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +112,11 @@ FORWARDED += (
     "cudaMemcpy2DFromArray", "cudaMemcpyToArray", "cudaMemcpyFromArray", "cudaCreateTextureObject",
     "cudaCreateSurfaceObject", "cudaDestroyTextureObject", "cudaDestroySurfaceObject",
     "cudaGetTextureObjectResourceDesc", "cudaGetSurfaceObjectResourceDesc")
+# Several devices (cricket/client/peers.py, device_ids.py)
+FORWARDED += (
+    "cudaDeviceCanAccessPeer", "cudaDeviceEnablePeerAccess", "cudaDeviceDisablePeerAccess",
+    "cudaDeviceGetP2PAttribute", "cudaMemcpyPeer", "cudaMemcpyPeerAsync", "cudaDeviceGetPCIBusId",
+    "cudaDeviceGetByPCIBusId", "cudaStreamGetPriority", "cudaStreamGetPriority_ptsz")
 
 IMPLEMENTATIONS: dict[str, Callable[..., Any]] = RUNTIME_API.implementations
 register = RUNTIME_API.register
@@ -195,6 +202,7 @@ def unregister_fat_binary(handle: int) -> None:
         for key in [k for k, rec in table.items() if rec.handle == handle]:
             del table[key]
     RUNTIME.modules.pop(handle, None)
+    device_records.forget_fatbin(RUNTIME, handle)
 
 
 @implements(RUNTIME_API, "__cudaInitModule", guarded=False)

@@ -183,15 +183,6 @@ def driver_get_version(version: int) -> int:
     return SUCCESS
 
 
-@implements(RUNTIME_API, "cudaDeviceGetStreamPriorityRange")
-def stream_priority_range(least: int, greatest: int) -> int:
-    if least:
-        hostmem.store_i32(least, 0)
-    if greatest:
-        hostmem.store_i32(greatest, 0)
-    return SUCCESS
-
-
 # Cache and shared-memory-bank preferences: hints with no effect on results. The cache preference
 # is remembered for cudaDeviceGetCacheConfig; the emulated sm_75 (like every GPU since Maxwell) has
 # fixed 4-byte banks, so cudaDeviceGetSharedMemConfig reports that whatever was asked.
@@ -525,14 +516,6 @@ def memset(ptr: int, value: int, count: int, stream: int, sync: int) -> int:
 
 # ------------------------------------------------------------------ streams and events
 
-@implements(RUNTIME_API, "cudaStreamCreateWithPriority")
-def stream_create(stream: int, flags: int, priority: int) -> int:
-    if not stream:
-        return ERR_INVALID_VALUE
-    hostmem.store_u64(stream, rt.create_stream(flags))
-    return SUCCESS
-
-
 @implements(RUNTIME_API, "cudaStreamDestroy")
 def stream_destroy(stream: int) -> int:
     if stream == STREAM_PER_THREAD:         # the default streams are not destroyed
@@ -666,7 +649,7 @@ def _check_config(grid: tuple, block: tuple, shared: int) -> None:
 def launch_kernel(func: int, gxy: int, gz: int, bxy: int, bz: int, args: int, shared: int,
                   stream: int) -> int:
     k = rt.kernels.get(func)
-    if k is None or not k.function:
+    if k is None or not k.function or rt.multi_device:
         k = rt.kernel(func)            # an unknown kernel fails here; a new module is loaded
     if not rt.queue_launch(k.function, gxy, gz, bxy, bz, shared, rt.stream(stream), args,
                            k.layout, k.param_size):

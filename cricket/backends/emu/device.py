@@ -266,10 +266,11 @@ class EmuDevice:
 
     def __init__(self, arena_size: int = DEFAULT_ARENA, max_lanes: int = DEFAULT_MAX_LANES, printf_sink=None,
                  sticky_errors: bool = True, max_steps: int = DEFAULT_MAX_STEPS,
-                 launch_timeout: float | None = None, kernel_workers=None, split_launches: int = 1) -> None:
+                 launch_timeout: float | None = None, kernel_workers=None, split_launches: int = 1,
+                 arena_base: int = GLOBAL_BASE) -> None:
         if max_lanes < 1:
             raise EmuError(CUDA_ERROR_INVALID_VALUE, "max_lanes must be at least 1")
-        self.arena = DeviceArena(arena_size, shared=kernel_workers is not None)
+        self.arena = DeviceArena(arena_size, shared=kernel_workers is not None, base=arena_base)
         self.remote = None if kernel_workers is None else kernel_workers.remote(self.arena, split_launches)
         self.cancelled = False
         self.max_lanes = max_lanes
@@ -296,7 +297,7 @@ class EmuDevice:
         with self._lock:
             self.sticky = None
             for ptr in list(self.arena._sizes):
-                self.arena.free(GLOBAL_BASE + ptr)
+                self.arena.free(self.arena.base + ptr)
             discard_heap(self.arena)
             self._module_allocs.clear()
             for mod in list(self._modules):

@@ -250,7 +250,8 @@ class RemoteKernels:
                 raise EOFError("cancelled")
             proc = self.workers.spawn()
             try:
-                _send(proc.sock, pickle.dumps({"op": "attach", "size": self.arena.size}), (self.arena.fd,))
+                _send(proc.sock, pickle.dumps({"op": "attach", "size": self.arena.size,
+                                                        "base": self.arena.base}), (self.arena.fd,))
             except OSError:
                 proc.close()
                 raise
@@ -390,7 +391,7 @@ class _Worker:
             msg = pickle.loads(body)
             if msg["op"] == "attach":
                 from .memory import DeviceArena
-                self.arena = DeviceArena(msg["size"], fd=fds[0])
+                self.arena = DeviceArena(msg["size"], fd=fds[0], base=msg["base"])
             elif msg["op"] == "launch":
                 self._send(self.launch(msg))
 
