@@ -76,6 +76,7 @@ EXAMPLES = (
     Example("texture_layered_3d", ("texture_layered_3d.cu",)),
     Example("texture_driver", ("texture_driver.cu",), driver=True),
     Example("multi_device", ("multi_device.cu",)),
+    Example("cooperative_groups", ("cooperative_groups.cu",)),
 )
 BY_NAME = {e.name: e for e in EXAMPLES}
 

@@ -1,5 +1,6 @@
-/* The runtime API of several devices: peers, PCI bus ids, stream priorities (forwarded to
- * cricket/client/peers.py and device_ids.py; see forward_runtime.c for FORWARD). */
+/* The runtime API of several devices and of cooperative launches: peers, PCI bus ids, stream
+ * priorities (forwarded to cricket/client/peers.py, device_ids.py, stream_priorities.py,
+ * cooperative.py; forward.h says how). */
 #include <stddef.h>
 
 #include "forward.h"
@@ -29,3 +30,11 @@ CRICKET_EXPORT cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *prio
 { CALL_AS("cudaStreamGetPriority", U(hStream), U(priority)); }
 CRICKET_EXPORT cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t hStream, int *priority)
 { CALL_AS("cudaStreamGetPriority", PT(hStream), U(priority)); }
+
+/* cricket/client/cooperative.py */
+CRICKET_EXPORT cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+                                                       size_t sharedMem, cudaStream_t stream)
+{ CALL_AS("cudaLaunchCooperativeKernel", U(func), DIM(gridDim), DIM(blockDim), U(args), sharedMem, U(stream)); }
+CRICKET_EXPORT cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
+                                                            void **args, size_t sharedMem, cudaStream_t stream)
+{ CALL_AS("cudaLaunchCooperativeKernel", U(func), DIM(gridDim), DIM(blockDim), U(args), sharedMem, PT(stream)); }

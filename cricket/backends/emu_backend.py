@@ -227,11 +227,16 @@ class EmuDevice(Device):
         return int(ptr), int(size)
 
     captures_output = True
+    cooperative_launch = True
 
     def launch(self, function: Any, grid, block, shared_mem: int, stream: Any, params: bytes,
-               output: Callable[[str], None] | None = None) -> None:
+               output: Callable[[str], None] | None = None, cooperative: bool = False) -> None:
         with _errors:
-            self.dev.launch(function, tuple(grid), tuple(block), shared_mem, bytes(params), sink=output)
+            if cooperative:
+                from .emu.cooperative import check_resident
+                check_resident(self.props.attributes, function.attributes(), grid, block, shared_mem)
+            self.dev.launch(function, tuple(grid), tuple(block), shared_mem, bytes(params), sink=output,
+                            cooperative=cooperative)
 
     # streams and events: work is done in order on the session's worker, so they are bookkeeping
     def stream_create(self, flags: int) -> object:

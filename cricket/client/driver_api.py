@@ -31,7 +31,7 @@ from typing import Any
 from cricket import _select
 from cricket.client import arrays_driver  # noqa: F401  (CUDA arrays, textures, surfaces: registers them)
 from cricket.client import context_limits, mapped
-from cricket.client import stream_priorities  # (registers cuStreamGetPriority)
+from cricket.client import cooperative, stream_priorities  # (stream_priorities registers cuStreamGetPriority)
 from cricket.client.driver_face import DRIVER_API, DriverApiError, result_of  # noqa: F401
 from cricket.client.faces import implements
 from cricket.client.runtime import RUNTIME as rt
@@ -820,13 +820,29 @@ def launch_kernel(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: in
     return SUCCESS
 
 
+@implements(DRIVER_API, "cuLaunchCooperativeKernel")
+def launch_cooperative_kernel(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, shared: int,
+                              stream: int, params: int) -> int:
+    """Every block resident at once (``cricket.client.cooperative``); parameters as kernelParams only."""
+    f = _function(func)
+    refused = _launch_refused(f, gx, gy, gz, bx, by, bz, shared)
+    if refused or (f.param_size and not params):
+        return refused or INVALID_VALUE
+    cooperative.queue(f.server, f.layout, f.param_size, _kernel_usage(f, rt.occupancy_limits(rt.thread.device)),
+                      (gx, gy, gz), (bx, by, bz), shared, rt.stream(stream), params)
+    return SUCCESS
+
+
 @implements(DRIVER_API, "cuLaunchKernelEx")
 def launch_kernel_ex(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, shared: int,
                      stream: int, params: int, extra: int, attrs: int, num_attrs: int) -> int:
     """Launch attributes: the runtime shim's policy (``cricket.client.launch_attributes``)."""
     from cricket.client import launch_attributes
     events = launch_attributes.check(attrs, num_attrs, "cuLaunchKernelEx")
-    result = launch_kernel(func, gx, gy, gz, bx, by, bz, shared, stream, params, extra)
+    if events.cooperative:
+        result = launch_cooperative_kernel(func, gx, gy, gz, bx, by, bz, shared, stream, params)
+    else:
+        result = launch_kernel(func, gx, gy, gz, bx, by, bz, shared, stream, params, extra)
     for event in events if result == SUCCESS else ():
         rt.record_event(event, stream)
     return result

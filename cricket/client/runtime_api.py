@@ -64,7 +64,7 @@ from cricket.client.runtime_face import RUNTIME_API
 # The feature modules of the runtime face: importing them registers their functions.
 from cricket.client import runtime_calls  # noqa: F401
 from cricket.client import arrays_runtime  # noqa: F401  (CUDA arrays, textures, surfaces)
-from cricket.client import device_ids, peers, stream_priorities  # noqa: F401  (forward_devices.c)
+from cricket.client import cooperative, device_ids, peers, stream_priorities  # noqa: F401  (forward_devices.c)
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +116,8 @@ FORWARDED += (
 FORWARDED += (
     "cudaDeviceCanAccessPeer", "cudaDeviceEnablePeerAccess", "cudaDeviceDisablePeerAccess",
     "cudaDeviceGetP2PAttribute", "cudaMemcpyPeer", "cudaMemcpyPeerAsync", "cudaDeviceGetPCIBusId",
-    "cudaDeviceGetByPCIBusId", "cudaStreamGetPriority", "cudaStreamGetPriority_ptsz")
+    "cudaDeviceGetByPCIBusId", "cudaStreamGetPriority", "cudaStreamGetPriority_ptsz",
+    "cudaLaunchCooperativeKernel", "cudaLaunchCooperativeKernel_ptsz")
 
 IMPLEMENTATIONS: dict[str, Callable[..., Any]] = RUNTIME_API.implementations
 register = RUNTIME_API.register

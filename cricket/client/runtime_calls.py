@@ -665,7 +665,10 @@ def launch_kernel_ex(func: int, gxy: int, gz: int, bxy: int, bz: int, args: int,
     are accepted, what cricket cannot honour fails with cudaErrorNotSupported), then the kernel is
     launched, then the events the attributes name are recorded on its stream."""
     events = launch_attributes.check(attrs, num_attrs, "cudaLaunchKernelExC")
-    launch_kernel(func, gxy, gz, bxy, bz, args, shared, stream)
+    if events.cooperative:              # cricket/client/cooperative.py (which imports this module)
+        RUNTIME_API.lookup("cudaLaunchCooperativeKernel").__wrapped__(func, gxy, gz, bxy, bz, args, shared, stream)
+    else:
+        launch_kernel(func, gxy, gz, bxy, bz, args, shared, stream)
     for event in events:
         rt.record_event(event, stream)
     return SUCCESS

@@ -20,6 +20,7 @@ from ..backends.base import BackendError, DeviceProperties, FunctionInfo, ImageK
 from ..protocol import gen as P
 from ..backends.registry import BackendAlreadyLoaded, BackendLoadError, BackendRegistry, BackendStatus
 from . import device_copies
+from .cooperative import launch_options as cooperative_launch_options
 from .images import ImageCache
 from .limits import MemoryBudget, return_free_memory
 from .session import DeviceObject, FunctionRecord, ModuleRecord, Session
@@ -344,7 +345,8 @@ class CricketService:
     # --- launch ----------------------------------------------------------------
 
     def launch(self, session: Session, function: int, grid: tuple[int, int, int],
-               block: tuple[int, int, int], shared_mem: int, stream: int, params: bytes) -> None:
+               block: tuple[int, int, int], shared_mem: int, stream: int, params: bytes,
+               cooperative: bool = False) -> None:
         self._ready(session)
         record = session.functions.get(function)
         if record.info.param_size and len(params) != record.info.param_size:
@@ -355,16 +357,21 @@ class CricketService:
             raise BackendError(curesult.INVALID_VALUE, f"empty launch: grid {grid}, block {block}")
         module = session.modules.get(record.module_handle)
         device = module.device
+        extra = cooperative_launch_options(device) if cooperative else {}
         started = time.perf_counter()
         try:
             if getattr(device, "captures_output", False):
                 # printf lines go to this session, also when the device object is shared
                 device.launch(record.info.native, grid, block, shared_mem, session.stream(stream), params,
-                              output=session.output)
+                              output=session.output, **extra)
             else:
-                device.launch(record.info.native, grid, block, shared_mem, session.stream(stream), params)
+                device.launch(record.info.native, grid, block, shared_mem, session.stream(stream), params, **extra)
         finally:
             session.stats.launched(session.backend_type, time.perf_counter() - started)
+
+    def launch_cooperative(self, session: Session, *args: Any) -> None:
+        """cudaLaunchCooperativeKernel: every block of the grid resident at once (grid.sync())."""
+        self.launch(session, *args, cooperative=True)
 
     # --- streams and events -------------------------------------------------------
 

@@ -63,3 +63,20 @@ def test_device_counts_and_arenas_that_do_not_fit_are_refused():
         emu_backend.EmuBackend("devices=0")
     with pytest.raises(BackendError, match="each arena holds at most"):
         emu_backend.EmuBackend("devices=2,memory=200G")
+
+
+def test_cooperative_grid_past_the_resident_blocks_is_refused_before_it_runs(backend):
+    a = backend.open_device(0)
+    fn = a.module_get_function(a.module_load(PTX_VADD.encode(), ImageKind.PTX), "scale")
+    ptr = a.mem_alloc(4 * 32)
+    a.memcpy_htod(ptr, struct.pack("<32f", *range(32)))
+    params = struct.pack("<Qf", ptr, 2.0)
+    a.launch(fn.native, (1, 1, 1), (32, 1, 1), 0, None, params, cooperative=True)
+    assert struct.unpack("<32f", a.memcpy_dtoh(ptr, 4 * 32)) == tuple(2.0 * i for i in range(32))
+    # 1024-thread blocks: one per multiprocessor is resident
+    sms = a.props.attributes[device_attributes.MULTIPROCESSOR_COUNT]
+    with pytest.raises(BackendError) as info:
+        a.launch(fn.native, (sms + 1, 1, 1), (1024, 1, 1), 0, None, params, cooperative=True)
+    assert info.value.code == curesult.COOPERATIVE_LAUNCH_TOO_LARGE
+    assert struct.unpack("<32f", a.memcpy_dtoh(ptr, 4 * 32)) == tuple(2.0 * i for i in range(32))
+    a.release()

@@ -21,6 +21,7 @@ from .calls import function_address
 from .heap import discard_heap, heap_of
 from .executor import DEFAULT_MAX_STEPS, SM_COUNT, WARP_SIZE, LaunchConfig, run_kernel
 from .memory import DEFAULT_ARENA, GLOBAL_BASE, DeviceArena
+from . import cooperative as cooperative_launch
 from .ptx.parser import parse
 from .ptx.program import KernelIR, Program, decl_size, type_size
 
@@ -426,10 +427,11 @@ class EmuDevice:
 
     # ---- launch ------------------------------------------------------------------------------
     def launch(self, function: EmuFunction, grid, block, shared_mem_bytes: int, param_bytes: bytes,
-               sink: Callable[[str], None] | None = None) -> None:
+               sink: Callable[[str], None] | None = None, cooperative: bool = False) -> None:
         """Run ``function`` over ``grid`` x ``block`` threads to completion.
 
         ``sink``: where this launch's printf lines go (default: the device's ``printf_sink``).
+        ``cooperative``: every CTA runs at once, with a grid barrier (see :mod:`.cooperative`).
 
         ``param_bytes`` holds the kernel arguments at the offsets of ``function.param_layout`` (each
         parameter at its natural alignment, as the cubin's KPARAM_INFO gives).
@@ -470,6 +472,7 @@ class EmuDevice:
         with self._lock:
             self.launches += 1
             cfg.grid_id = self.launches
+            workspace = cooperative_launch.begin(self.arena, ir, cfg) if cooperative else None
             try:
                 t0 = time.perf_counter()
                 if self.remote is not None:
@@ -491,6 +494,9 @@ class EmuDevice:
                                   "max_lanes", kernel=function.name)
                 log.error("%s", err)
                 raise err from e
+            finally:
+                if workspace is not None:
+                    self.arena.free(workspace)
 
     def synchronize(self) -> None:
         """Kernels run synchronously; this reports a sticky error like cuCtxSynchronize."""

@@ -287,7 +287,8 @@ class RemoteKernels:
         digest = module.hash
         base = {"op": "launch", "digest": digest, "name": function.name, "globals": module.global_addrs.tobytes(),
                 "grid": cfg.grid, "block": cfg.block, "shared": cfg.dynamic_shared, "params": bytes(cfg.params),
-                "max_lanes": cfg.max_lanes, "max_steps": cfg.max_steps, "timeout": timeout, "grid_id": cfg.grid_id}
+                "max_lanes": cfg.max_lanes, "max_steps": cfg.max_steps, "timeout": timeout, "grid_id": cfg.grid_id,
+                "workspace": cfg.grid_workspace}
         replies: list[dict | None] = [None] * len(parts)
         try:
             peers = [self._peer(k) for k in range(len(parts))]
@@ -419,7 +420,8 @@ class _Worker:
                 ir = program_of(self.sources[digest], digest).kernel(msg["name"])
                 kernel = self.kernels[digest, msg["name"]] = compiled_kernel(digest, msg["name"], ir)
             cfg = LaunchConfig(msg["grid"], msg["block"], msg["shared"], msg["params"], msg["max_lanes"],
-                               self._print, msg["max_steps"], msg["timeout"], msg["grid_id"], msg["ctas"])
+                               self._print, msg["max_steps"], msg["timeout"], msg["grid_id"], msg["ctas"],
+                               msg["workspace"])
             stats = run_kernel(kernel, arena, np.frombuffer(msg["globals"], dtype=np.uint64), cfg)
             reply["stats"] = stats
         except EmuError as e:
