@@ -77,6 +77,7 @@ EXAMPLES = (
     Example("texture_driver", ("texture_driver.cu",), driver=True),
     Example("multi_device", ("multi_device.cu",)),
     Example("cooperative_groups", ("cooperative_groups.cu",)),
+    Example("libraries", ("libraries.cu",), ptx=("library_kernels.cu",)),
 )
 BY_NAME = {e.name: e for e in EXAMPLES}
 

@@ -27,7 +27,8 @@ default_cuda_include = buildlib.default_cuda_include
 LIBRARY_NAME = "libcricket-cuda.so"
 SONAME = "libcuda.so.1"
 SOURCES = ("log.c", "devices.c", "contexts.c", "export_tables.c", "procaddr.c", "md2.c", "bridge.c", "forward.c", "arrays.c",
-           "log_callbacks.c", "peers.c", "stream_priorities.c", "cooperative.c")
+           "log_callbacks.c", "peers.c", "stream_priorities.c", "cooperative.c",
+           "libraries.c")
 COMMON_SOURCES = ("bootstrap.c", "log.c")   # in cext/common
 GENERATED = ("driver_stubs.c", "proc_table.c", "error_strings.c")
 BACKENDS = HERE.parents[1] / "cricket" / "backends"    # reference_device.py

@@ -30,12 +30,13 @@ from typing import Any
 
 from cricket import _select
 from cricket.client import arrays_driver  # noqa: F401  (CUDA arrays, textures, surfaces: registers them)
-from cricket.client import context_limits, mapped
+from cricket.client import context_limits, library_images, mapped
+from cricket.client.library_images import read_image
 from cricket.client import cooperative, stream_priorities  # (stream_priorities registers cuStreamGetPriority)
 from cricket.client.driver_face import DRIVER_API, DriverApiError, result_of  # noqa: F401
 from cricket.client.faces import implements
 from cricket.client.runtime import RUNTIME as rt
-from cricket.client.runtime import StreamRef, _read_container, join_containers, read_linked_containers
+from cricket.client.runtime import StreamRef
 from cricket.cudafacts import device_attributes, occupancy
 from cricket.cudafacts.curesult import (INVALID_HANDLE, INVALID_IMAGE, INVALID_VALUE, NOT_FOUND, SUCCESS,
                                         UNSUPPORTED_LIMIT)
@@ -48,10 +49,6 @@ log = logging.getLogger(__name__)
 # (cudart passes it on unchanged as cudaErrorInvalidConfiguration; see launch_kernel)
 INVALID_CONFIGURATION = 9
 
-FATBIN_WRAPPER_MAGIC = 0x466243B1
-FATBIN_MAGIC = 0xBA55ED50
-ELF_MAGIC = b"\x7fELF"
-MAX_IMAGE = 1 << 32
 DEVICE_ATTRIBUTE_MAX = device_attributes.MAX     # devices.c rejects larger
 MEMORYTYPE_HOST, MEMORYTYPE_DEVICE = 1, 2
 
@@ -508,48 +505,6 @@ def memset(dst: int, value: int, count: int, element_size: int, stream: int, is_
 
 # ------------------------------------------------------------------ modules and libraries
 
-def _elf_size(addr: int) -> int:
-    head = hostmem.read(addr, 64)
-    if head[4] != 2:
-        raise DriverApiError(INVALID_IMAGE, "a 32-bit ELF image is not a cubin")
-    phoff = int.from_bytes(head[0x20:0x28], "little")
-    shoff = int.from_bytes(head[0x28:0x30], "little")
-    phentsize, phnum = (int.from_bytes(head[o:o + 2], "little") for o in (0x36, 0x38))
-    shentsize, shnum = (int.from_bytes(head[o:o + 2], "little") for o in (0x3A, 0x3C))
-    size = max(64, phoff + phentsize * phnum, shoff + shentsize * shnum)
-    if size > MAX_IMAGE or (shnum and shentsize < 64):
-        raise DriverApiError(INVALID_IMAGE, f"ELF image at {addr:#x} has an implausible header")
-    for i in range(shnum):
-        sh = hostmem.read(addr + shoff + i * shentsize, 64)
-        if int.from_bytes(sh[4:8], "little") != 8:       # SHT_NOBITS occupies no file bytes
-            end = int.from_bytes(sh[0x18:0x20], "little") + int.from_bytes(sh[0x20:0x28], "little")
-            size = max(size, end)
-    if size > MAX_IMAGE:
-        raise DriverApiError(INVALID_IMAGE, f"ELF image at {addr:#x} declares {size} bytes")
-    return size
-
-
-def read_image(addr: int) -> tuple[bytes, int]:
-    """(image bytes, cr_image_kind) of what cuModuleLoadData/cuLibraryLoadData got: a
-    ``__fatBinC_Wrapper_t`` (with its ``-rdc`` translation units), a fatbin, a cubin or PTX."""
-    from cricket.protocol import gen as P
-    K = P.cr_image_kind
-    if not addr:
-        raise DriverApiError(INVALID_VALUE, "the image pointer is NULL")
-    head = hostmem.read(addr, 4)
-    magic = int.from_bytes(head, "little")
-    if magic == FATBIN_WRAPPER_MAGIC:
-        version = hostmem.load_u32(addr + 4)
-        parts = [_read_container(hostmem.load_u64(addr + 8))]
-        parts += read_linked_containers(hostmem.load_u64(addr + 16) if version == 2 else 0)
-        return join_containers(parts), K.CR_IMAGE_FATBIN
-    if magic == FATBIN_MAGIC:
-        return _read_container(addr), K.CR_IMAGE_FATBIN
-    if head == ELF_MAGIC:
-        return hostmem.read(addr, _elf_size(addr)), K.CR_IMAGE_CUBIN
-    return ctypes.string_at(addr), K.CR_IMAGE_PTX
-
-
 @implements(DRIVER_API, "cuModuleLoadData")
 def module_load_data(pmodule: int, image: int) -> int:
     _out(pmodule)
@@ -605,6 +560,40 @@ def module_get_function(pfunc: int, module: int, name_ptr: int) -> int:
 def library_get_kernel(pkernel: int, library: int, name_ptr: int) -> int:
     module_get_function(pkernel, library, name_ptr)
     functions[hostmem.load_u64(pkernel)].kernel = True
+    return SUCCESS
+
+
+@implements(DRIVER_API, "cuLibraryLoadFromFile")
+def library_load_from_file(plibrary: int, file_name: int) -> int:
+    try:
+        buffer = library_images.read_library_file(_c_string(file_name).encode(errors="surrogateescape"))
+    except (OSError, ValueError) as exc:
+        raise DriverApiError(INVALID_VALUE, f"cuLibraryLoadFromFile: {exc}") from None
+    return module_load_data(plibrary, ctypes.addressof(buffer))
+
+
+@implements(DRIVER_API, "cuLibraryGetKernelCount")
+def library_get_kernel_count(count: int, library: int) -> int:
+    m = _module(library)
+    hostmem.store_u32(_out(count), len(library_images.kernel_names(m.image, m.kind)))
+    return SUCCESS
+
+
+@implements(DRIVER_API, "cuLibraryEnumerateKernels")
+def library_enumerate_kernels(kernels: int, count: int, library: int) -> int:
+    m = _module(library)
+    names = library_images.kernel_names(m.image, m.kind)
+    if not kernels or not 0 < count <= len(names):
+        return INVALID_VALUE
+    for i, name in enumerate(names[:count]):
+        library_get_kernel(kernels + 8 * i, library, library_images.c_name(name))
+    return SUCCESS
+
+
+@implements(DRIVER_API, "cuFuncGetName")
+def func_get_name(name: int, func: int) -> int:
+    """cuFuncGetName and cuKernelGetName: the kernel's (mangled) name."""
+    hostmem.store_u64(_out(name), library_images.c_name(_function(func).name))
     return SUCCESS
 
 

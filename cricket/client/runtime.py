@@ -584,9 +584,8 @@ class Runtime:
         with self._lock:
             mod = self.modules.get(key)
             if mod is None:
-                from cricket.protocol import gen as P
                 mod = self.modules[key] = self.load_image(self._module_image(handle),
-                                                             P.cr_image_kind.CR_IMAGE_FATBIN)
+                                                          REGISTRATIONS.get(handle).kind)
                 if conn.output.armed:      # once a module prints, lines go to C stdout
                     self._print_to_c(conn)
             return mod

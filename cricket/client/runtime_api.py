@@ -65,6 +65,7 @@ from cricket.client.runtime_face import RUNTIME_API
 from cricket.client import runtime_calls  # noqa: F401
 from cricket.client import arrays_runtime  # noqa: F401  (CUDA arrays, textures, surfaces)
 from cricket.client import cooperative, device_ids, peers, stream_priorities  # noqa: F401  (forward_devices.c)
+from cricket.client import libraries  # noqa: F401  (forward_libraries.c)
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +119,11 @@ FORWARDED += (
     "cudaDeviceGetP2PAttribute", "cudaMemcpyPeer", "cudaMemcpyPeerAsync", "cudaDeviceGetPCIBusId",
     "cudaDeviceGetByPCIBusId", "cudaStreamGetPriority", "cudaStreamGetPriority_ptsz",
     "cudaLaunchCooperativeKernel", "cudaLaunchCooperativeKernel_ptsz")
+# Libraries (cricket/client/libraries.py)
+FORWARDED += (
+    "cudaLibraryLoadData", "cudaLibraryLoadFromFile", "cudaLibraryUnload", "cudaLibraryGetKernel",
+    "cudaLibraryGetGlobal", "cudaLibraryGetKernelCount", "cudaLibraryEnumerateKernels",
+    "cudaKernelSetAttributeForDevice", "cudaFuncGetName")
 
 IMPLEMENTATIONS: dict[str, Callable[..., Any]] = RUNTIME_API.implementations
 register = RUNTIME_API.register
