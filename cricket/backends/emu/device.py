@@ -143,6 +143,18 @@ class EmuFunction:
         return f"<EmuFunction {self.name}>"
 
 
+def local_symbol(name: str, names) -> str | None:
+    """``name`` as the linked program has it: itself, or a symbol local to one of several linked
+    PTX modules (``name@mK``: a static kernel or variable of an ``-rdc`` translation unit). Two
+    units may each have a static symbol of one name; the lowest K is the registering unit's own,
+    whose container the client sends first (cricket.client.runtime: the registered fatbin, then
+    the linked units')."""
+    if name in names:
+        return name
+    local = [n for n in names if n.startswith(name + "@m") and n[len(name) + 2:].isdigit()]
+    return min(local, key=lambda n: int(n[len(name) + 2:])) if local else None
+
+
 class EmuModule:
     """A loaded (and, for several PTX texts, linked) module: kernels plus device variables."""
 
@@ -225,21 +237,24 @@ class EmuModule:
             return EmuFunction(self, name, None)
         fn = self.functions.get(name)
         if fn is None:
-            if name not in self.program.entries:
+            found = local_symbol(name, self.program.entries)
+            if found is None:
                 raise EmuError(CUDA_ERROR_NOT_FOUND, f"no kernel named {name!r} in this module "
                                                      f"(it has: {', '.join(sorted(self.program.entries)) or 'none'})")
             try:
-                fn = self._build(name)
+                fn = self._build(found)
             except EmuError as e:
                 log.error("kernel %s: %s", name, e)
                 raise
+            self.functions[name] = fn       # asked again by the same name
         return fn
 
     def get_global(self, name: str) -> tuple[int, int]:
         """(device pointer, size in bytes) of a ``__device__``/``__constant__`` variable."""
-        if name not in self.globals:
+        found = local_symbol(name, self.globals)
+        if found is None:
             raise EmuError(CUDA_ERROR_NOT_FOUND, f"no device variable named {name!r} in this module")
-        return self.globals[name]
+        return self.globals[found]
 
     def unload(self) -> None:
         """Free the module's device variables; its functions must not be launched afterwards."""
