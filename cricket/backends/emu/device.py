@@ -145,10 +145,10 @@ class EmuFunction:
 
 def local_symbol(name: str, names) -> str | None:
     """``name`` as the linked program has it: itself, or a symbol local to one of several linked
-    PTX modules (``name@mK``: a static kernel or variable of an ``-rdc`` translation unit). Two
-    units may each have a static symbol of one name; the lowest K is the registering unit's own,
-    whose container the client sends first (cricket.client.runtime: the registered fatbin, then
-    the linked units')."""
+    PTX modules (``name@mK``: a static kernel or variable of an ``-rdc`` translation unit, whose
+    name nvcc prefixes with the unit's hash). Should two modules have a local symbol of one name,
+    the lowest K is taken: the first container's, which the client sends first (the registering
+    unit's fatbin, then the linked units': cricket.client.runtime)."""
     if name in names:
         return name
     local = [n for n in names if n.startswith(name + "@m") and n[len(name) + 2:].isdigit()]
