@@ -606,17 +606,7 @@ def kernel_get_function(pfunc: int, kernel: int) -> int:
 
 @implements(DRIVER_API, "cuModuleGetGlobal")
 def module_get_global(dptr: int, size_ptr: int, module: int, name_ptr: int) -> int:
-    from cricket.protocol import gen as P
-    m = _module(module)
-    name = _c_string(name_ptr)
-    conn = rt.conn
-    g = conn._check(conn._stub.CR_MODULE_GET_GLOBAL(P.cr_get_args(module=m.server, name=name)),
-                    f"cuModuleGetGlobal({name})").global_
-    rt.reserve(g.ptr, g.size)
-    if dptr:
-        hostmem.store_u64(dptr, g.ptr)
-    if size_ptr:
-        hostmem.store_u64(size_ptr, g.size)
+    library_images.store_global(_module(module).server, _c_string(name_ptr), dptr, size_ptr, "cuModuleGetGlobal")
     return SUCCESS
 
 

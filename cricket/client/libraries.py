@@ -145,16 +145,8 @@ def library_get_global(dptr: int, size: int, library: int, name_ptr: int) -> int
     if not name_ptr or not (dptr or size):
         return ERR_INVALID_VALUE
     _library(library)
-    from cricket.protocol import gen as P
-    name = ctypes.string_at(name_ptr).decode(errors="surrogateescape")
-    conn = rt.conn
-    g = conn._check(conn._stub.CR_MODULE_GET_GLOBAL(P.cr_get_args(module=rt.module(library), name=name)),
-                    f"cudaLibraryGetGlobal({name})").global_
-    rt.reserve(g.ptr, g.size)
-    if dptr:
-        hostmem.store_u64(dptr, g.ptr)
-    if size:
-        hostmem.store_u64(size, g.size)
+    library_images.store_global(rt.module(library), ctypes.string_at(name_ptr).decode(errors="surrogateescape"),
+                                dptr, size, "cudaLibraryGetGlobal")
     return SUCCESS
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ctypes
 
 from cricket.client.driver_face import DriverApiError
+from cricket.client.runtime import RUNTIME as rt
 from cricket.client.runtime import _read_container, hostmem, join_containers, read_linked_containers
 from cricket.cudafacts.curesult import INVALID_IMAGE, INVALID_VALUE
 
@@ -89,3 +90,17 @@ def read_library_file(path: bytes, limit: int = 1 << 30) -> ctypes.Array:
     if len(data) > limit:
         raise ValueError(f"{path!r} is larger than {limit} bytes")
     return ctypes.create_string_buffer(data, len(data) + 1)
+
+
+def store_global(module: int, name: str, dptr: int, size_ptr: int, call: str) -> None:
+    """Look up variable ``name`` of server module ``module`` and write its address and size to the
+    out-pointers that are not NULL (cuModuleGetGlobal, cuLibraryGetGlobal, cudaLibraryGetGlobal)."""
+    from cricket.protocol import gen as P
+    conn = rt.conn
+    g = conn._check(conn._stub.CR_MODULE_GET_GLOBAL(P.cr_get_args(module=module, name=name)),
+                    f"{call}({name})").global_
+    rt.reserve(g.ptr, g.size)
+    if dptr:
+        hostmem.store_u64(dptr, g.ptr)
+    if size_ptr:
+        hostmem.store_u64(size_ptr, g.size)

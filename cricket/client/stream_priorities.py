@@ -17,7 +17,6 @@ from cricket.client.runtime import (
     ERR_INVALID_HANDLE, ERR_INVALID_VALUE, RUNTIME, STREAM_LEGACY, STREAM_PER_THREAD, SUCCESS, hostmem,
 )
 from cricket.client.runtime_face import RUNTIME_API
-from cricket.cudafacts import curesult
 
 log = logging.getLogger(__name__)
 
@@ -62,22 +61,13 @@ def stream_create(stream: int, flags: int, priority: int) -> int:
 
 
 @implements(RUNTIME_API, "cudaStreamGetPriority")
+@implements(DRIVER_API, "cuStreamGetPriority")
 def stream_get_priority(stream: int, priority: int) -> int:
+    """Both faces: their codes are the same numbers (invalid value 1, invalid handle 400)."""
     if not priority:
         return ERR_INVALID_VALUE
     value = priority_of(stream)
     if value is None:
         return ERR_INVALID_HANDLE
-    hostmem.store_i32(priority, value)
-    return SUCCESS
-
-
-@implements(DRIVER_API, "cuStreamGetPriority")
-def driver_stream_get_priority(stream: int, priority: int) -> int:
-    if not priority:
-        return curesult.INVALID_VALUE
-    value = priority_of(stream)
-    if value is None:
-        return curesult.INVALID_HANDLE
     hostmem.store_i32(priority, value)
     return SUCCESS

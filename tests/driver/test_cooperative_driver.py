@@ -5,29 +5,17 @@ device holds resident fails with CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE and lau
 Needs the `cuda` extra (cuda-python)."""
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from .cuda_python_support import PRELUDE, build_ptx, run_program
 
 pytest.importorskip("cuda.bindings.driver", reason="cuda-python not installed (pip install -e '.[cuda]')")
 
 KERNEL = Path(__file__).resolve().parent / "programs" / "grid_sync_kernel.cu"
 
-PROGRAM = r"""
-import ctypes, json, sys
-import numpy as np
-from cuda.bindings import driver as d
-def ok(result):
-    err, *values = result if isinstance(result, tuple) else (result,)
-    assert err == d.CUresult.CUDA_SUCCESS, err
-    return values[0] if len(values) == 1 else values
-ok(d.cuInit(0))
-dev = ok(d.cuDeviceGet(0))
+PROGRAM = PRELUDE + r"""
 ctx = ok(d.cuDevicePrimaryCtxRetain(dev))
 ok(d.cuCtxSetCurrent(ctx))
 out = {"attribute": ok(d.cuDeviceGetAttribute(d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, dev))}
@@ -59,21 +47,12 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def ptx(tmp_path_factory) -> Path:
-    if not shutil.which("nvcc"):
-        pytest.skip("nvcc (CUDA 13) not found on PATH")
-    out = tmp_path_factory.mktemp("coop") / "grid_sync.ptx"
-    subprocess.run(["nvcc", "-ptx", "-arch=sm_75", "-o", str(out), str(KERNEL)], check=True)
-    return out
+    return build_ptx(tmp_path_factory, KERNEL)
 
 
 @pytest.mark.nvcc
 def test_cooperative_launch_synchronises_the_grid_and_refuses_too_many_blocks(driver_dir, server, ptx):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CRICKET_DRIVER_", "CUDA_PYTHON_"))}
-    env.update(LD_LIBRARY_PATH=str(driver_dir), CRICKET_SERVER=server.address)
-    proc = subprocess.run([sys.executable, "-c", PROGRAM, str(ptx)], capture_output=True, text=True, env=env,
-                          timeout=120)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout.splitlines()[-1])
+    out = run_program(PROGRAM, driver_dir, server.address, str(ptx))
     assert out["attribute"] == 1
     assert out["too_large"] == "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE" and out["untouched"]
     assert out["blocks"] > 1 and out["right"]

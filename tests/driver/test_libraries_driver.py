@@ -6,29 +6,17 @@ CUDA_ERROR_NOT_FOUND, a device that does not exist CUDA_ERROR_INVALID_DEVICE).
 Needs the `cuda` extra (cuda-python)."""
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from .cuda_python_support import PRELUDE, build_ptx, run_program
 
 pytest.importorskip("cuda.bindings.driver", reason="cuda-python not installed (pip install -e '.[cuda]')")
 
 KERNELS = Path(__file__).resolve().parents[2] / "examples" / "library_kernels.cu"
 
-PROGRAM = r"""
-import ctypes, json, sys
-import numpy as np
-from cuda.bindings import driver as d
-def ok(result):
-    err, *values = result if isinstance(result, tuple) else (result,)
-    assert err == d.CUresult.CUDA_SUCCESS, err
-    return values[0] if len(values) == 1 else values
-ok(d.cuInit(0))
-dev = ok(d.cuDeviceGet(0))
+PROGRAM = PRELUDE + r"""
 ok(d.cuCtxSetCurrent(ok(d.cuDevicePrimaryCtxRetain(dev))))
 out = {}
 lib = ok(d.cuLibraryLoadData(open(sys.argv[1], "rb").read() + b"\0", None, None, 0, None, None, 0))
@@ -61,21 +49,12 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def ptx(tmp_path_factory) -> Path:
-    if not shutil.which("nvcc"):
-        pytest.skip("nvcc (CUDA 13) not found on PATH")
-    out = tmp_path_factory.mktemp("library") / "library_kernels.ptx"
-    subprocess.run(["nvcc", "-rdc=true", "-ptx", "-arch=sm_75", "-o", str(out), str(KERNELS)], check=True)
-    return out
+    return build_ptx(tmp_path_factory, KERNELS, "-rdc=true")
 
 
 @pytest.mark.nvcc
 def test_library_kernels_are_counted_named_and_launched(driver_dir, server, ptx):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CRICKET_DRIVER_", "CUDA_PYTHON_"))}
-    env.update(LD_LIBRARY_PATH=str(driver_dir), CRICKET_SERVER=server.address)
-    proc = subprocess.run([sys.executable, "-c", PROGRAM, str(ptx)], capture_output=True, text=True, env=env,
-                          timeout=120)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout.splitlines()[-1])
+    out = run_program(PROGRAM, driver_dir, server.address, str(ptx))
     assert out["names"] == ["add_offset", "scale"]
     assert out["missing"] == "CUDA_ERROR_NOT_FOUND"
     assert out["bad_device"] == "CUDA_ERROR_INVALID_DEVICE"

@@ -5,12 +5,10 @@ CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, the same device CUDA_ERROR_INVALID_DEVICE), 
 between the devices, PCI bus ids and stream priorities. Needs the `cuda` extra (cuda-python)."""
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 
 import pytest
+
+from .cuda_python_support import run_program
 
 pytest.importorskip("cuda.bindings.driver", reason="cuda-python not installed (pip install -e '.[cuda]')")
 
@@ -64,11 +62,7 @@ def two_device_server():
 
 
 def test_driver_peers_copies_bus_ids_and_priorities(driver_dir, two_device_server):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CRICKET_DRIVER_", "CUDA_PYTHON_"))}
-    env.update(LD_LIBRARY_PATH=str(driver_dir), CRICKET_SERVER=two_device_server.address)
-    proc = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True, env=env, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout.splitlines()[-1])
+    out = run_program(PROGRAM, driver_dir, two_device_server.address)
     assert out["cuDeviceGetCount"] == [["CUDA_SUCCESS", 2]]
     assert out["cuDeviceCanAccessPeer"] == [["CUDA_SUCCESS", 0]]
     assert out["cuDeviceGetP2PAttribute"] == [["CUDA_SUCCESS", 0]]
