@@ -1,6 +1,8 @@
 // Two devices: each its own memory, kernels and __device__ variables; copies between them
 // (cudaMemcpyPeer, cudaMemcpy with cudaMemcpyDefault), peer access as documented, PCI bus ids and
-// stream priorities. Run on a server with two devices: cricket server --backend emu=devices=2.
+// stream priorities. Run on a server with two devices whose memory is below the server's budget
+// for emulated memory (half the host's), so that each device's free memory is its own:
+// cricket server --backend emu=devices=2,memory=256M.
 #include <cstring>
 #include "check.h"
 
@@ -26,7 +28,7 @@ int main()
     int count = 0, bad = 0;
     CHECK(cudaGetDeviceCount(&count));
     if (count < 2) {
-        printf("FAIL: %d device(s); run on a server with two (emu=devices=2)\n", count);
+        printf("FAIL: %d device(s); run on a server with two (emu=devices=2,memory=256M)\n", count);
         return 1;
     }
     const int n = 1000;
