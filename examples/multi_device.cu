@@ -60,6 +60,13 @@ int main()
     bad |= report("cudaMemGetInfo is per device (64 MiB on device 1 leave device 0's free memory)",
                   free_before[0] - free_after[0] >= big || free_before[1] - free_after[1] < big);
     bad |= report("the two devices' pointers differ", buf[0] == buf[1]);
+    cudaPointerAttributes where;
+    CHECK(cudaPointerGetAttributes(&where, buf[1] + 10));     // asked on device 1, then on 0
+    int seen_on_1 = where.device;
+    CHECK(cudaSetDevice(0));
+    CHECK(cudaPointerGetAttributes(&where, buf[1] + 10));
+    bad |= report("cudaPointerGetAttributes names the pointer's device, whatever the current one",
+                  seen_on_1 != 1 || where.device != 1 || where.type != cudaMemoryTypeDevice);
 
     int host[2][n];
     for (int d = 0; d < 2; d++)       // unified addressing: the pointer says the device

@@ -9,6 +9,7 @@ device's function handle or variable address, and the module is loaded there und
 from __future__ import annotations
 
 import dataclasses
+from bisect import bisect_right
 from typing import Any, TypeVar
 
 R = TypeVar("R")
@@ -29,6 +30,16 @@ def on_device(rt: Any, record: R, device: int) -> R:
         blank = {"function": 0, "attributes": {}} if hasattr(record, "function") else {"ptr": 0}
         found = rt.device_records.setdefault(key, dataclasses.replace(record, **blank))
     return found
+
+
+def device_of(rt: Any, ptr: int) -> int:
+    """The device of the allocation holding ``ptr`` (``Runtime.allocation_devices`` files those not
+    on device 0); a device address outside every allocation (a module variable): the current one."""
+    starts = rt._alloc_starts
+    i = bisect_right(starts, ptr) - 1
+    if i >= 0 and ptr < starts[i] + max(rt.allocations.get(starts[i], 0), 1):
+        return rt.allocation_devices.get(starts[i], 0)
+    return rt.thread.device
 
 
 def forget_fatbin(rt: Any, handle: int) -> None:

@@ -30,7 +30,7 @@ from typing import Any
 
 from cricket import _select
 from cricket.client import arrays_driver  # noqa: F401  (CUDA arrays, textures, surfaces: registers them)
-from cricket.client import context_limits, library_images, mapped
+from cricket.client import context_limits, device_records, library_images, mapped
 from cricket.client.library_images import read_image
 from cricket.client import cooperative, stream_priorities  # (stream_priorities registers cuStreamGetPriority)
 from cricket.client.driver_face import DRIVER_API, DriverApiError, result_of  # noqa: F401
@@ -409,7 +409,8 @@ def pointer_info(ptr: int, out: int) -> int:
     found = _allocation(ptr)
     if found is not None:
         context = next((c for c, res in list(context_resources.items()) if found[0] in res.allocations), 0)
-        hostmem.store_i64s(out, (MEMORYTYPE_DEVICE, found[0], found[1], rt.thread.device, found[0], context,
+        hostmem.store_i64s(out, (MEMORYTYPE_DEVICE, found[0], found[1], device_records.device_of(rt, found[0]),
+                                 found[0], context,
                                  ptr, 0, 1))
         return SUCCESS
     if rt.is_device(ptr):               # a module global, inside a reserved device window

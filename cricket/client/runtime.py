@@ -151,6 +151,7 @@ class Runtime:
         self.vars: dict[int, VarRecord] = {}
         self.modules: dict[Any, int] = {}          # fatbin handle (and device) -> server module handle
         self.device_records: dict[tuple[int, int], Any] = {}   # device_records.on_device
+        self.allocation_devices: dict[int, int] = {}   # allocation start -> its device, if not 0
         self.allocations: dict[int, int] = {}      # device ptr -> size
         self._alloc_starts: list[int] = []         # sorted, for containing-allocation lookups
         self.host_allocs: dict[int, int] = {}      # pinned host memory: address -> size
@@ -283,6 +284,7 @@ class Runtime:
         self.device_records.clear()
         self.launch_limits.clear()
         self.allocations.clear()
+        self.allocation_devices.clear()
         self._alloc_starts.clear()
         self.streams.clear()
         self.events.clear()
@@ -676,6 +678,8 @@ class Runtime:
             self.allocations[ptr] = size
             i = bisect_right(self._alloc_starts, ptr)
             self._alloc_starts.insert(i, ptr)
+            if self.thread.device:
+                self.allocation_devices[ptr] = self.thread.device
 
     def remove_allocation(self, ptr: int) -> int | None:
         """Forget the allocation at ``ptr``; its size, or None when it is not one of ours."""
@@ -684,6 +688,7 @@ class Runtime:
             if size is not None:
                 i = bisect_right(self._alloc_starts, ptr) - 1
                 del self._alloc_starts[i]
+                self.allocation_devices.pop(ptr, None)
             return size
 
     def release_allocation(self, ptr: int, free_on_server: Callable[[], Any]) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from cricket.client import context_limits, launch_attributes, mapped
+from cricket.client import context_limits, device_records, launch_attributes, mapped
 from cricket.client.faces import implements
 from cricket.client.runtime_face import RUNTIME_API
 from cricket.cudafacts import occupancy
@@ -369,7 +369,7 @@ def pointer_get_attributes(values: int, ptr: int) -> int:
         r, offset = found
         hostmem.store_i64s(values, (1, rt.thread.device, r.device + offset, r.host + offset))
     elif rt.is_device(ptr):
-        hostmem.store_i64s(values, (2, rt.thread.device, ptr, 0))
+        hostmem.store_i64s(values, (2, device_records.device_of(rt, ptr), ptr, 0))
     elif rt.is_pinned(ptr):
         hostmem.store_i64s(values, (1, rt.thread.device, 0, ptr))
     else:
