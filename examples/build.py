@@ -79,6 +79,10 @@ EXAMPLES = (
     Example("dynamic_parallelism", ("dynamic_parallelism.cu",), ("-rdc=true", "-lcudadevrt")),
     Example("graphs", ("graphs.cu",)),
     Example("host_callbacks", ("host_callbacks.cu",)),
+    Example("multi_device", ("multi_device.cu",)),
+    Example("cooperative_groups", ("cooperative_groups.cu",)),
+    Example("libraries", ("libraries.cu",), ptx=("library_kernels.cu",)),
+    Example("rdc_static", ("rdc_static_main.cu", "rdc_static_a.cu", "rdc_static_b.cu"), ("-rdc=true",)),
 )
 BY_NAME = {e.name: e for e in EXAMPLES}
 
@@ -107,7 +111,8 @@ def ptx_command(source: str, outdir: Path, nvcc: str = "nvcc") -> list[str]:
             str(HERE / source)]
 
 
-HEADERS = ("check.h", "driver_check.h", "bench_timing.h", "wmma_gemm.cuh", "mma_ldmatrix.cuh")    # what examples include: a change rebuilds them all
+HEADERS = ("check.h", "driver_check.h", "bench_timing.h", "wmma_gemm.cuh", "mma_ldmatrix.cuh",
+           "rdc_static_tu.cuh")    # what examples include: a change rebuilds them all
 
 
 def up_to_date(example: Example, outdir: Path) -> bool:

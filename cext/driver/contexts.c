@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "driver.h"
+#include "stream_priorities.h"   /* generated from cricket/backends/reference_device.py */
 
 #include <cudaProfiler.h>   /* after driver.h, which sets __CUDA_API_VERSION_INTERNAL for cuda.h */
 
@@ -438,9 +439,9 @@ CRICKET_DRV_EXPORT CUresult cuCtxGetStreamPriorityRange(int *leastPriority, int 
     if (rc != CUDA_SUCCESS)
         return rc;
     if (leastPriority)
-        *leastPriority = 0;
+        *leastPriority = STREAM_PRIORITY_LEAST;
     if (greatestPriority)
-        *greatestPriority = -5;
+        *greatestPriority = STREAM_PRIORITY_GREATEST;
     return CUDA_SUCCESS;
 }
 

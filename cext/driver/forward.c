@@ -350,16 +350,20 @@ CRICKET_DRV_EXPORT CUresult cuLinkDestroy(CUlinkState state)
 
 CRICKET_DRV_EXPORT CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
 { return FWD("cuFuncGetAttribute", U(pi), (uint64_t)attrib, U(hfunc)); }
+/* The cuKernel* calls name a device: one that does not exist is CUDA_ERROR_INVALID_DEVICE. */
+#define KERNEL_DEVICE_CHECK(dev) \
+    if ((dev) < 0 || (dev) >= cricket_drv_snapshot()->device_count) return CUDA_ERROR_INVALID_DEVICE
+
 CRICKET_DRV_EXPORT CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev)
-{ return FWD("cuFuncGetAttribute", U(pi), (uint64_t)attrib, U(kernel)); }
+{ KERNEL_DEVICE_CHECK(dev); return FWD("cuFuncGetAttribute", U(pi), (uint64_t)attrib, U(kernel)); }
 CRICKET_DRV_EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
 { return FWD("cuFuncSetAttribute", U(hfunc), (uint64_t)attrib, (uint64_t)(int64_t)value); }
 CRICKET_DRV_EXPORT CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev)
-{ return FWD("cuFuncSetAttribute", U(kernel), (uint64_t)attrib, (uint64_t)(int64_t)val); }
+{ KERNEL_DEVICE_CHECK(dev); return FWD("cuFuncSetAttribute", U(kernel), (uint64_t)attrib, (uint64_t)(int64_t)val); }
 CRICKET_DRV_EXPORT CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
 { return FWD("cuFuncSetAttribute", U(hfunc), (uint64_t)-1, (uint64_t)config); }
 CRICKET_DRV_EXPORT CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev)
-{ return FWD("cuFuncSetAttribute", U(kernel), (uint64_t)-1, (uint64_t)config); }
+{ KERNEL_DEVICE_CHECK(dev); return FWD("cuFuncSetAttribute", U(kernel), (uint64_t)-1, (uint64_t)config); }
 CRICKET_DRV_EXPORT CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config)
 { return FWD("cuFuncSetAttribute", U(hfunc), (uint64_t)-2, (uint64_t)config); }
 
@@ -413,8 +417,6 @@ CRICKET_DRV_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
 
 CRICKET_DRV_EXPORT CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
 { return FWD("cuStreamCreate", U(phStream), Flags); }
-CRICKET_DRV_EXPORT CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
-{ return FWD("cuStreamCreate", U(phStream), flags); }
 CRICKET_DRV_EXPORT CUresult cuStreamDestroy_v2(CUstream hStream)
 { return RELEASE("cuStreamDestroy", U(hStream)); }
 CRICKET_DRV_EXPORT_PAIR(cuStreamSynchronize, cuStreamSynchronize_ptsz, (CUstream hStream), "cuStreamSynchronize", U(hStream))

@@ -159,6 +159,10 @@ class Device(abc.ABC):
     # kernel's device printf output (else the backend writes it where it can, e.g. the stdout of
     # the process, as the CUDA driver does).
     captures_output = False
+    # A device that sets this takes ``cooperative=True`` in :meth:`launch`: every block of the grid
+    # runs at once (``cudaLaunchCooperativeKernel``; a grid larger than the device holds resident
+    # fails with CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE).
+    cooperative_launch = False
 
     @abc.abstractmethod
     def launch(self, function: Any, grid: tuple[int, int, int], block: tuple[int, int, int],

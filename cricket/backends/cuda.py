@@ -18,7 +18,7 @@ import logging
 import threading
 from typing import Any
 
-from ..cudafacts import curesult
+from ..cudafacts import curesult, device_attributes
 from .base import Backend, BackendError, Device, DeviceProperties, FunctionInfo, ImageKind, ParamInfo
 
 log = logging.getLogger(__name__)
@@ -86,6 +86,8 @@ class CudaDevice(Device):
             err, value = drv.cuDeviceGetAttribute(attr, self._dev)
             if int(err) == curesult.SUCCESS:
                 attributes[int(attr)] = int(value)
+        # this backend's launch has no cooperative form (Device.cooperative_launch): say so
+        attributes[int(device_attributes.COOPERATIVE_LAUNCH)] = 0
         return DeviceProperties(name=name, uuid=bytes(uuid.bytes)[:16], total_memory=int(total),
                                 attributes=attributes)
 

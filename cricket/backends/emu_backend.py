@@ -21,7 +21,7 @@ from typing import Any, Callable
 from .. import _env
 from ..cudafacts import curesult
 from ..cudafacts import device_attributes, limits
-from . import reference_device
+from . import emu_devices, reference_device
 from .base import Backend, BackendError, Device, DeviceProperties, FunctionInfo, ImageKind, ParamInfo
 
 log = logging.getLogger(__name__)
@@ -271,15 +271,19 @@ class EmuDevice(Device):
         return int(ptr), int(size)
 
     captures_output = True
+    cooperative_launch = True
 
     def launch(self, function: Any, grid, block, shared_mem: int, stream: Any, params: bytes,
-               output: Callable[[str], None] | None = None) -> None:
+               output: Callable[[str], None] | None = None, cooperative: bool = False) -> None:
         granted, local_limit = self._grant_local_memory(function, grid, block, shared_mem)
         # (a launch for which launch_is_quick holds may run here on the server's event loop)
         try:
             with _errors:
+                if cooperative:
+                    from .emu.cooperative import check_resident
+                    check_resident(self.props.attributes, function.attributes(), grid, block, shared_mem)
                 self.dev.launch(function, tuple(grid), tuple(block), shared_mem, bytes(params), sink=output,
-                                local_limit=local_limit)
+                                local_limit=local_limit, cooperative=cooperative)
         finally:
             if granted:
                 self.account.release(granted)
@@ -431,13 +435,14 @@ class EmuBackend(Backend):
     def _parse_spec(spec: str) -> dict[str, int]:
         """SPEC: ``memory=SIZE`` (bytes, or with a K/M/G suffix) for each session's arena, and
         ``cores=N``: the most worker processes (cores) one launch's CTAs are spread over (default:
-        every core this process may use; 1: each launch in one process)."""
+        every core this process may use; 1: each launch in one process); ``devices=N``: how many
+        devices each session sees (default 1; see :mod:`cricket.backends.emu_devices`)."""
         options: dict[str, int] = {}
         for item in filter(None, (s.strip() for s in spec.split(","))):
             key, _, value = item.partition("=")
-            if key not in ("memory", "cores") or not value:
+            if key not in ("memory", "cores", "devices") or not value:
                 raise BackendError(curesult.INVALID_VALUE,
-                                   f"emu backend spec {spec!r}: use memory=SIZE and/or cores=N, "
+                                   f"emu backend spec {spec!r}: use memory=SIZE, cores=N and/or devices=N, "
                                    "e.g. emu=memory=2G,cores=2")
             try:
                 options[key] = _env.parse_size(value) if key == "memory" else int(value)
@@ -447,11 +452,13 @@ class EmuBackend(Backend):
                                    f"{value!r}") from None
             if options[key] < 1:
                 raise BackendError(curesult.INVALID_VALUE, f"emu backend spec {spec!r}: {key} must be positive")
+        emu_devices.check_options(spec, options)
         return options
 
-    def _new_engine_device(self, in_process: bool = False) -> Any:
+    def _new_engine_device(self, in_process: bool = False, index: int = 0) -> Any:
         emu = _engine()
         kwargs: dict[str, Any] = {"arena_size": self._options["memory"]} if "memory" in self._options else {}
+        kwargs["arena_base"] = emu_devices.arena_base(index)
         if not in_process:
             kwargs["kernel_workers"] = self._workers
             kwargs["split_launches"] = self._options.get("cores") or len(os.sched_getaffinity(0))
@@ -467,21 +474,26 @@ class EmuBackend(Backend):
                                 attributes=_emu_attributes(props))
 
     def devices(self) -> list[DeviceProperties]:
-        return [self._properties]
+        return [emu_devices.device_properties(self._properties, i) for i in range(self._options.get("devices", 1))]
 
     def close(self) -> None:
         self._workers.close()
 
+    def _check_index(self, index: int) -> None:
+        count = self._options.get("devices", 1)
+        if not 0 <= index < count:
+            raise BackendError(curesult.INVALID_DEVICE, f"device {index} does not exist (emu has {count})")
+
     def device(self, index: int) -> Device:
-        if index != 0:
-            raise BackendError(curesult.INVALID_DEVICE, f"device {index} does not exist (emu has one)")
+        self._check_index(index)
+        if index != 0:      # the shared device (no session) stands for device 0 only
+            raise BackendError(curesult.INVALID_DEVICE, f"device {index} has no shared instance")
         with self._lock:
             if self._shared is None:
                 self._shared = EmuDevice(self._new_engine_device(), self._properties)
             return self._shared
 
     def open_device(self, index: int) -> Device:
-        if index != 0:
-            raise BackendError(curesult.INVALID_DEVICE, f"device {index} does not exist (emu has one)")
+        self._check_index(index)
         self._workers.start()             # the zygote imports while the session sets up
-        return EmuDevice(self._new_engine_device(), self._properties)
+        return EmuDevice(self._new_engine_device(index=index), self.devices()[index])

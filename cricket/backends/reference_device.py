@@ -17,6 +17,8 @@ else:                                   # loaded by path by cext/driver/build.py
 
 NAME = "cricket emulated sm_75"
 TOTAL_MEMORY = 15 << 30
+# cudaDeviceGetStreamPriorityRange / cuCtxGetStreamPriorityRange: lower numbers are higher priorities
+STREAM_PRIORITY_LEAST, STREAM_PRIORITY_GREATEST = 0, -5
 
 ATTRIBUTES: dict[int, int] = {
     A.MAX_THREADS_PER_BLOCK: 1024,

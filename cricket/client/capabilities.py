@@ -22,9 +22,9 @@ CLIENT_CAPABILITIES: dict[int, int] = {
     A.HOST_NATIVE_ATOMIC_SUPPORTED: 0,
     A.CONCURRENT_MANAGED_ACCESS: 0,
     A.DIRECT_MANAGED_MEM_ACCESS_FROM_HOST: 0,
-    # refused by the client's launch policy (cricket.client.launch_attributes): no grid-wide
-    # synchronisation, no thread block clusters
-    A.COOPERATIVE_LAUNCH: 0,
+    # refused by the client's launch policy (cricket.client.launch_attributes): no thread block
+    # clusters, no cooperative launch over several devices (a cooperative launch on one device is
+    # the backend's to report: cricket.client.cooperative)
     A.COOPERATIVE_MULTI_DEVICE_LAUNCH: 0,
     A.CLUSTER_LAUNCH: 0,
     # not implemented by the client: managed memory (cudaMallocManaged/cuMemAllocManaged),

@@ -19,6 +19,7 @@ Modules, libraries, functions and kernels get handles from ``RUNTIME.new_handle(
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import logging
 import os
 import threading
@@ -31,10 +32,13 @@ from cricket import _select
 from cricket.client import arrays_driver  # noqa: F401  (CUDA arrays, textures, surfaces: registers them)
 from cricket.client import context_limits, mapped, sass_only
 from cricket.client import tensor_maps_driver  # noqa: F401  (cuTensorMapEncodeTiled: registers it)
+from cricket.client import context_limits, device_records, library_images, mapped
+from cricket.client.library_images import read_image
+from cricket.client import cooperative, stream_priorities  # (stream_priorities registers cuStreamGetPriority)
 from cricket.client.driver_face import DRIVER_API, DriverApiError, result_of  # noqa: F401
 from cricket.client.faces import implements
 from cricket.client.runtime import RUNTIME as rt
-from cricket.client.runtime import StreamRef, _read_container, join_containers, read_linked_containers
+from cricket.client.runtime import StreamRef
 from cricket.cudafacts import device_attributes, occupancy
 from cricket.cudafacts.curesult import (INVALID_HANDLE, INVALID_IMAGE, INVALID_VALUE, NOT_FOUND, SUCCESS,
                                         UNSUPPORTED_LIMIT)
@@ -47,10 +51,6 @@ log = logging.getLogger(__name__)
 # (cudart passes it on unchanged as cudaErrorInvalidConfiguration; see launch_kernel)
 INVALID_CONFIGURATION = 9
 
-FATBIN_WRAPPER_MAGIC = 0x466243B1
-FATBIN_MAGIC = 0xBA55ED50
-ELF_MAGIC = b"\x7fELF"
-MAX_IMAGE = 1 << 32
 DEVICE_ATTRIBUTE_MAX = device_attributes.MAX     # devices.c rejects larger
 MEMORYTYPE_HOST, MEMORYTYPE_DEVICE = 1, 2
 
@@ -69,6 +69,8 @@ class FunctionRecord:
     attributes: dict[int, int] = field(default_factory=dict)
     session: int = 0                   # the value of _session when `server` was obtained
     kernel: bool = False               # obtained as a CUkernel (cuLibraryGetKernel), as cudart does
+    device: int = 0                    # the device `server` is on; on another: `on_devices` (_function)
+    on_devices: dict[int, FunctionRecord] = field(default_factory=dict)
 
 
 @dataclass
@@ -78,6 +80,8 @@ class ModuleRecord:
     kind: int
     functions: dict[str, int] = field(default_factory=dict)
     session: int = 0
+    device: int = 0                    # the device `server` is on; on another: `on_devices` (_module)
+    on_devices: dict[int, ModuleRecord] = field(default_factory=dict)
 
 
 modules: dict[int, ModuleRecord] = {}
@@ -96,6 +100,14 @@ def _module(handle: int) -> ModuleRecord:
     if m.session != _session:
         m.server = rt.conn.load_image(m.image, m.kind)[0]
         m.session = _session
+    if rt.multi_device and rt.thread.device != m.device:
+        # A library (which cricket does not tell from a module) is loaded in each device it is used on.
+        on = m.on_devices.get(rt.thread.device)
+        if on is None or on.session != _session:
+            on = m.on_devices[rt.thread.device] = dataclasses.replace(
+                m, server=rt.conn.load_image(m.image, m.kind)[0], session=_session, device=rt.thread.device,
+                functions={}, on_devices={})
+        return on
     return m
 
 
@@ -125,6 +137,14 @@ def _function(handle: int) -> FunctionRecord:
         raise DriverApiError(INVALID_HANDLE, f"function or kernel {handle:#x} does not exist")
     if f.session != _session:
         _resolve(f)
+    if rt.multi_device and rt.thread.device != f.device:
+        # A CUkernel launches in the current device: its function there (the module loaded there).
+        on = f.on_devices.get(rt.thread.device)
+        if on is None or on.session != _session:
+            on = f.on_devices[rt.thread.device] = dataclasses.replace(
+                f, attributes=dict(f.attributes), device=rt.thread.device, on_devices={})
+            _resolve(on)
+        return on
     return f
 
 
@@ -391,7 +411,8 @@ def pointer_info(ptr: int, out: int) -> int:
     found = _allocation(ptr)
     if found is not None:
         context = next((c for c, res in list(context_resources.items()) if found[0] in res.allocations), 0)
-        hostmem.store_i64s(out, (MEMORYTYPE_DEVICE, found[0], found[1], rt.thread.device, found[0], context,
+        hostmem.store_i64s(out, (MEMORYTYPE_DEVICE, found[0], found[1], device_records.device_of(rt, found[0]),
+                                 found[0], context,
                                  ptr, 0, 1))
         return SUCCESS
     if rt.is_device(ptr):               # a module global, inside a reserved device window
@@ -487,55 +508,13 @@ def memset(dst: int, value: int, count: int, element_size: int, stream: int, is_
 
 # ------------------------------------------------------------------ modules and libraries
 
-def _elf_size(addr: int) -> int:
-    head = hostmem.read(addr, 64)
-    if head[4] != 2:
-        raise DriverApiError(INVALID_IMAGE, "a 32-bit ELF image is not a cubin")
-    phoff = int.from_bytes(head[0x20:0x28], "little")
-    shoff = int.from_bytes(head[0x28:0x30], "little")
-    phentsize, phnum = (int.from_bytes(head[o:o + 2], "little") for o in (0x36, 0x38))
-    shentsize, shnum = (int.from_bytes(head[o:o + 2], "little") for o in (0x3A, 0x3C))
-    size = max(64, phoff + phentsize * phnum, shoff + shentsize * shnum)
-    if size > MAX_IMAGE or (shnum and shentsize < 64):
-        raise DriverApiError(INVALID_IMAGE, f"ELF image at {addr:#x} has an implausible header")
-    for i in range(shnum):
-        sh = hostmem.read(addr + shoff + i * shentsize, 64)
-        if int.from_bytes(sh[4:8], "little") != 8:       # SHT_NOBITS occupies no file bytes
-            end = int.from_bytes(sh[0x18:0x20], "little") + int.from_bytes(sh[0x20:0x28], "little")
-            size = max(size, end)
-    if size > MAX_IMAGE:
-        raise DriverApiError(INVALID_IMAGE, f"ELF image at {addr:#x} declares {size} bytes")
-    return size
-
-
-def read_image(addr: int) -> tuple[bytes, int]:
-    """(image bytes, cr_image_kind) of what cuModuleLoadData/cuLibraryLoadData got: a
-    ``__fatBinC_Wrapper_t`` (with its ``-rdc`` translation units), a fatbin, a cubin or PTX."""
-    from cricket.protocol import gen as P
-    K = P.cr_image_kind
-    if not addr:
-        raise DriverApiError(INVALID_VALUE, "the image pointer is NULL")
-    head = hostmem.read(addr, 4)
-    magic = int.from_bytes(head, "little")
-    if magic == FATBIN_WRAPPER_MAGIC:
-        version = hostmem.load_u32(addr + 4)
-        parts = [_read_container(hostmem.load_u64(addr + 8))]
-        parts += read_linked_containers(hostmem.load_u64(addr + 16) if version == 2 else 0)
-        return join_containers(parts), K.CR_IMAGE_FATBIN
-    if magic == FATBIN_MAGIC:
-        return _read_container(addr), K.CR_IMAGE_FATBIN
-    if head == ELF_MAGIC:
-        return hostmem.read(addr, _elf_size(addr)), K.CR_IMAGE_CUBIN
-    return ctypes.string_at(addr), K.CR_IMAGE_PTX
-
-
 @implements(DRIVER_API, "cuModuleLoadData")
 def module_load_data(pmodule: int, image: int) -> int:
     _out(pmodule)
     data, kind = read_image(image)
     server = rt.load_image(data, kind)
     handle = rt.new_handle()
-    modules[handle] = ModuleRecord(server, data, kind, session=_session)
+    modules[handle] = ModuleRecord(server, data, kind, session=_session, device=rt.thread.device)
     _file("modules", handle)
     sass_only.module_loaded(rt.conn.backend, handle, data, kind, image)
     hostmem.store_u64(pmodule, handle)
@@ -548,8 +527,9 @@ def module_unload(handle: int) -> int:
     if m is None:
         return INVALID_HANDLE
     rt.drain()
-    if m.session == _session:           # else it was loaded by the parent's session only
-        rt.conn._check(rt.conn._stub.CR_MODULE_UNLOAD(m.server), "cuModuleUnload")
+    for loaded in (m, *m.on_devices.values()):
+        if loaded.session == _session:  # else it was loaded by the parent's session only
+            rt.conn._check(rt.conn._stub.CR_MODULE_UNLOAD(loaded.server), "cuModuleUnload")
     del modules[handle]
     _unfile("modules", handle)
     for fh in m.functions.values():
@@ -571,7 +551,7 @@ def module_get_function(pfunc: int, module: int, name_ptr: int) -> int:
     name = _c_string(name_ptr)
     handle = m.functions.get(name)
     if handle is None:
-        f = FunctionRecord(0, name, module, session=-1)
+        f = FunctionRecord(0, name, module, session=-1, device=m.device)
         _resolve(f)
         handle = rt.new_handle()
         functions[handle] = f
@@ -587,6 +567,40 @@ def library_get_kernel(pkernel: int, library: int, name_ptr: int) -> int:
     return SUCCESS
 
 
+@implements(DRIVER_API, "cuLibraryLoadFromFile")
+def library_load_from_file(plibrary: int, file_name: int) -> int:
+    try:
+        buffer = library_images.read_library_file(_c_string(file_name).encode(errors="surrogateescape"))
+    except (OSError, ValueError) as exc:
+        raise DriverApiError(INVALID_VALUE, f"cuLibraryLoadFromFile: {exc}") from None
+    return module_load_data(plibrary, ctypes.addressof(buffer))
+
+
+@implements(DRIVER_API, "cuLibraryGetKernelCount")
+def library_get_kernel_count(count: int, library: int) -> int:
+    m = _module(library)
+    hostmem.store_u32(_out(count), len(library_images.kernel_names(m.image, m.kind)))
+    return SUCCESS
+
+
+@implements(DRIVER_API, "cuLibraryEnumerateKernels")
+def library_enumerate_kernels(kernels: int, count: int, library: int) -> int:
+    m = _module(library)
+    names = library_images.kernel_names(m.image, m.kind)
+    if not kernels or not 0 < count <= len(names):
+        return INVALID_VALUE
+    for i, name in enumerate(names[:count]):
+        library_get_kernel(kernels + 8 * i, library, library_images.c_name(name))
+    return SUCCESS
+
+
+@implements(DRIVER_API, "cuFuncGetName")
+def func_get_name(name: int, func: int) -> int:
+    """cuFuncGetName and cuKernelGetName: the kernel's (mangled) name."""
+    hostmem.store_u64(_out(name), library_images.c_name(_function(func).name))
+    return SUCCESS
+
+
 @implements(DRIVER_API, "cuKernelGetFunction")
 def kernel_get_function(pfunc: int, kernel: int) -> int:
     _function(kernel)
@@ -596,17 +610,7 @@ def kernel_get_function(pfunc: int, kernel: int) -> int:
 
 @implements(DRIVER_API, "cuModuleGetGlobal")
 def module_get_global(dptr: int, size_ptr: int, module: int, name_ptr: int) -> int:
-    from cricket.protocol import gen as P
-    m = _module(module)
-    name = _c_string(name_ptr)
-    conn = rt.conn
-    g = conn._check(conn._stub.CR_MODULE_GET_GLOBAL(P.cr_get_args(module=m.server, name=name)),
-                    f"cuModuleGetGlobal({name})").global_
-    rt.reserve(g.ptr, g.size)
-    if dptr:
-        hostmem.store_u64(dptr, g.ptr)
-    if size_ptr:
-        hostmem.store_u64(size_ptr, g.size)
+    library_images.store_global(_module(module).server, _c_string(name_ptr), dptr, size_ptr, "cuModuleGetGlobal")
     return SUCCESS
 
 
@@ -801,13 +805,29 @@ def launch_kernel(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: in
     return SUCCESS
 
 
+@implements(DRIVER_API, "cuLaunchCooperativeKernel")
+def launch_cooperative_kernel(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, shared: int,
+                              stream: int, params: int) -> int:
+    """Every block resident at once (``cricket.client.cooperative``); parameters as kernelParams only."""
+    f = _function(func)
+    refused = _launch_refused(f, gx, gy, gz, bx, by, bz, shared)
+    if refused or (f.param_size and not params):
+        return refused or INVALID_VALUE
+    cooperative.queue(f.server, f.layout, f.param_size, _kernel_usage(f, rt.occupancy_limits(rt.thread.device)),
+                      (gx, gy, gz), (bx, by, bz), shared, rt.stream(stream), params)
+    return SUCCESS
+
+
 @implements(DRIVER_API, "cuLaunchKernelEx")
 def launch_kernel_ex(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, shared: int,
                      stream: int, params: int, extra: int, attrs: int, num_attrs: int) -> int:
     """Launch attributes: the runtime shim's policy (``cricket.client.launch_attributes``)."""
     from cricket.client import launch_attributes
     events = launch_attributes.check(attrs, num_attrs, "cuLaunchKernelEx")
-    result = launch_kernel(func, gx, gy, gz, bx, by, bz, shared, stream, params, extra)
+    if events.cooperative:
+        result = launch_cooperative_kernel(func, gx, gy, gz, bx, by, bz, shared, stream, params)
+    else:
+        result = launch_kernel(func, gx, gy, gz, bx, by, bz, shared, stream, params, extra)
     for event in events if result == SUCCESS else ():
         rt.record_event(event, stream)
     return result
@@ -840,9 +860,11 @@ def _kernel_usage(f: FunctionRecord, dev: occupancy.DeviceLimits) -> occupancy.K
 # ------------------------------------------------------------------ streams, events, synchronisation
 
 @implements(DRIVER_API, "cuStreamCreate")
-def stream_create(pstream: int, flags: int) -> int:
+def stream_create(pstream: int, flags: int, priority: int = 0) -> int:
+    """cuStreamCreate and cuStreamCreateWithPriority."""
     _out(pstream)
     stream = rt.create_stream(flags)
+    stream_priorities.record(stream, priority)
     _file("streams", stream)
     hostmem.store_u64(pstream, stream)
     return SUCCESS

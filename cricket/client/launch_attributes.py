@@ -12,10 +12,12 @@ and a 64-byte value union). Per the CUDA 13 headers' documentation of each attri
 - **events** (programmatic event, launch completion event) are recorded on the launch's stream
   after the kernel: that is later than "all blocks triggered" or "all blocks began", which the
   documentation allows (dependents may observe the trigger long after the kernel completed).
+- **a cooperative launch** (a nonzero cooperative value) makes the launch one of
+  ``cricket.client.cooperative``: every block resident at once.
 - **semantics the backend cannot honour** fail with cudaErrorNotSupported / CUDA_ERROR_NOT_SUPPORTED
-  (the same number) and one log line naming the attribute: a cooperative launch (cricket's
-  backends offer no grid-wide synchronisation), cluster dimensions other than 1×1×1 (no thread
-  block clusters), device-updatable kernel nodes (graphs only), and every id cricket does not know.
+  (the same number) and one log line naming the attribute: cluster dimensions other than 1×1×1
+  (no thread block clusters), device-updatable kernel nodes (graphs only), and every id cricket
+  does not know.
 """
 from __future__ import annotations
 
@@ -66,15 +68,21 @@ def _refuse(call: str, attribute: int, why: str) -> LaunchAttributeError:
     return LaunchAttributeError(ERR_NOT_SUPPORTED, message)
 
 
-def check(attrs: int, count: int, call: str) -> list[int]:
-    """Check the ``count`` attributes at address ``attrs``; the event handles to record on the
-    launch's stream after the kernel. Raises :class:`LaunchAttributeError` for an attribute
+class LaunchEvents(list):
+    """The event handles to record on the launch's stream after the kernel, and whether the
+    launch is cooperative."""
+    cooperative = False
+
+
+def check(attrs: int, count: int, call: str) -> LaunchEvents:
+    """Check the ``count`` attributes at address ``attrs``: the events to record after the kernel
+    and whether it is a cooperative launch. Raises :class:`LaunchAttributeError` for an attribute
     cricket cannot honour (nothing has been launched then)."""
+    events = LaunchEvents()
     if count == 0:
-        return []
+        return events
     if not attrs or count > MAX_ATTRIBUTES:
         raise LaunchAttributeError(ERR_INVALID_VALUE, f"{call}: {count} launch attributes at {attrs:#x}")
-    events = []
     for i in range(count):
         base = attrs + ATTRIBUTE_SIZE * i
         attribute = hostmem.load_u32(base)
@@ -86,9 +94,7 @@ def check(attrs: int, count: int, call: str) -> list[int]:
             if event:
                 events.append(event)
         elif attribute == COOPERATIVE:
-            if hostmem.load_u32(value):
-                raise _refuse(call, attribute, "asks for a cooperative launch, and cricket's backends "
-                              "offer no grid-wide synchronisation")
+            events.cooperative = bool(hostmem.load_u32(value))
         elif attribute == CLUSTER_DIMENSION:
             dims = (hostmem.load_u32(value), hostmem.load_u32(value + 4), hostmem.load_u32(value + 8))
             if dims != (1, 1, 1):

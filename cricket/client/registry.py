@@ -51,6 +51,7 @@ class RegisteredFatbin:
     functions: list[RegisteredFunction] = field(default_factory=list)
     variables: list[RegisteredVar] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)   # why this module cannot be used
+    kind: int = 0                      # cricket.x cr_image_kind of ``image`` (a library may be a cubin or PTX)
 
 
 class Registrations:
@@ -76,12 +77,13 @@ class Registrations:
         return entry
 
     def add_fatbin(self, wrapper: int, wrapper_magic: int, wrapper_version: int,
-                   image: bytes | memoryview | None) -> int:
+                   image: bytes | memoryview | None, kind: int = 0) -> int:
         block = ctypes.create_string_buffer(HANDLE_SIZE)
         handle = ctypes.addressof(block)
         with self._lock:
             self._blocks[handle] = block
-            self._fatbins[handle] = RegisteredFatbin(handle, wrapper, wrapper_magic, wrapper_version, image)
+            self._fatbins[handle] = RegisteredFatbin(handle, wrapper, wrapper_magic, wrapper_version, image,
+                                                     kind=kind)
         log.debug("registered fatbin %#x (wrapper %#x, %s bytes)", handle, wrapper,
                   "no" if image is None else len(image))
         return handle

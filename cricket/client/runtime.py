@@ -27,7 +27,7 @@ from typing import Any, Callable
 from cricket import _select
 from cricket.cudafacts import device_attributes
 from cricket.cudafacts.cudart_errors import CODES
-from cricket.client import device_output, shm
+from cricket.client import device_output, device_records, shm
 from cricket.client.errors import (  # noqa: F401  (the codes the API faces use, from one place)
     ERR_HOST_NOT_REGISTERED, ERR_HOST_REGISTERED, ERR_INVALID_CONFIG, ERR_INVALID_DEVICE,
     ERR_INVALID_DEVPTR, ERR_INVALID_FUNCTION, ERR_INVALID_HANDLE, ERR_INVALID_KIND, ERR_INVALID_SYMBOL,
@@ -149,7 +149,9 @@ class Runtime:
         self.thread = _ThreadState(self)
         self.kernels: dict[int, KernelRecord] = {}
         self.vars: dict[int, VarRecord] = {}
-        self.modules: dict[int, int] = {}          # fatbin handle -> server module handle
+        self.modules: dict[Any, int] = {}          # fatbin handle (and device) -> server module handle
+        self.device_records: dict[tuple[int, int], Any] = {}   # device_records.on_device
+        self.allocation_devices: dict[int, int] = {}   # allocation start -> its device, if not 0
         self.allocations: dict[int, int] = {}      # device ptr -> size
         self._alloc_starts: list[int] = []         # sorted, for containing-allocation lookups
         self.host_allocs: dict[int, int] = {}      # pinned host memory: address -> size
@@ -279,8 +281,10 @@ class Runtime:
         self._broken = None
         self.no_device = ""
         self.modules.clear()
+        self.device_records.clear()
         self.launch_limits.clear()
         self.allocations.clear()
+        self.allocation_devices.clear()
         self._alloc_starts.clear()
         self.streams.clear()
         self.events.clear()
@@ -567,21 +571,23 @@ class Runtime:
         k = self.kernels.get(host_fun)
         if k is None:
             raise CudaRuntimeError(ERR_INVALID_FUNCTION, f"{host_fun:#x} is not a registered kernel")
+        if self.thread.device:          # devices other than 0 load the module again (device_records)
+            k = device_records.on_device(self, k, self.thread.device)
         if not k.function:
             self._resolve_kernel(k)
         return k
 
     def module(self, handle: int) -> int:
         conn = self.conn
-        mod = self.modules.get(handle)
+        key = device_records.module_key(handle, self.thread.device)
+        mod = self.modules.get(key)
         if mod is not None:
             return mod
         with self._lock:
-            mod = self.modules.get(handle)
+            mod = self.modules.get(key)
             if mod is None:
-                from cricket.protocol import gen as P
-                mod = self.modules[handle] = self.load_image(self._module_image(handle),
-                                                             P.cr_image_kind.CR_IMAGE_FATBIN)
+                mod = self.modules[key] = self.load_image(self._module_image(handle),
+                                                          REGISTRATIONS.get(handle).kind)
                 if conn.output.armed:      # once a module prints, lines go to C stdout
                     self._print_to_c(conn)
             return mod
@@ -637,6 +643,8 @@ class Runtime:
         if v is None:
             raise CudaRuntimeError(ERR_INVALID_SYMBOL, f"{host_var:#x} is not a registered "
                                 "__device__ or __constant__ variable")
+        if self.thread.device:
+            v = device_records.on_device(self, v, self.thread.device)
         if not v.ptr:
             from cricket.protocol import gen as P
             mod = self.module(v.handle)
@@ -670,6 +678,8 @@ class Runtime:
             self.allocations[ptr] = size
             i = bisect_right(self._alloc_starts, ptr)
             self._alloc_starts.insert(i, ptr)
+            if self.thread.device:
+                self.allocation_devices[ptr] = self.thread.device
 
     def remove_allocation(self, ptr: int) -> int | None:
         """Forget the allocation at ``ptr``; its size, or None when it is not one of ours."""
@@ -678,6 +688,7 @@ class Runtime:
             if size is not None:
                 i = bisect_right(self._alloc_starts, ptr) - 1
                 del self._alloc_starts[i]
+                self.allocation_devices.pop(ptr, None)
             return size
 
     def release_allocation(self, ptr: int, free_on_server: Callable[[], Any]) -> bool:

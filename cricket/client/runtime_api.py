@@ -54,6 +54,7 @@ from typing import Any
 
 from cricket.cudafacts.cudart_errors import CODES, CUDART_VERSION, ERRORS, UNRECOGNIZED
 from cricket.client.errors import RuntimeApiError  # noqa: F401  (part of this module's API)
+from cricket.client import device_records
 from cricket.client.faces import implements
 from cricket.client.registry import (  # noqa: F401  (part of this module's API)
     HANDLE_SIZE, REGISTRATIONS, RegisteredFatbin, RegisteredFunction, RegisteredVar, Registrations,
@@ -64,6 +65,8 @@ from cricket.client.runtime_face import RUNTIME_API
 from cricket.client import runtime_calls  # noqa: F401
 from cricket.client import arrays_runtime  # noqa: F401  (CUDA arrays, textures, surfaces)
 from cricket.client import graphs_runtime  # graphs, stream capture, host functions (after runtime_calls)
+from cricket.client import cooperative, device_ids, peers, stream_priorities  # noqa: F401  (forward_devices.c)
+from cricket.client import libraries  # noqa: F401  (forward_libraries.c)
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +115,17 @@ FORWARDED += (
     "cudaCreateSurfaceObject", "cudaDestroyTextureObject", "cudaDestroySurfaceObject",
     "cudaGetTextureObjectResourceDesc", "cudaGetSurfaceObjectResourceDesc")
 FORWARDED += graphs_runtime.SHIM_EXPORTS
+# Several devices (cricket/client/peers.py, device_ids.py)
+FORWARDED += (
+    "cudaDeviceCanAccessPeer", "cudaDeviceEnablePeerAccess", "cudaDeviceDisablePeerAccess",
+    "cudaDeviceGetP2PAttribute", "cudaMemcpyPeer", "cudaMemcpyPeerAsync", "cudaDeviceGetPCIBusId",
+    "cudaDeviceGetByPCIBusId", "cudaStreamGetPriority", "cudaStreamGetPriority_ptsz",
+    "cudaLaunchCooperativeKernel", "cudaLaunchCooperativeKernel_ptsz")
+# Libraries (cricket/client/libraries.py)
+FORWARDED += (
+    "cudaLibraryLoadData", "cudaLibraryLoadFromFile", "cudaLibraryUnload", "cudaLibraryGetKernel",
+    "cudaLibraryGetGlobal", "cudaLibraryGetKernelCount", "cudaLibraryEnumerateKernels",
+    "cudaKernelSetAttributeForDevice", "cudaFuncGetName")
 
 IMPLEMENTATIONS: dict[str, Callable[..., Any]] = RUNTIME_API.implementations
 register = RUNTIME_API.register
@@ -197,6 +211,7 @@ def unregister_fat_binary(handle: int) -> None:
         for key in [k for k, rec in table.items() if rec.handle == handle]:
             del table[key]
     RUNTIME.modules.pop(handle, None)
+    device_records.forget_fatbin(RUNTIME, handle)
 
 
 @implements(RUNTIME_API, "__cudaInitModule", guarded=False)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from cricket.client import context_limits, launch_attributes, mapped
+from cricket.client import context_limits, device_records, launch_attributes, mapped
 from cricket.client.faces import implements
 from cricket.client.runtime_face import RUNTIME_API
 from cricket.cudafacts import occupancy
@@ -180,15 +180,6 @@ def driver_get_version(version: int) -> int:
     if not version:
         return ERR_INVALID_VALUE
     hostmem.store_i32(version, rt.connection().driver_version or CUDART_VERSION)
-    return SUCCESS
-
-
-@implements(RUNTIME_API, "cudaDeviceGetStreamPriorityRange")
-def stream_priority_range(least: int, greatest: int) -> int:
-    if least:
-        hostmem.store_i32(least, 0)
-    if greatest:
-        hostmem.store_i32(greatest, 0)
     return SUCCESS
 
 
@@ -378,7 +369,7 @@ def pointer_get_attributes(values: int, ptr: int) -> int:
         r, offset = found
         hostmem.store_i64s(values, (1, rt.thread.device, r.device + offset, r.host + offset))
     elif rt.is_device(ptr):
-        hostmem.store_i64s(values, (2, rt.thread.device, ptr, 0))
+        hostmem.store_i64s(values, (2, device_records.device_of(rt, ptr), ptr, 0))
     elif rt.is_pinned(ptr):
         hostmem.store_i64s(values, (1, rt.thread.device, 0, ptr))
     else:
@@ -525,14 +516,6 @@ def memset(ptr: int, value: int, count: int, stream: int, sync: int) -> int:
 
 # ------------------------------------------------------------------ streams and events
 
-@implements(RUNTIME_API, "cudaStreamCreateWithPriority")
-def stream_create(stream: int, flags: int, priority: int) -> int:
-    if not stream:
-        return ERR_INVALID_VALUE
-    hostmem.store_u64(stream, rt.create_stream(flags))
-    return SUCCESS
-
-
 @implements(RUNTIME_API, "cudaStreamDestroy")
 def stream_destroy(stream: int) -> int:
     if stream == STREAM_PER_THREAD:         # the default streams are not destroyed
@@ -666,7 +649,7 @@ def _check_config(grid: tuple, block: tuple, shared: int) -> None:
 def launch_kernel(func: int, gxy: int, gz: int, bxy: int, bz: int, args: int, shared: int,
                   stream: int) -> int:
     k = rt.kernels.get(func)
-    if k is None or not k.function:
+    if k is None or not k.function or rt.multi_device:
         k = rt.kernel(func)            # an unknown kernel fails here; a new module is loaded
     if not rt.queue_launch(k.function, gxy, gz, bxy, bz, shared, rt.stream(stream), args,
                            k.layout, k.param_size):
@@ -682,7 +665,10 @@ def launch_kernel_ex(func: int, gxy: int, gz: int, bxy: int, bz: int, args: int,
     are accepted, what cricket cannot honour fails with cudaErrorNotSupported), then the kernel is
     launched, then the events the attributes name are recorded on its stream."""
     events = launch_attributes.check(attrs, num_attrs, "cudaLaunchKernelExC")
-    launch_kernel(func, gxy, gz, bxy, bz, args, shared, stream)
+    if events.cooperative:              # cricket/client/cooperative.py (which imports this module)
+        RUNTIME_API.lookup("cudaLaunchCooperativeKernel").__wrapped__(func, gxy, gz, bxy, bz, args, shared, stream)
+    else:
+        launch_kernel(func, gxy, gz, bxy, bz, args, shared, stream)
     for event in events:
         rt.record_event(event, stream)
     return SUCCESS

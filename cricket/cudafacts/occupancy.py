@@ -179,3 +179,11 @@ def _shared_limit(dev: DeviceLimits, kernel: KernelUsage, dynamic_shared: int) -
     if per_sm is None or per_sm < allocated:
         per_sm = carveout_for(allocated, dev.major, dev.minor)
     return per_sm // allocated if per_sm else 0
+
+
+def max_cooperative_blocks(dev: DeviceLimits, kernel: KernelUsage, block_size: int, dynamic_shared: int,
+                           multiprocessors: int) -> int:
+    """The most blocks a cooperative launch of ``kernel`` may have: every block of its grid must be
+    resident at once (CUDA Programming Guide, grid synchronisation), so the blocks one
+    multiprocessor holds times the multiprocessors."""
+    return max_active_blocks(dev, kernel, block_size, dynamic_shared) * multiprocessors

@@ -385,6 +385,9 @@ class CricketProgram(Skeleton):
     def CR_LAUNCH_ASYNC(self, a):
         return self._async(self.service.launch, *self._launch_args(a))
 
+    def CR_LAUNCH_COOPERATIVE_ASYNC(self, a):
+        return self._async(self.service.launch_cooperative, *self._launch_args(a))
+
     # --- streams and events ----------------------------------------------------------------
 
     def CR_STREAM_CREATE(self, flags):

@@ -19,6 +19,8 @@ from ..cudafacts import curesult
 from ..backends.base import BackendError, DeviceProperties, FunctionInfo, ImageKind
 from ..protocol import gen as P
 from ..backends.registry import BackendAlreadyLoaded, BackendLoadError, BackendRegistry, BackendStatus
+from . import device_copies
+from .cooperative import launch_options as cooperative_launch_options
 from .images import ImageCache
 from .limits import MemoryBudget, return_free_memory
 from .session import DeviceObject, FunctionRecord, ModuleRecord, Session
@@ -246,7 +248,7 @@ class CricketService:
     def memcpy_htod(self, session: Session, dst: int, stream: int, data: bytes) -> None:
         self._ready(session)
         session.allocations.check(dst, len(data))
-        session.device.memcpy_htod(dst, data, session.stream(stream))
+        session.device_of(dst).memcpy_htod(dst, data, session.stream(stream))
 
     def memcpy_htod_view(self, session: Session, dst: int, stream: int, size: int) -> memoryview | None:
         """Where a host-to-device copy's bytes may be received directly (a writable view of the
@@ -255,7 +257,7 @@ class CricketService:
         if size > MAX_INLINE:
             return None
         session.allocations.check(dst, size)
-        return session.device.memcpy_htod_view(dst, size, session.stream(stream))
+        return session.device_of(dst).memcpy_htod_view(dst, size, session.stream(stream))
 
     def memcpy_dtoh(self, session: Session, src: int, size: int, stream: int) -> bytes:
         self._ready(session)
@@ -266,13 +268,13 @@ class CricketService:
         session.allocations.check(src, size)
         # A view where the backend offers one: the RPC server sends the reply before it runs this
         # session's next call, so nothing writes the memory while the view is being sent.
-        return session.device.memcpy_dtoh_view(src, size, session.stream(stream))
+        return session.device_of(src).memcpy_dtoh_view(src, size, session.stream(stream))
 
     def memcpy_dtod(self, session: Session, dst: int, src: int, size: int, stream: int) -> None:
         self._ready(session)
         session.allocations.check(dst, size)
         session.allocations.check(src, size)
-        session.device.memcpy_dtod(dst, src, size, session.stream(stream))
+        device_copies.memcpy_dtod(session, dst, src, size, stream)
 
     def memset(self, session: Session, dst: int, value: int, element_size: int, count: int,
                stream: int) -> None:
@@ -280,7 +282,7 @@ class CricketService:
         if element_size not in (1, 2, 4):
             raise BackendError(curesult.INVALID_VALUE, f"memset element size {element_size}: use 1, 2 or 4")
         session.allocations.check(dst, element_size * count)
-        session.device.memset(dst, value, element_size, count, session.stream(stream))
+        session.device_of(dst).memset(dst, value, element_size, count, session.stream(stream))
 
     # --- modules ---------------------------------------------------------------
 
@@ -356,7 +358,8 @@ class CricketService:
             return False
 
     def launch(self, session: Session, function: int, grid: tuple[int, int, int],
-               block: tuple[int, int, int], shared_mem: int, stream: int, params: bytes) -> None:
+               block: tuple[int, int, int], shared_mem: int, stream: int, params: bytes,
+               cooperative: bool = False) -> None:
         self._ready(session)
         record = session.functions.get(function)
         if record.info.param_size and len(params) != record.info.param_size:
@@ -367,16 +370,21 @@ class CricketService:
             raise BackendError(curesult.INVALID_VALUE, f"empty launch: grid {grid}, block {block}")
         module = session.modules.get(record.module_handle)
         device = module.device
+        extra = cooperative_launch_options(device) if cooperative else {}
         started = time.perf_counter()
         try:
             if getattr(device, "captures_output", False):
                 # printf lines go to this session, also when the device object is shared
                 device.launch(record.info.native, grid, block, shared_mem, session.stream(stream), params,
-                              output=session.output)
+                              output=session.output, **extra)
             else:
-                device.launch(record.info.native, grid, block, shared_mem, session.stream(stream), params)
+                device.launch(record.info.native, grid, block, shared_mem, session.stream(stream), params, **extra)
         finally:
             session.stats.launched(session.backend_type, time.perf_counter() - started)
+
+    def launch_cooperative(self, session: Session, *args: Any) -> None:
+        """cudaLaunchCooperativeKernel: every block of the grid resident at once (grid.sync())."""
+        self.launch(session, *args, cooperative=True)
 
     # --- streams and events -------------------------------------------------------
 

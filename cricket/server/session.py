@@ -93,6 +93,11 @@ class Allocations:
         raise BackendError(curesult.INVALID_VALUE,
                            f"device range {ptr:#x}+{size} is not inside an allocation of this session")
 
+    def base_of(self, ptr: int) -> int | None:
+        """The start of the allocation holding ``ptr``, or None."""
+        i = bisect.bisect_right(self._bases, ptr) - 1
+        return self._bases[i] if i >= 0 and ptr < self._bases[i] + self._sizes[self._bases[i]] else None
+
     def items(self) -> list[tuple[int, int]]:
         return [(b, self._sizes[b]) for b in self._bases]
 
@@ -223,6 +228,15 @@ class Session:
                         device.set_kernel_timeout(self.kernel_timeout)
                     self.open_devices[self.device_index] = device
         return device
+
+    def device_of(self, ptr: int) -> Device:
+        """The device holding the allocation at ``ptr`` (unified addressing: a copy goes to the
+        pointer's device whatever the current one), else the current device."""
+        base = self.allocations.base_of(ptr)
+        device = self.alloc_device.get(base) if base is not None else None
+        if device is None:
+            return self.device
+        return device if isinstance(device, Device) else device.device   # a module variable's stand-in
 
     def cancel_kernels(self) -> None:
         """Stop the running kernel and refuse queued launches on every device (from any thread)."""

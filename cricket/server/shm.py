@@ -197,7 +197,7 @@ def memcpy_htod_shm(session: Session, dst: int, stream: int, offset: int, size: 
             raise BackendError(curesult.NOT_INITIALIZED, "call HELLO before any other procedure")
         data = region.range(offset, size, "copy to device")
         session.allocations.check(dst, size)
-        session.device.memcpy_htod_host(dst, data, region.address + offset, session.stream(stream))
+        session.device_of(dst).memcpy_htod_host(dst, data, region.address + offset, session.stream(stream))
     finally:
         if publish and session.shared_region is not None:
             session.shared_region.publish(sequence)     # even after a failure: the range is free
@@ -215,7 +215,7 @@ def memcpy_dtoh_shm(session: Session, src: int, stream: int, offset: int, size: 
     region = region_of(session)
     into = region.range(offset, size, "copy from device")
     session.allocations.check(src, size)
-    session.device.memcpy_dtoh_host(src, into, region.address + offset, session.stream(stream))
+    session.device_of(src).memcpy_dtoh_host(src, into, region.address + offset, session.stream(stream))
 
 
 def detach(session: Session) -> None:

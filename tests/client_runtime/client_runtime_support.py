@@ -44,12 +44,12 @@ def build_program(tmp_path_factory, name: str, *flags: str) -> Path:
 class Server:
     """A ``cricket server --backend emu`` process on a Unix socket."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, backend: str = "emu") -> None:
         self.address = str(directory / "server.sock")
         ready = directory / "ready"
         self.log = directory / "server.log"
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "cricket", "server", "--unix", self.address, "--backend", "emu",
+            [sys.executable, "-m", "cricket", "server", "--unix", self.address, "--backend", backend,
              "--ready-file", str(ready)], stdout=open(self.log, "wb"), stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONUNBUFFERED": "1"}, cwd=ROOT)
         deadline = time.monotonic() + 60

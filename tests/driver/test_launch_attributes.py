@@ -84,7 +84,7 @@ def ptx(tmp_path_factory) -> Path:
 
 
 @pytest.mark.nvcc
-def test_hints_launch_and_unhonourable_attributes_are_not_supported(driver_dir, server, ptx):
+def test_hints_and_cooperative_launch_and_unhonourable_attributes_are_not_supported(driver_dir, server, ptx):
     env = {k: v for k, v in os.environ.items() if not k.startswith("CRICKET_") and k != "LD_PRELOAD"}
     env.update(CRICKET_SERVER=server.address, PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, "-c", PROBE, str(driver_dir / "libcricket-cuda.so"), str(ptx)],
@@ -93,7 +93,7 @@ def test_hints_launch_and_unhonourable_attributes_are_not_supported(driver_dir, 
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     assert got["none"] == [0, 63] and got["hints"] == [0, 63]        # launched: the sums are there
     not_supported = 801                                              # CUDA_ERROR_NOT_SUPPORTED
-    assert got["cooperative"] == got["cluster"] == got["unknown"] == [not_supported, 0]
-    for name in ("cudaLaunchAttributeCooperative", "cudaLaunchAttributeClusterDimension",
-                 "cudaLaunchAttribute99 (unknown)"):
+    assert got["cooperative"] == [0, 63]                             # a cooperative launch runs
+    assert got["cluster"] == got["unknown"] == [not_supported, 0]
+    for name in ("cudaLaunchAttributeClusterDimension", "cudaLaunchAttribute99 (unknown)"):
         assert sum(name in line for line in proc.stderr.splitlines()) == 1, proc.stderr

@@ -84,11 +84,11 @@ import ctypes
 lib.cuInit(0)
 ptr = ctypes.c_uint64()
 result["rc"] = [lib.cuMemAllocManaged(ctypes.byref(ptr), 16, 1), lib.cuMemAllocManaged(ctypes.byref(ptr), 16, 1),
-                lib.cuStreamGetPriority_ptsz(None, ctypes.byref(ctypes.c_int()))]
+                lib.cuStreamCopyAttributes_ptsz(None, None)]
 """)
     assert p["rc"] == [801, 801, 801]
     assert p["_stderr"].count("cuMemAllocManaged is not implemented") == 1
-    assert p["_stderr"].count("cuStreamGetPriority_ptsz is not implemented") == 1
+    assert p["_stderr"].count("cuStreamCopyAttributes_ptsz is not implemented") == 1
 
 
 def test_error_names_and_strings_are_the_drivers(driver_lib):

@@ -156,6 +156,7 @@ def valid_calls(c: Context) -> dict[str, tuple]:
         "CR_MODULE_GET_GLOBAL": (P.cr_get_args(module=c.module.handle, name="g_dev_var"),),
         "CR_LAUNCH": (launch,),
         "CR_LAUNCH_ASYNC": (launch,),
+        "CR_LAUNCH_COOPERATIVE_ASYNC": (launch,),
         "CR_STREAM_CREATE": (0,),
         "CR_STREAM_DESTROY": (c.stream,),
         "CR_STREAM_SYNCHRONIZE": (c.stream,),
@@ -316,7 +317,7 @@ def _fuzz(fuzzed, name: str, data) -> None:
         body = data.draw(mutated_image())
     else:
         body = data.draw(mutated(valid))
-    if name in ("CR_LAUNCH", "CR_LAUNCH_ASYNC"):
+    if name in ("CR_LAUNCH", "CR_LAUNCH_ASYNC", "CR_LAUNCH_COOPERATIVE_ASYNC"):
         try:
             a = P.unpack_cr_launch_args(body)
         except Exception:

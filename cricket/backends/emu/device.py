@@ -24,6 +24,7 @@ from .heap import discard_heap, heap_of
 from .device_launch import DeviceLaunch, in_run_order, take_launches
 from .executor import DEFAULT_MAX_STEPS, SM_COUNT, WARP_SIZE, LaunchConfig, batch_local_bytes, run_kernel
 from .memory import DEFAULT_ARENA, GLOBAL_BASE, DeviceArena
+from . import cooperative as cooperative_launch
 from .ptx.parser import parse
 from .ptx.program import KernelIR, Program, decl_size, type_size
 
@@ -145,6 +146,18 @@ class EmuFunction:
         return f"<EmuFunction {self.name}>"
 
 
+def local_symbol(name: str, names) -> str | None:
+    """``name`` as the linked program has it: itself, or a symbol local to one of several linked
+    PTX modules (``name@mK``: a static kernel or variable of an ``-rdc`` translation unit, whose
+    name nvcc prefixes with the unit's hash). Should two modules have a local symbol of one name,
+    the lowest K is taken: the first container's, which the client sends first (the registering
+    unit's fatbin, then the linked units': cricket.client.runtime)."""
+    if name in names:
+        return name
+    local = [n for n in names if n.startswith(name + "@m") and n[len(name) + 2:].isdigit()]
+    return min(local, key=lambda n: int(n[len(name) + 2:])) if local else None
+
+
 class EmuModule:
     """A loaded (and, for several PTX texts, linked) module: kernels plus device variables."""
 
@@ -228,21 +241,24 @@ class EmuModule:
             return EmuFunction(self, name, None)
         fn = self.functions.get(name)
         if fn is None:
-            if name not in self.program.entries:
+            found = local_symbol(name, self.program.entries)
+            if found is None:
                 raise EmuError(CUDA_ERROR_NOT_FOUND, f"no kernel named {name!r} in this module "
                                                      f"(it has: {', '.join(sorted(self.program.entries)) or 'none'})")
             try:
-                fn = self._build(name)
+                fn = self._build(found)
             except EmuError as e:
                 log.error("kernel %s: %s", name, e)
                 raise
+            self.functions[name] = fn       # asked again by the same name
         return fn
 
     def get_global(self, name: str) -> tuple[int, int]:
         """(device pointer, size in bytes) of a ``__device__``/``__constant__`` variable."""
-        if name not in self.globals:
+        found = local_symbol(name, self.globals)
+        if found is None:
             raise EmuError(CUDA_ERROR_NOT_FOUND, f"no device variable named {name!r} in this module")
-        return self.globals[name]
+        return self.globals[found]
 
     def unload(self) -> None:
         """Free the module's device variables; its functions must not be launched afterwards."""
@@ -274,10 +290,11 @@ class EmuDevice:
 
     def __init__(self, arena_size: int = DEFAULT_ARENA, max_lanes: int = DEFAULT_MAX_LANES, printf_sink=None,
                  sticky_errors: bool = True, max_steps: int = DEFAULT_MAX_STEPS,
-                 launch_timeout: float | None = None, kernel_workers=None, split_launches: int = 1) -> None:
+                 launch_timeout: float | None = None, kernel_workers=None, split_launches: int = 1,
+                 arena_base: int = GLOBAL_BASE) -> None:
         if max_lanes < 1:
             raise EmuError(CUDA_ERROR_INVALID_VALUE, "max_lanes must be at least 1")
-        self.arena = DeviceArena(arena_size, shared=kernel_workers is not None)
+        self.arena = DeviceArena(arena_size, shared=kernel_workers is not None, base=arena_base)
         self.remote = None if kernel_workers is None else kernel_workers.remote(self.arena, split_launches)
         self.cancelled = False
         self.max_lanes = max_lanes
@@ -304,7 +321,7 @@ class EmuDevice:
         with self._lock:
             self.sticky = None
             for ptr in list(self.arena._sizes):
-                self.arena.free(GLOBAL_BASE + ptr)
+                self.arena.free(self.arena.base + ptr)
             discard_heap(self.arena)
             self._module_allocs.clear()
             for mod in list(self._modules):
@@ -477,12 +494,13 @@ class EmuDevice:
     # ---- launch ------------------------------------------------------------------------------
     def launch(self, function: EmuFunction, grid, block, shared_mem_bytes: int, param_bytes: bytes,
                sink: Callable[[str], None] | None = None, depth: int = 0,
-               local_limit: int | None = None) -> None:
+               local_limit: int | None = None, cooperative: bool = False) -> None:
         """Run ``function`` over ``grid`` x ``block`` threads to completion, and then the grids it
         launched from the device (``device_launch``), those at nesting level ``depth + 1``.
 
         ``sink``: where this launch's printf lines go (default: the device's ``printf_sink``).
         ``local_limit``: bytes of local memory one batch's call stacks may grow to.
+        ``cooperative``: every CTA runs at once, with a grid barrier (see :mod:`.cooperative`).
 
         ``param_bytes`` holds the kernel arguments at the offsets of ``function.param_layout`` (each
         parameter at its natural alignment, as the cubin's KPARAM_INFO gives).
@@ -523,6 +541,7 @@ class EmuDevice:
         with self._lock:
             self.launches += 1
             cfg.grid_id = self.launches
+            workspace = cooperative_launch.begin(self.arena, ir, cfg) if cooperative else None
             try:
                 t0 = time.perf_counter()
                 self.arena.grid_depth = depth
@@ -546,6 +565,8 @@ class EmuDevice:
                 log.error("%s", err)
                 raise err from e
             finally:                # a failed grid's launches never run, its buffers are freed
+                if workspace is not None:
+                    self.arena.free(workspace)
                 children = [DeviceLaunch.from_json(r) for r in take_launches(self.arena)]
         for child in in_run_order(children):
             self.launch(function.module.get_function(child.name), child.grid, child.block, child.shared,

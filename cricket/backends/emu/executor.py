@@ -40,12 +40,13 @@ SHARED_UNIT = shared_granularity(reference_device.ATTRIBUTES[A.COMPUTE_CAPABILIT
 
 class LaunchConfig:
     __slots__ = ("grid", "block", "dynamic_shared", "params", "max_lanes", "sink", "max_steps", "deadline",
-                 "grid_id", "ctas", "local_limit")
+                 "grid_id", "ctas", "local_limit", "grid_workspace")
 
     def __init__(self, grid, block, dynamic_shared, params, max_lanes, sink, max_steps=DEFAULT_MAX_STEPS,
                  timeout=None, grid_id: int = 1, ctas: tuple[int, int] | None = None,
-                 local_limit: int | None = None):
+                 local_limit: int | None = None, grid_workspace: int = 0):
         self.grid_id = grid_id          # %gridid: the launch's number on its device
+        self.grid_workspace = grid_workspace   # a cooperative launch's grid barrier (emu/cooperative.py)
         self.ctas = ctas                # run only CTAs [first, end) of the grid (None: all)
         # bytes of local memory one batch's call stacks may grow to (None: the call stack's own
         # LOCAL_BUDGET); what the session's memory budget granted the launch
@@ -270,6 +271,9 @@ class Batch(MemorySpaces, AtomicOps, WarpOps, DeviceCalls):
         R["%gridid"] = np.uint64(self.cfg.grid_id)
         R["%WARP_SZ"] = u32(WARP_SIZE)
         R["%current_graph_exec"] = np.uint64(0)     # no device graphs
+        # %envreg1:%envreg2: where grid.sync() finds its barrier; 0 outside a cooperative launch
+        R["%envreg1"] = u32(self.cfg.grid_workspace >> 32)
+        R["%envreg2"] = u32(self.cfg.grid_workspace & 0xFFFFFFFF)
         # shared memory: the emulated device reserves none for system software
         total = -(-self.shared_limit // SHARED_UNIT) * SHARED_UNIT
         R["%total_smem_size"] = u32(total)

@@ -48,10 +48,14 @@ class DeviceArena:
     allocated), :attr:`version` telling whether it changed.
     """
 
-    def __init__(self, size: int = DEFAULT_ARENA, shared: bool = False, fd: int | None = None) -> None:
+    def __init__(self, size: int = DEFAULT_ARENA, shared: bool = False, fd: int | None = None,
+                 base: int = GLOBAL_BASE) -> None:
         if size <= 0 or size % mmap.PAGESIZE:
             raise EmuError(CUDA_ERROR_INVALID_VALUE, f"arena size {size} must be a positive multiple of the page size")
+        if base >> WINDOW_SHIFT != WIN_GLOBAL or (base + size - 1) >> WINDOW_SHIFT != WIN_GLOBAL:
+            raise EmuError(CUDA_ERROR_INVALID_VALUE, f"arena [{base:#x}, +{size}) leaves the global window")
         self.size = size
+        self.base = base                 # the device pointer of offset 0 (each device its own range)
         self.fd: int | None = None
         try:
             if shared or fd is not None:
@@ -98,14 +102,14 @@ class DeviceArena:
                 self._sizes[off] = size
                 self.used += need
                 self._rebuild_table()
-                return GLOBAL_BASE + off
+                return self.base + off
         raise EmuError(CUDA_ERROR_OUT_OF_MEMORY,
                        f"cannot allocate {size} bytes: {self.size - self.used} of {self.size} bytes free "
                        "(fragmented or exhausted); free memory or start the backend with a larger arena")
 
     def free(self, ptr: int) -> None:
         """Release the allocation that starts at ``ptr``."""
-        off = ptr - GLOBAL_BASE
+        off = ptr - self.base
         if off not in self._sizes:
             raise EmuError(CUDA_ERROR_INVALID_VALUE, f"{ptr:#x} is not the start of a live device allocation")
         size = self._sizes.pop(off)
@@ -150,12 +154,12 @@ class DeviceArena:
 
     def allocation_of(self, ptr: int) -> tuple[int, int] | None:
         """(start pointer, size) of the live allocation holding ``ptr``, or None."""
-        off = ptr - GLOBAL_BASE
+        off = ptr - self.base
         k = bisect.bisect_right(self._starts, off) - 1
         if k >= 0:
             s = self._starts[k]
             if off < s + max(self._sizes[s], 1):
-                return GLOBAL_BASE + s, self._sizes[s]
+                return self.base + s, self._sizes[s]
         return None
 
     # ---- host-side copies -------------------------------------------------------------------
@@ -167,7 +171,7 @@ class DeviceArena:
         if a is None or ptr + size > a[0] + a[1]:
             raise EmuError(CUDA_ERROR_INVALID_VALUE,
                            f"{what}: [{ptr:#x}, +{size}) is not inside a live device allocation")
-        return ptr - GLOBAL_BASE
+        return ptr - self.base
 
     def write(self, ptr: int, data) -> None:
         """Copy host bytes (any buffer, a view into a received record included) into the arena."""
@@ -229,23 +233,23 @@ class DeviceArena:
             if a is None or hi + size > a[0] + a[1]:
                 self._check_each(addr, size)
             # every address is inside the arena now, so the int64 view is exact
-            return (addr.view(np.int64) - GLOBAL_BASE) >> ITEM_SHIFT[elem]
+            return (addr.view(np.int64) - self.base) >> ITEM_SHIFT[elem]
         a_int = int(addr)
         if size > 1 and a_int % size:
             raise EmuError(CUDA_ERROR_MISALIGNED_ADDRESS, f"misaligned {size}-byte access at address {a_int:#x}")
         a = self.allocation_of(a_int)
         if a is None or a_int + size > a[0] + a[1]:
             raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS, self._describe(a_int, size))
-        return (a_int - GLOBAL_BASE) // elem
+        return (a_int - self.base) // elem
 
     def _check_each(self, addr: np.ndarray, size: int) -> None:
-        off = addr - _U64(GLOBAL_BASE)
+        off = addr - _U64(self.base)
         k = np.searchsorted(self._tab_starts, off, side="right").astype(np.intp) - 1
         ok = k >= 0
         kk = np.where(ok, k, 0)
         if len(self._tab_starts):
             ok &= (off + _U64(size)) <= self._tab_ends[kk]
-            ok &= addr >= _U64(GLOBAL_BASE)
+            ok &= addr >= _U64(self.base)
         else:
             ok[:] = False
         if not ok.all():
@@ -254,11 +258,11 @@ class DeviceArena:
 
     def _describe(self, addr: int, size: int) -> str:
         near = ""
-        off = addr - GLOBAL_BASE
+        off = addr - self.base
         k = bisect.bisect_right(self._starts, off) - 1
         if 0 <= off < self.size and k >= 0:
             s = self._starts[k]
-            near = f"; nearest allocation below is {GLOBAL_BASE + s:#x} of {self._sizes[s]} bytes"
+            near = f"; nearest allocation below is {self.base + s:#x} of {self._sizes[s]} bytes"
         return f"{size}-byte access at address {addr:#x} is outside every live allocation{near}"
 
     def close(self) -> None:

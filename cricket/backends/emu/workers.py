@@ -278,7 +278,8 @@ class RemoteKernels:
                 raise EOFError("cancelled")
             proc = self.workers.spawn()
             try:
-                _send(proc.sock, pickle.dumps({"op": "attach", "size": self.arena.size}), (self.arena.fd,))
+                _send(proc.sock, pickle.dumps({"op": "attach", "size": self.arena.size,
+                                                        "base": self.arena.base}), (self.arena.fd,))
             except OSError:
                 proc.close()
                 raise
@@ -334,7 +335,7 @@ class RemoteKernels:
                 "grid": cfg.grid, "block": cfg.block, "shared": cfg.dynamic_shared, "params": bytes(cfg.params),
                 "max_lanes": cfg.max_lanes, "max_steps": cfg.max_steps, "timeout": timeout, "grid_id": cfg.grid_id,
                 "depth": getattr(self.arena, "grid_depth", 0),
-                "local_limit": cfg.local_limit}
+                "local_limit": cfg.local_limit, "workspace": cfg.grid_workspace}
         replies: list[dict | None] = [None] * len(parts)
         try:
             peers = [self._peer(k) for k in range(len(parts))]
@@ -439,7 +440,7 @@ class _Worker:
             msg = pickle.loads(body)
             if msg["op"] == "attach":
                 from .memory import DeviceArena
-                self.arena = DeviceArena(msg["size"], fd=fds[0])
+                self.arena = DeviceArena(msg["size"], fd=fds[0], base=msg["base"])
             elif msg["op"] == "launch":
                 self._send(self.launch(msg))
 
@@ -469,7 +470,7 @@ class _Worker:
                 kernel = self.kernels[digest, msg["name"]] = compiled_kernel(digest, msg["name"], ir)
             cfg = LaunchConfig(msg["grid"], msg["block"], msg["shared"], msg["params"], msg["max_lanes"],
                                self._print, msg["max_steps"], msg["timeout"], msg["grid_id"], msg["ctas"],
-                               msg.get("local_limit"))
+                               msg.get("local_limit"), msg["workspace"])
             stats = run_kernel(kernel, arena, np.frombuffer(msg["globals"], dtype=np.uint64), cfg)
             reply["stats"] = stats
         except EmuError as e:

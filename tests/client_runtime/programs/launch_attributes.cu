@@ -1,6 +1,6 @@
 // cudaLaunchKernelEx with launch attributes: hints are accepted and the kernel runs, a programmatic
-// event is recorded after the kernel, and what cricket cannot honour (a cooperative launch,
-// clusters of more than one block, an id it does not know) fails with cudaErrorNotSupported
+// event is recorded after the kernel, a cooperative launch runs, and what cricket cannot honour
+// (clusters of more than one block, an id it does not know) fails with cudaErrorNotSupported
 // without launching. Prints one line per case, then PASS or FAIL.
 #include <cstdio>
 #include <cuda_runtime.h>
@@ -70,13 +70,18 @@ int main()
     cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
     cudaLaunchAttribute unknown = {};
     unknown.id = (cudaLaunchAttributeID)99;
+    e = launch(&cooperative, 1, stream, d, 8);               // a cooperative launch runs
+    cudaStreamSynchronize(stream);
+    wrong = wrong_values(d, 8);
+    printf("cooperative: %s, %d wrong\n", cudaGetErrorName(e), wrong);
+    failures += e != cudaSuccess || wrong;
     struct { const char *what; cudaLaunchAttribute *attr; } refused[] = {
-        {"cooperative", &cooperative}, {"cluster 2x1x1", &cluster}, {"unknown id 99", &unknown}};
+        {"cluster 2x1x1", &cluster}, {"unknown id 99", &unknown}};
     for (auto &r : refused) {
         e = launch(r.attr, 1, stream, d, 9);
         cudaError_t last = cudaGetLastError();
         cudaStreamSynchronize(stream);
-        wrong = wrong_values(d, 7);                          // the kernel did not run
+        wrong = wrong_values(d, 8);                          // the kernel did not run
         printf("%s: %s, last error %s, %d changed\n", r.what, cudaGetErrorName(e), cudaGetErrorName(last), wrong);
         failures += e != cudaErrorNotSupported || last != cudaErrorNotSupported || wrong;
     }

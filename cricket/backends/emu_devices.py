@@ -1,0 +1,47 @@
+"""Several emulated devices in one ``emu`` backend (``--backend emu=devices=N``).
+
+Each device of a session has an arena of its own at an address range of its own, all inside the
+emulator's global window, so a device pointer tells its device (unified addressing, as CUDA has
+on every 64-bit platform) and a copy between two devices' pointers needs no device argument.
+What differs between the devices' HELLO entries (name, UUID, PCI location) is stated here.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from ..cudafacts import device_attributes as A
+from .base import DeviceProperties
+from .emu.memory import GLOBAL_BASE, WINDOW_SHIFT
+
+# The global window (one 2**40-byte range) split into equal per-device ranges.
+DEVICE_SPAN = 1 << 37
+MAX_DEVICES = (1 << WINDOW_SHIFT) // DEVICE_SPAN
+
+
+def arena_base(index: int) -> int:
+    """The device pointer where device ``index``'s arena starts."""
+    return GLOBAL_BASE + index * DEVICE_SPAN
+
+
+def device_properties(first: DeviceProperties, index: int) -> DeviceProperties:
+    """Device ``index`` as HELLO reports it: device 0's properties with its own UUID and PCI bus
+    (``cudaDeviceGetPCIBusId`` gives ``0000:BB:00.0``, BB the bus id), the same otherwise."""
+    if index == 0:
+        return first
+    attributes = dict(first.attributes)
+    attributes[A.PCI_BUS_ID] = first.attributes.get(A.PCI_BUS_ID, 0) + index
+    uuid = first.uuid[:-1] + bytes([(first.uuid[-1] + index) & 0xFF])
+    return dataclasses.replace(first, name=f"{first.name} #{index}", uuid=uuid, attributes=attributes)
+
+
+def check_options(spec: str, options: dict[str, int]) -> None:
+    """Refuse a ``devices=N`` whose devices' arenas would not fit their address ranges."""
+    from ..cudafacts import curesult
+    from .base import BackendError
+    from .emu.memory import DEFAULT_ARENA
+    count = options.get("devices", 1)
+    if count > MAX_DEVICES:
+        raise BackendError(curesult.INVALID_VALUE, f"emu backend spec {spec!r}: at most {MAX_DEVICES} devices")
+    if count > 1 and options.get("memory", DEFAULT_ARENA) > DEVICE_SPAN:
+        raise BackendError(curesult.INVALID_VALUE, f"emu backend spec {spec!r}: with several devices each "
+                           f"arena holds at most {DEVICE_SPAN >> 30} GiB")
