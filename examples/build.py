@@ -75,6 +75,7 @@ EXAMPLES = (
     Example("surface_rw", ("surface_rw.cu",)),
     Example("texture_layered_3d", ("texture_layered_3d.cu",)),
     Example("texture_driver", ("texture_driver.cu",), driver=True),
+    Example("runtime_primary_context", ("runtime_primary_context.cu",), ("-Xcompiler", "-pthread"), driver=True),
 )
 BY_NAME = {e.name: e for e in EXAMPLES}
 

@@ -13,7 +13,8 @@ SELF_CHECKING = ["vector_add", "device_info", "matmul_tiled", "reduction", "stre
                  "dlopen_host", "two_tu", "rdc", "threads", "fork_child", "driver_contexts", "jit_link",
                  "mapped_memory", "device_query", "warp_reduce", "shared_memory_config", "wmma_gemm",
                  "mma_ldmatrix", "recursion", "function_pointers", "device_malloc",
-                 "texture_2d", "surface_rw", "texture_layered_3d", "texture_driver"]
+                 "texture_2d", "surface_rw", "texture_layered_3d", "texture_driver",
+                 "runtime_primary_context"]
 
 
 @pytest.mark.nvcc
