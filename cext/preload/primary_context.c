@@ -35,6 +35,7 @@ static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t retain_lock = PTHREAD_MUTEX_INITIALIZER;
 static int held[MAX_DEVICES];              /* the runtime holds a reference to the primary context */
 static CUcontext handle[MAX_DEVICES];      /* the primary context's handle, once retained */
+static int refused[MAX_DEVICES];           /* the driver refused to retain it (logged once) */
 
 /* Bumped by cudaDeviceReset: every thread checks its context again at its next call. */
 static atomic_uint epoch = 1;
@@ -94,9 +95,13 @@ static CUcontext runtime_primary(int device)
     if (!held[device]) {
         CUresult rc = drv.retain(&handle[device], device);
         held[device] = rc == CUDA_SUCCESS;
-        cricket_log(held[device] ? CRICKET_DEBUG : CRICKET_WARNING,
-                    "primary context of device %d %s (%d)", device,
-                    held[device] ? "initialised by the runtime" : "could not be retained", (int)rc);
+        if (held[device])
+            cricket_log(CRICKET_DEBUG, "primary context of device %d initialised by the runtime", device);
+        else if (!refused[device]) {
+            refused[device] = 1;
+            cricket_log(CRICKET_WARNING, "the driver refused the primary context of device %d (CUresult %d): "
+                        "runtime calls on it run with no current context", device, (int)rc);
+        }
     }
     if (held[device])
         ctx = handle[device];
