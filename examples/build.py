@@ -83,6 +83,7 @@ EXAMPLES = (
     Example("cooperative_groups", ("cooperative_groups.cu",)),
     Example("libraries", ("libraries.cu",), ptx=("library_kernels.cu",)),
     Example("rdc_static", ("rdc_static_main.cu", "rdc_static_a.cu", "rdc_static_b.cu"), ("-rdc=true",)),
+    Example("runtime_primary_context", ("runtime_primary_context.cu",), ("-Xcompiler", "-pthread"), driver=True),
 )
 BY_NAME = {e.name: e for e in EXAMPLES}
 

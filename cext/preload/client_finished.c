@@ -18,6 +18,11 @@ void cricket_note_device(int device)
     current_device = device;
 }
 
+int cricket_noted_device(void)
+{
+    return current_device;
+}
+
 static const char *const SETTLED[] = {
     "cudaFree", "cudaFreeHost", "cudaHostUnregister", "cudaStreamDestroy", "cudaEventDestroy",
     "cudaEventRecord", "cudaEventQuery", "cudaEventSynchronize", "cudaStreamQuery",

@@ -16,6 +16,7 @@ typedef CUresult (*proc_address_fn)(const char *, void **, int, cuuint64_t, CUdr
 
 static pthread_once_t link_once = PTHREAD_ONCE_INIT;
 static proc_address_fn proc_address;
+static void *driver_lib;
 atomic_int cricket_driver_linked;
 
 static void link_driver(void)
@@ -25,6 +26,7 @@ static void link_driver(void)
         cricket_log(CRICKET_DEBUG, "no libcuda.so.1 to initialise (%s): driver entry points unavailable", dlerror());
         return;
     }
+    driver_lib = lib;
     init_fn init = (init_fn)dlsym(lib, "cuInit");
     proc_address = (proc_address_fn)dlsym(lib, "cuGetProcAddress_v2");
     CUresult rc = init ? init(0) : CUDA_ERROR_NOT_FOUND;
@@ -36,6 +38,12 @@ void cricket_driver_link_slow(void)
 {
     pthread_once(&link_once, link_driver);
     atomic_store_explicit(&cricket_driver_linked, 1, memory_order_release);
+}
+
+void *cricket_driver_symbol(const char *name)
+{
+    cricket_driver_link();
+    return driver_lib ? dlsym(driver_lib, name) : NULL;
 }
 
 static cudaError_t entry_point(const char *symbol, void **funcPtr, unsigned int cudaVersion,

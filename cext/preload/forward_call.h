@@ -16,7 +16,7 @@
 /* Forward this function's arguments to the Python implementation named `name`. */
 #define CALL_AS(name, ...)                                                                   \
     do {                                                                                     \
-        cricket_driver_link();                                                               \
+        cricket_runtime_context(name);                                                       \
         const uint64_t args_[] = { 0, __VA_ARGS__ };                                         \
         int state_ = cricket_enter();                                                        \
         if (state_ != 0)                                                                     \

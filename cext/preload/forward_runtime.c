@@ -16,7 +16,7 @@
 
 static int call_internal(const char *name, const uint64_t *args, int nargs)
 {
-    cricket_driver_link();
+    cricket_runtime_context(name);
     int state = cricket_enter();
     if (state != 0)
         return cricket_after_client(name, args, state);
@@ -38,8 +38,10 @@ CRICKET_EXPORT cudaError_t cudaSetDevice(int device)
 {
     uint64_t arg = (uint64_t)(int64_t)device;
     cudaError_t rc = (cudaError_t)call_internal(__func__, &arg, 1);
-    if (rc == cudaSuccess)
+    if (rc == cudaSuccess) {
         cricket_note_device(device);
+        cricket_runtime_set_device(device);
+    }
     return rc;
 }
 
@@ -47,13 +49,26 @@ CRICKET_EXPORT cudaError_t cudaGetLastError(void) { FORWARD0(); }
 CRICKET_EXPORT cudaError_t cudaPeekAtLastError(void) { FORWARD0(); }
 CRICKET_EXPORT cudaError_t cudaGetDeviceCount(int *count) { FORWARD(U(count)); }
 CRICKET_EXPORT cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags)
-{ FORWARD((uint64_t)(int64_t)device, deviceFlags, flags); }
+{
+    const uint64_t args[] = { (uint64_t)(int64_t)device, deviceFlags, flags };
+    cudaError_t rc = (cudaError_t)call_internal(__func__, args, 3);
+    if (rc == cudaSuccess)
+        cricket_runtime_init_device(device);
+    return rc;
+}
 CRICKET_EXPORT cudaError_t cudaSetDeviceFlags(unsigned int flags) { FORWARD(flags); }
 CRICKET_EXPORT cudaError_t cudaGetDeviceFlags(unsigned int *flags) { FORWARD(U(flags)); }
 CRICKET_EXPORT cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
 { FORWARD(U(value), (uint64_t)attr, (uint64_t)(int64_t)device); }
 CRICKET_EXPORT cudaError_t cudaDeviceSynchronize(void) { FORWARD0(); }
-CRICKET_EXPORT cudaError_t cudaDeviceReset(void) { FORWARD0(); }
+CRICKET_EXPORT cudaError_t cudaDeviceReset(void)
+{
+    const uint64_t none = 0;
+    cudaError_t rc = (cudaError_t)call_internal(__func__, &none, 0);
+    if (rc == cudaSuccess)
+        cricket_runtime_reset_device();
+    return rc;
+}
 CRICKET_EXPORT cudaError_t cudaMemGetInfo(size_t *free, size_t *total) { FORWARD(U(free), U(total)); }
 CRICKET_EXPORT cudaError_t cudaDriverGetVersion(int *driverVersion) { FORWARD(U(driverVersion)); }
 CRICKET_EXPORT cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority)

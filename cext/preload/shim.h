@@ -46,6 +46,18 @@ static inline void cricket_driver_link(void)
         cricket_driver_link_slow();
 }
 
+/* A symbol of the libcuda.so.1 that cricket_driver_link opened; NULL when there is none. */
+void *cricket_driver_symbol(const char *name);
+
+/* The runtime's primary contexts (primary_context.c). Before the runtime call `name`: the driver
+ * link, and, when the call needs a context and the thread has none, the primary context of the
+ * thread's device initialised and made current. After a successful cudaSetDevice, cudaInitDevice
+ * and cudaDeviceReset: what each does to the primary context. */
+void cricket_runtime_context(const char *name);
+void cricket_runtime_set_device(int device);
+void cricket_runtime_init_device(int device);
+void cricket_runtime_reset_device(void);
+
 /* The error a cudaError_t function returns when cricket_enter() refused. */
 cudaError_t cricket_unavailable_error(int state);
 
@@ -54,6 +66,7 @@ cudaError_t cricket_unavailable_error(int state);
 cudaError_t cricket_after_client(const char *name, const uint64_t *args, int state);
 /* The calling thread's current device, as cudaGetDevice or cudaSetDevice last reported it. */
 void cricket_note_device(int device);
+int cricket_noted_device(void);
 
 /* Function pointers taken from the `cdef api` functions of CRICKET_CLIENT_MODULE. */
 struct cricket_client_api {

@@ -14,7 +14,7 @@ SELF_CHECKING = ["vector_add", "device_info", "matmul_tiled", "reduction", "stre
                  "mapped_memory", "device_query", "warp_reduce", "shared_memory_config", "wmma_gemm",
                  "mma_ldmatrix", "recursion", "function_pointers", "device_malloc",
                  "texture_2d", "surface_rw", "texture_layered_3d", "texture_driver", "tma_tile",
-                 "dynamic_parallelism", "cooperative_groups", "libraries", "rdc_static"]
+                 "dynamic_parallelism", "cooperative_groups", "libraries", "rdc_static", "runtime_primary_context"]
 
 
 @pytest.mark.nvcc
