@@ -76,6 +76,9 @@ EXAMPLES = (
     Example("texture_layered_3d", ("texture_layered_3d.cu",)),
     Example("texture_driver", ("texture_driver.cu",), driver=True),
 )
+EXAMPLES += (Example("stream_ordered_memory", ("stream_ordered_memory.cu",)),
+             Example("managed_memory", ("managed_memory.cu",)),
+             Example("ipc_memory", ("ipc_memory.cu",)))
 BY_NAME = {e.name: e for e in EXAMPLES}
 
 

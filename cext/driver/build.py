@@ -28,6 +28,7 @@ LIBRARY_NAME = "libcricket-cuda.so"
 SONAME = "libcuda.so.1"
 SOURCES = ("log.c", "devices.c", "contexts.c", "export_tables.c", "procaddr.c", "md2.c", "bridge.c", "forward.c", "arrays.c",
            "log_callbacks.c")
+SOURCES += ("memory.c",)               # stream-ordered, managed, IPC and virtual memory
 COMMON_SOURCES = ("bootstrap.c", "log.c")   # in cext/common
 GENERATED = ("driver_stubs.c", "proc_table.c", "error_strings.c")
 BACKENDS = HERE.parents[1] / "cricket" / "backends"    # reference_device.py

@@ -27,6 +27,7 @@ default_cuda_include = buildlib.default_cuda_include
 SHIM_NAME = "libcricket-cudart.so"
 SONAME = "libcudart.so.13"
 SOURCES = ("shim.c", "forward.c", "forward_runtime.c", "driver_link.c", "capture.c", "client_finished.c")
+SOURCES += ("forward_memory.c",)       # stream-ordered, managed and IPC memory
 
 
 def build(outdir: Path, cuda_include: Path, cc: str | None = None, verbose: bool = False,

@@ -29,7 +29,7 @@ from typing import Any
 
 from cricket import _select
 from cricket.client import arrays_driver  # noqa: F401  (CUDA arrays, textures, surfaces: registers them)
-from cricket.client import context_limits, mapped
+from cricket.client import context_limits, ipc, managed, mapped, mempool  # noqa: F401  (ipc: registers)
 from cricket.client.driver_face import DRIVER_API, DriverApiError, result_of  # noqa: F401
 from cricket.client.faces import implements
 from cricket.client.runtime import RUNTIME as rt
@@ -255,10 +255,8 @@ def mem_alloc(dptr: int, size: int) -> int:
     return err
 
 
-@implements(DRIVER_API, "cuMemAllocAsync")
 def mem_alloc_async(dptr: int, size: int) -> int:
-    """cuMemAllocAsync/cuMemAllocFromPoolAsync: an ordinary allocation on the server that belongs to
-    no context ("cuCtxDestroy() will not destroy memory allocations by cuMemAllocAsync()")."""
+    """An ordinary allocation on the server (cuMemAllocAsync: ``mempool``)."""
     _out(dptr)
     if size == 0:
         return INVALID_VALUE
@@ -269,15 +267,19 @@ def mem_alloc_async(dptr: int, size: int) -> int:
     return SUCCESS
 
 
-@implements(DRIVER_API, "cuMemFree", "cuMemFreeAsync")
+@implements(DRIVER_API, "cuMemFree")
 def mem_free(ptr: int, stream: int = 0) -> int:
     if ptr == 0:
         # cudaFree(0) "performs no operation" (runtime API docs) and static cudart 13 passes the 0
         # on to cuMemFree_v2 (traced): NVIDIA's driver accepts it
         return SUCCESS
+    if managed.owns(ptr):
+        managed.free(ptr)
+        return SUCCESS
     if ptr not in rt.allocations or (rt.mapped_memory.ranges and rt.mapped_memory.find(ptr)):
         return INVALID_VALUE            # mapped memory's device copy goes with its host memory
     rt.drain()
+    mempool.forget_block(ptr)           # a block of a memory pool leaves its pool
     if not rt.free_allocation(ptr):
         return INVALID_VALUE            # another thread freed it meanwhile
     _unfile("allocations", ptr)
@@ -380,12 +382,14 @@ def mem_get_address_range(pbase: int, psize: int, dptr: int) -> int:
 @implements(DRIVER_API, "cricketPointerInfo")
 def pointer_info(ptr: int, out: int) -> int:
     """(kind, range start, range size, device, buffer id, created context id or 0, device pointer,
-    host pointer, mapped) of an address, for forward.c."""
+    host pointer, mapped: 2 for managed memory) of an address, for forward.c."""
     found = rt.mapped_memory.find(ptr) if rt.mapped_memory.ranges else None
     if found is not None:
         r, offset = found
-        hostmem.store_i64s(out, (MEMORYTYPE_HOST, r.host, r.size, rt.thread.device, r.host, 0,
-                                 r.device + offset, r.host + offset, 1))
+        managed_range = r.snapshot is not None          # managed.py's: device memory, reachable from both
+        hostmem.store_i64s(out, (MEMORYTYPE_DEVICE if managed_range else MEMORYTYPE_HOST, r.host, r.size,
+                                 rt.thread.device, r.host, 0, r.device + offset, r.host + offset,
+                                 2 if managed_range else 1))
         return SUCCESS
     found = _allocation(ptr)
     if found is not None:
@@ -931,6 +935,7 @@ os.register_at_fork(after_in_child=_forked)
 def primary_ctx_reset() -> int:
     """Frees this process's device memory, streams and events (modules stay loaded)."""
     rt.reset_device("cuDevicePrimaryCtxReset")
+    mempool.forget_all()
     return SUCCESS
 
 

@@ -157,6 +157,7 @@ class Runtime:
         self.mapped_memory = MappedMemory(self)    # mapped pinned memory and its device copies
         self.streams: dict[int, int] = {}          # application handle -> server handle
         self.events: dict[int, int] = {}
+        self.ipc_events: set[int] = set()          # events exported to other processes (cricket.client.ipc)
         self.per_thread_streams: set[int] = set()  # server streams of per-thread default streams
         self.multi_device = False                  # some thread chose a device other than 0
         self.device_lock = threading.RLock()       # held across a call while multi_device
@@ -488,6 +489,8 @@ class Runtime:
         self.conn._stub.CR_EVENT_RECORD_ASYNC_batched(
             P.cr_event_record_args(event=self.event(event), stream=self.stream(stream)))
         self._event_marks[event] = self._deferred_total   # the copies deferred before it
+        if event in self.ipc_events:       # another process may wait on it now (cricket.client.ipc)
+            self.conn._rpc.flush()
 
     def synchronize_event(self, event: int, before: Callable[[], Any] | None = None) -> None:
         server = self.event(event)
