@@ -72,11 +72,12 @@ int main()
     for (int i = 0; i < 256; i++)
         v[i] = 1;
     CHECK(cudaMemAdvise(v, n * sizeof(int), cudaMemAdviseSetReadMostly, device));
+    CHECK(cudaStreamAttachMemAsync(stream, v, 0, cudaMemAttachSingle));
     CHECK(cudaMemPrefetchAsync(v, n * sizeof(int), device, 0, stream));
     scale_add<<<1, 256, 0, stream>>>(v, 256, 3, 0);
     CHECK(cudaMemPrefetchAsync(v, n * sizeof(int), host_location, 0, stream));
     CHECK(cudaStreamSynchronize(stream));
-    bad |= report("prefetched to the device and back", v[0] != 3 || v[255] != 3);
+    bad |= report("attached to a stream, prefetched to the device and back", v[0] != 3 || v[255] != 3);
 
     // copies and memsets that name managed memory
     int *plain = nullptr;

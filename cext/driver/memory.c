@@ -124,6 +124,47 @@ CRICKET_DRV_EXPORT CUresult cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUeve
 CRICKET_DRV_EXPORT CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
 { return FWD("cuIpcOpenEventHandle", U(phEvent), U(&handle)); }
 
+/* ------------------------------------------------------------------ virtual memory management (cricket/client/vmm.py) */
+
+#define PROP_WORDS(p) (uint64_t)(p)->type, (uint64_t)(p)->location.type, I((p)->location.id), \
+                      (uint64_t)(p)->requestedHandleTypes
+
+CRICKET_DRV_EXPORT CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
+                                                          CUmemAllocationGranularity_flags option)
+{
+    if (!prop)
+        return CUDA_ERROR_INVALID_VALUE;
+    return FWD("cuMemGetAllocationGranularity", U(granularity), PROP_WORDS(prop), (uint64_t)option);
+}
+CRICKET_DRV_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop,
+                                        unsigned long long flags)
+{
+    if (!prop)
+        return CUDA_ERROR_INVALID_VALUE;
+    return FWD("cuMemCreate", U(handle), size, PROP_WORDS(prop), flags);
+}
+CRICKET_DRV_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
+{ return released(FWD("cuMemRelease", handle)); }
+CRICKET_DRV_EXPORT CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
+                                                unsigned long long flags)
+{ return FWD("cuMemAddressReserve", U(ptr), size, alignment, addr, flags); }
+CRICKET_DRV_EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
+{ return released(FWD("cuMemAddressFree", ptr, size)); }
+CRICKET_DRV_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+                                     unsigned long long flags)
+{ return FWD("cuMemMap", ptr, size, offset, handle, flags); }
+CRICKET_DRV_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
+{ return released(FWD("cuMemUnmap", ptr, size)); }
+CRICKET_DRV_EXPORT CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count)
+{ return FWD("cuMemSetAccess", ptr, size, U(desc), count); }
+CRICKET_DRV_EXPORT CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location, CUdeviceptr ptr)
+{
+    if (!location)
+        return CUDA_ERROR_INVALID_VALUE;
+    return FWD("cuMemGetAccess", U(flags), (uint64_t)location->type, I(location->id), ptr);
+}
+CRICKET_DRV_EXPORT CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
+{ return FWD("cuMemRetainAllocationHandle", U(handle), U(addr)); }
 CRICKET_DRV_EXPORT CUresult cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags)
 { return FWD("cuStreamAttachMemAsync", U(hStream), dptr, length, flags); }
 CRICKET_DRV_EXPORT CUresult cuStreamAttachMemAsync_ptsz(CUstream hStream, CUdeviceptr dptr, size_t length,

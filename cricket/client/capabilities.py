@@ -32,12 +32,12 @@ CLIENT_CAPABILITIES: dict[int, int] = {
     A.MEMPOOL_SUPPORTED_HANDLE_TYPES: 0,
     # managed memory is the client's (cricket.client.managed), coherent at synchronisation only
     A.MANAGED_MEMORY: 1,
-    # not implemented by the client: cuMemCreate/cuMemMap, IPC, DMA-BUF, RDMA, multicast
-    A.VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: 0,
+    A.VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: 1,     # cuMemCreate/cuMemMap (cricket.client.vmm)
+    A.IPC_EVENT_SUPPORTED: 1,                     # between clients of one server (cricket.client.ipc)
+    # not implemented by the client: exportable (shareable) allocations, DMA-BUF, RDMA, multicast
     A.GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: 0,
     A.HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: 0,
     A.HANDLE_TYPE_FABRIC_SUPPORTED: 0,
-    A.IPC_EVENT_SUPPORTED: 1,                   # between clients of one server (cricket.client.ipc)
     A.DMA_BUF_SUPPORTED: 0,
     A.GPU_DIRECT_RDMA_SUPPORTED: 0,
     A.MULTICAST_SUPPORTED: 0,

@@ -29,7 +29,7 @@ from typing import Any
 
 from cricket import _select
 from cricket.client import arrays_driver  # noqa: F401  (CUDA arrays, textures, surfaces: registers them)
-from cricket.client import context_limits, ipc, managed, mapped, mempool  # noqa: F401  (ipc: registers)
+from cricket.client import context_limits, ipc, managed, mapped, mempool, vmm  # noqa: F401  (ipc, vmm: register)
 from cricket.client.driver_face import DRIVER_API, DriverApiError, result_of  # noqa: F401
 from cricket.client.faces import implements
 from cricket.client.runtime import RUNTIME as rt

@@ -19,6 +19,7 @@ from ..rpc import NO_REPLY, PayloadSink, admit_connection, current_call, current
 from ..rpc.context import current_socket
 from . import arrays
 from . import ipc
+from . import vmm
 from . import service as svc
 from . import shm
 from .limits import MAX_QUEUED_BYTES, MAX_QUEUED_CALLS
@@ -478,6 +479,14 @@ class CricketProgram(Skeleton):
 
     def CR_IPC_OPEN_EVENT_HANDLE(self, handle):
         return self._call(P.cr_handle_res, ipc.open_event_handle, self.service, handle, arm="handle")
+
+    # --- virtual memory management: address reservations (cricket.server.vmm) ------------------
+
+    def CR_VMM_RESERVE(self, size):
+        return self._call(P.cr_ptr_res, vmm.reserve, self.service, size, arm="ptr")
+
+    def CR_VMM_FREE(self, ptr):
+        return self._call(P.cr_status_res, vmm.release, self.service, ptr)
 
     # --- administration ----------------------------------------------------------------------
 

@@ -1,13 +1,14 @@
 """The memory examples of issue 18 print PASS through `cricket run` on the emu backend, built by nvcc
 with -cudart shared (the static-cudart builds run in tests/driver/test_examples_static.py):
-stream-ordered memory and pools, managed memory, IPC between two processes. Each example checks its results and the documented error codes."""
+stream-ordered memory and pools, managed memory, IPC between two processes, and a buffer grown with
+the driver's virtual memory management. Each checks its results and the documented error codes."""
 from __future__ import annotations
 
 import pytest
 
 from client_runtime_support import EXAMPLES_OUT, cricket_run, examples_build
 
-MEMORY_EXAMPLES = ["stream_ordered_memory", "managed_memory", "ipc_memory"]
+MEMORY_EXAMPLES = ["stream_ordered_memory", "managed_memory", "ipc_memory", "vmm_growable"]
 
 
 @pytest.fixture(scope="module")
