@@ -3,7 +3,7 @@
     python bench/managed_memory.py [--mib N] [--rounds N] [--backend NAME]
 
 ``bench/managed_memory.cu`` (nvcc -cudart shared) runs through ``cricket run``: each round the
-host changes a buffer, a kernel adds one to each element, the host reads it. Explicit copies move
+host changes a buffer, a kernel adds one to an element of each page, the host reads it. Explicit copies move
 the whole buffer both ways; managed memory (cricket.client.managed) pushes only the pages the host
 changed and pulls the whole buffer back after the synchronisation. Two shapes of host change: every
 element ("all"), and one element of every 64th page ("sparse"). Prints a Markdown table: what,

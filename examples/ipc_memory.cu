@@ -51,16 +51,6 @@ static void receive_all(int fd, void *p, size_t len)
     }
 }
 
-static int expect_error(cudaError_t got, cudaError_t want, const char *what)
-{
-    if (got != want) {
-        printf("FAIL: %s: %s, expected %s\n", what, cudaGetErrorName(got), cudaGetErrorName(want));
-        return 1;
-    }
-    cudaGetLastError();
-    return report(what, 0);
-}
-
 static int child(int from_parent, int to_parent)
 {
     int bad = 0;
@@ -72,6 +62,7 @@ static int child(int from_parent, int to_parent)
     CHECK(cudaIpcOpenMemHandle((void **)&v, h.memory, cudaIpcMemLazyEnablePeerAccess));
     CHECK(cudaIpcOpenMemHandle((void **)&again, h.memory, cudaIpcMemLazyEnablePeerAccess));
     bad |= report("child: a handle opened twice gives the same pointer", v != again);
+    CHECK(cudaStreamWaitEvent(0, ready, 0));      // later work of this process waits for the parent's
     CHECK(cudaEventSynchronize(ready));
     int *host = new int[n];
     CHECK(cudaMemcpy(host, v, n * sizeof(int), cudaMemcpyDeviceToHost));
@@ -84,14 +75,14 @@ static int child(int from_parent, int to_parent)
     CHECK(cudaDeviceSynchronize());
     CHECK(cudaIpcCloseMemHandle(again));
     CHECK(cudaIpcCloseMemHandle(v));
-    bad |= expect_error(cudaIpcCloseMemHandle(v), cudaErrorInvalidValue,
+    bad |= expect_status(cudaIpcCloseMemHandle(v), cudaErrorInvalidValue,
                         "child: closing it once more is cudaErrorInvalidValue");
     send_all(to_parent, &bad, sizeof bad);
 
     // the parent freed the memory: its handle opens no more
     char freed;
     receive_all(from_parent, &freed, 1);
-    bad |= expect_error(cudaIpcOpenMemHandle((void **)&v, h.memory, cudaIpcMemLazyEnablePeerAccess),
+    bad |= expect_status(cudaIpcOpenMemHandle((void **)&v, h.memory, cudaIpcMemLazyEnablePeerAccess),
                         cudaErrorInvalidResourceHandle,
                         "child: the handle of memory its exporter freed is cudaErrorInvalidResourceHandle");
     delete[] host;
@@ -134,14 +125,14 @@ int main()
     bad |= report("parent: sees what the child's kernel wrote through the handle", wrong != 0);
 
     int *mine = nullptr;
-    bad |= expect_error(cudaIpcOpenMemHandle((void **)&mine, h.memory, cudaIpcMemLazyEnablePeerAccess),
+    bad |= expect_status(cudaIpcOpenMemHandle((void **)&mine, h.memory, cudaIpcMemLazyEnablePeerAccess),
                         cudaErrorDeviceUninitialized,
                         "parent: opening its own handle is cudaErrorDeviceUninitialized");
     int *gone = nullptr;
     cudaIpcMemHandle_t stale;
     CHECK(cudaMalloc((void **)&gone, 4096));
     CHECK(cudaFree(gone));
-    bad |= expect_error(cudaIpcGetMemHandle(&stale, gone), cudaErrorInvalidValue,
+    bad |= expect_status(cudaIpcGetMemHandle(&stale, gone), cudaErrorInvalidValue,
                         "parent: the handle of a freed pointer is cudaErrorInvalidValue");
 
     CHECK(cudaFree(v));

@@ -26,16 +26,6 @@ static uint64_t attr(cudaMemPool_t pool, cudaMemPoolAttr which)
     return v;
 }
 
-static int expect_error(cudaError_t got, cudaError_t want, const char *what)
-{
-    if (got != want) {
-        printf("FAIL: %s: %s, expected %s\n", what, cudaGetErrorName(got), cudaGetErrorName(want));
-        return 1;
-    }
-    cudaGetLastError();
-    return report(what, 0);
-}
-
 int main()
 {
     const int n = 5000;
@@ -108,7 +98,7 @@ int main()
     bad |= report("cudaMallocFromPoolAsync memory holds a kernel's writes", host[n - 1] != 7 + n - 1);
     bad |= report("the pool counts its allocation", attr(pool, cudaMemPoolAttrUsedMemCurrent) < bytes);
     void *too_big = nullptr;
-    bad |= expect_error(cudaMallocFromPoolAsync(&too_big, 2 << 20, pool, stream), cudaErrorMemoryAllocation,
+    bad |= expect_status(cudaMallocFromPoolAsync(&too_big, 2 << 20, pool, stream), cudaErrorMemoryAllocation,
                         "an allocation past the pool's maxSize is cudaErrorMemoryAllocation");
     CHECK(cudaDeviceSetMemPool(0, pool));
     CHECK(cudaDeviceGetMemPool(&current, 0));
@@ -125,10 +115,10 @@ int main()
 
     // misuse, with the codes the runtime API documents
     props.allocType = cudaMemAllocationTypeInvalid;
-    bad |= expect_error(cudaMemPoolCreate(&pool, &props), cudaErrorInvalidValue,
+    bad |= expect_status(cudaMemPoolCreate(&pool, &props), cudaErrorInvalidValue,
                         "a pool of an invalid allocation type is cudaErrorInvalidValue");
     uint64_t one = 1;
-    bad |= expect_error(cudaMemPoolSetAttribute(def, cudaMemPoolAttrUsedMemHigh, &one), cudaErrorInvalidValue,
+    bad |= expect_status(cudaMemPoolSetAttribute(def, cudaMemPoolAttrUsedMemHigh, &one), cudaErrorInvalidValue,
                         "setting a high-water mark to non-zero is cudaErrorInvalidValue");
 
     CHECK(cudaStreamDestroy(stream));

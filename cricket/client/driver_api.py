@@ -612,6 +612,17 @@ def module_get_global(dptr: int, size_ptr: int, module: int, name_ptr: int) -> i
     return SUCCESS
 
 
+@implements(DRIVER_API, "cuLibraryGetManaged")
+def library_get_managed(dptr: int, size_ptr: int, library: int, name_ptr: int) -> int:
+    """A __managed__ variable of a library, with host pages at its address (cricket.client.managed)."""
+    ptr, size = managed.place_library_variable(_module(library).server, _c_string(name_ptr))
+    if dptr:
+        hostmem.store_u64(dptr, ptr)
+    if size_ptr:
+        hostmem.store_u64(size_ptr, size)
+    return SUCCESS
+
+
 # ------------------------------------------------------------------ JIT linking
 
 def _jit() -> Any:

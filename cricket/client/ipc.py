@@ -87,7 +87,7 @@ def ipc_get_event_handle(out: int, event: int) -> int:
     rt.drain()
     conn = rt.conn
     res = conn._check(conn._stub.CR_IPC_GET_EVENT_HANDLE(server), "cuIpcGetEventHandle")
-    rt.ipc_events.add(event)            # its records go out at once: another process may wait on them
+    rt.ipc_events[event] = False        # its records go out at once: another process may wait on them
     hostmem.write(out, bytes(res.handle))
     return SUCCESS
 
@@ -103,5 +103,6 @@ def ipc_open_event_handle(out: int, handle: int) -> int:
                          "cuIpcOpenEventHandle").handle
     app = rt.new_handle()
     rt.events[app] = server
+    rt.ipc_events[app] = True           # streams wait for it on the host (the server's emu device cannot)
     hostmem.store_u64(out, app)
     return SUCCESS

@@ -115,6 +115,14 @@ def place_global(ptr: int, size: int, name: str) -> None:
     log.debug("__managed__ %s at %#x (%d bytes)", name, ptr, size)
 
 
+def place_library_variable(module: int, name: str) -> tuple[int, int]:
+    """cuLibraryGetManaged (driver_api; how NVIDIA's cudart finds __managed__ variables): the
+    global ``name`` of server module ``module``, placed; its (address, size)."""
+    ptr, size = _global(module, name)
+    place_global(ptr, size, name)
+    return ptr, size
+
+
 def place_module_variables(handle: int, variables: list) -> None:
     """``__managed__`` variables of the fatbin ``handle`` (at ``__cudaInitModule``, the first host
     use of one, through the libcudart shim): each is its module global (``place_global``), and the
@@ -125,20 +133,6 @@ def place_module_variables(handle: int, variables: list) -> None:
         ptr, size = _global(module, name)
         place_global(ptr, size, name)
         hostmem.store_u64(v.host_var, ptr)
-
-
-@implements(DRIVER_API, "cuLibraryGetManaged")
-def library_get_managed(dptr: int, size_ptr: int, library: int, name_ptr: int) -> int:
-    """A __managed__ variable of a library (how NVIDIA's cudart finds them): placed as above."""
-    from cricket.client import driver_api
-    name = driver_api._c_string(name_ptr)
-    ptr, size = _global(driver_api._module(library).server, name)
-    place_global(ptr, size, name)
-    if dptr:
-        hostmem.store_u64(dptr, ptr)
-    if size_ptr:
-        hostmem.store_u64(size_ptr, size)
-    return SUCCESS
 
 
 def _range_of(ptr: int, count: int) -> MappedRange | None:

@@ -416,12 +416,19 @@ def device_set_mem_pool(device: int, handle: int) -> int:
     return SUCCESS
 
 
+def _device_location(location_type: int, alloc_type: int) -> None:
+    """The cudaMem{Get,Set}*MemPool calls name a location: only a device's pinned memory has pools
+    here (host and NUMA pools are not supported)."""
+    if location_type != LOCATION_DEVICE or alloc_type != ALLOCATION_TYPE_PINNED:
+        raise _Refused(NOT_SUPPORTED if location_type else INVALID_VALUE,
+                       f"no pools at location type {location_type} for allocation type {alloc_type}")
+
+
 @implements(RUNTIME_API, "cudaMemGetDefaultMemPool")
 @implements(DRIVER_API, "cuMemGetDefaultMemPool")
 @_refusal
 def mem_get_default_mem_pool(out: int, location_type: int, device: int, alloc_type: int) -> int:
-    if location_type != LOCATION_DEVICE or alloc_type != ALLOCATION_TYPE_PINNED:
-        return NOT_SUPPORTED if location_type else INVALID_VALUE
+    _device_location(location_type, alloc_type)
     return device_get_default_mem_pool(out, device)
 
 
@@ -429,8 +436,7 @@ def mem_get_default_mem_pool(out: int, location_type: int, device: int, alloc_ty
 @implements(DRIVER_API, "cuMemGetMemPool")
 @_refusal
 def mem_get_mem_pool(out: int, location_type: int, device: int, alloc_type: int) -> int:
-    if location_type != LOCATION_DEVICE or alloc_type != ALLOCATION_TYPE_PINNED:
-        return NOT_SUPPORTED if location_type else INVALID_VALUE
+    _device_location(location_type, alloc_type)
     return device_get_mem_pool(out, device)
 
 
@@ -438,6 +444,5 @@ def mem_get_mem_pool(out: int, location_type: int, device: int, alloc_type: int)
 @implements(DRIVER_API, "cuMemSetMemPool")
 @_refusal
 def mem_set_mem_pool(location_type: int, device: int, alloc_type: int, handle: int) -> int:
-    if location_type != LOCATION_DEVICE or alloc_type != ALLOCATION_TYPE_PINNED:
-        return NOT_SUPPORTED if location_type else INVALID_VALUE
+    _device_location(location_type, alloc_type)
     return device_set_mem_pool(device, handle)

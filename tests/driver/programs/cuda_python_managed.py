@@ -8,21 +8,7 @@ import sys
 import numpy as np
 from cuda.bindings import driver as d
 
-failed = False
-
-
-def check(result, what):
-    err, *values = result if isinstance(result, tuple) else (result,)
-    if err != d.CUresult.CUDA_SUCCESS:
-        print(f"FAIL: {what}: {err.name}")
-        sys.exit(1)
-    return values[0] if len(values) == 1 else values
-
-
-def report(what, ok):
-    global failed
-    failed |= not ok
-    print(f"{'PASS' if ok else 'FAIL'}: {what}")
+from cuda_python_checks import check, finish, report
 
 
 def floats(address, count):
@@ -93,5 +79,4 @@ check(d.cuMemFree(ptr), "cuMemFree(managed)")
 err, = d.cuMemFree(ptr)
 report("a second cuMemFree of managed memory is CUDA_ERROR_INVALID_VALUE", err == d.CUresult.CUDA_ERROR_INVALID_VALUE)
 check(d.cuStreamDestroy(stream), "cuStreamDestroy")
-print("FAIL: managed memory" if failed else "PASS: managed memory")
-sys.exit(1 if failed else 0)
+finish("managed memory")

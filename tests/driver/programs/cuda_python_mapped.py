@@ -8,24 +8,9 @@ import sys
 import numpy as np
 from cuda.bindings import driver as d
 
+from cuda_python_checks import check, finish, report
+
 DEVICEMAP, PORTABLE = 0x2, 0x1          # CU_MEMHOSTALLOC_* (CU_MEMHOSTREGISTER_DEVICEMAP is 0x2 too)
-failed = False
-
-
-def check(result, what):
-    err, *values = result if isinstance(result, tuple) else (result,)
-    if err != d.CUresult.CUDA_SUCCESS:
-        print(f"FAIL: {what}: {err.name}")
-        sys.exit(1)
-    return values[0] if len(values) == 1 else values
-
-
-def report(what, ok):
-    global failed
-    failed |= not ok
-    print(f"{'PASS' if ok else 'FAIL'}: {what}")
-
-
 def floats(address, count):
     return np.frombuffer((ctypes.c_float * count).from_address(address), dtype=np.float32)
 
@@ -95,5 +80,4 @@ report("a kernel reads and writes cuMemHostRegister'ed mapped memory, twice",
 check(d.cuMemHostUnregister(registered.ctypes.data), "cuMemHostUnregister")
 check(d.cuMemFreeHost(host), "cuMemFreeHost")
 check(d.cuDevicePrimaryCtxRelease(dev), "cuDevicePrimaryCtxRelease")
-print("FAIL: mapped memory" if failed else "PASS: mapped memory")
-sys.exit(1 if failed else 0)
+finish("mapped memory")

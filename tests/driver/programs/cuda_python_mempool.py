@@ -2,27 +2,12 @@
 cuMemPoolCreate/cuMemAllocFromPoolAsync, attributes, trimming, the device's current pool, the
 session's memory budget (the server runs with --session-memory 4M), and the documented errors.
 Prints PASS or FAIL lines."""
-import sys
-
 from cuda.bindings import driver as d
+
+from cuda_python_checks import check, finish, report
 
 A = d.CUmemPool_attribute
 MiB = 1 << 20
-failed = False
-
-
-def check(result, what):
-    err, *values = result if isinstance(result, tuple) else (result,)
-    if err != d.CUresult.CUDA_SUCCESS:
-        print(f"FAIL: {what}: {err.name}")
-        sys.exit(1)
-    return values[0] if len(values) == 1 else values
-
-
-def report(what, ok):
-    global failed
-    failed |= not ok
-    print(f"{'PASS' if ok else 'FAIL'}: {what}")
 
 
 def attr(pool, which):
@@ -103,5 +88,4 @@ report("a pool on a device that does not exist is refused", err in (d.CUresult.C
 err, = d.cuMemPoolSetAttribute(default, A.CU_MEMPOOL_ATTR_USED_MEM_HIGH, d.cuuint64_t(5))
 report("a non-zero high-water mark is CUDA_ERROR_INVALID_VALUE", err == d.CUresult.CUDA_ERROR_INVALID_VALUE)
 check(d.cuStreamDestroy(stream), "cuStreamDestroy")
-print("FAIL: memory pools" if failed else "PASS: memory pools")
-sys.exit(1 if failed else 0)
+finish("memory pools")

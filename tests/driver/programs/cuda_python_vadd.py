@@ -7,13 +7,7 @@ import sys
 import numpy as np
 from cuda.bindings import driver as d
 
-
-def check(result, what):
-    err, *values = result if isinstance(result, tuple) else (result,)
-    if err != d.CUresult.CUDA_SUCCESS:
-        print(f"FAIL: {what}: {err.name}")
-        sys.exit(1)
-    return values[0] if len(values) == 1 else values
+from cuda_python_checks import check
 
 
 image_path, mode = sys.argv[1], sys.argv[2]

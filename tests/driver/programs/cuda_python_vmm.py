@@ -8,22 +8,7 @@ import sys
 import numpy as np
 from cuda.bindings import driver as d
 
-failed = False
-
-
-def check(result, what):
-    err, *values = result if isinstance(result, tuple) else (result,)
-    if err != d.CUresult.CUDA_SUCCESS:
-        print(f"FAIL: {what}: {err.name}")
-        sys.exit(1)
-    return values[0] if len(values) == 1 else values
-
-
-def report(what, ok):
-    global failed
-    failed |= not ok
-    print(f"{'PASS' if ok else 'FAIL'}: {what}")
-
+from cuda_python_checks import check, finish, report
 
 image = open(sys.argv[1], "rb").read() + b"\0"
 check(d.cuInit(0), "cuInit")
@@ -104,5 +89,4 @@ check(d.cuMemUnmap(base, 2 * gran), "cuMemUnmap")
 check(d.cuMemAddressFree(base, 3 * gran), "cuMemAddressFree")
 err, = d.cuMemRelease(first)
 report("releasing a released handle is CUDA_ERROR_INVALID_VALUE", err == d.CUresult.CUDA_ERROR_INVALID_VALUE)
-print("FAIL: virtual memory management" if failed else "PASS: virtual memory management")
-sys.exit(1 if failed else 0)
+finish("virtual memory management")
