@@ -4,7 +4,7 @@
 
 A physical allocation (``CUmemGenericAllocationHandle``) is a device allocation of the session,
 counted in its memory budget. A reservation is a range of the session's address space
-(``cricket.server.vmm``: not counted). Mapping places a physical allocation's bytes at an address
+(``cricket.server.vmm``), counted in the budget too: mapped memory counts twice there. Mapping places a physical allocation's bytes at an address
 of a reservation, where kernels and copies use them; unmapping puts them back, so what a physical
 allocation holds survives being unmapped and mapped elsewhere. Known limits on the emulated
 device: a physical allocation is mapped at one place at a time (a second ``cuMemMap`` of the same

@@ -1,9 +1,10 @@
 """Virtual address reservations of the driver's virtual memory management (cuMemAddressReserve).
 
 A reservation is a range of the session's device address space, made as a device allocation of the
-session's device: on emu an arena range, which costs memory only where it is written, so it is not
-counted in the session's memory budget; the physical allocations mapped into it are
-(``cricket.client.vmm``). Reservations of one session are bounded all together, and
+session's device (on emu an arena range, which costs memory only where it is written). It counts
+against the session's memory budget like an allocation, physical allocations mapped into it too
+(``cricket.client.vmm``): a kernel may write anywhere in the range, so a range outside the budget
+would be memory outside it. Reservations of one session are bounded all together, and
 ``CR_MEM_FREE`` refuses them: only ``CR_VMM_FREE`` gives one back, and the session's end.
 """
 from __future__ import annotations
@@ -42,7 +43,12 @@ def reserve(session: Session, service: Any, size: int) -> int:
                            f"cannot reserve {size} bytes of address space ({_reserved(session)} of "
                            f"{MAX_RESERVED} reserved)")
     device = session.device
-    ptr = device.mem_alloc(size)
+    service.memory.reserve(session.id, size, bool(session.backend.emulated))
+    try:
+        ptr = device.mem_alloc(size)
+    except BaseException:
+        service.memory.release(session.id, size)
+        raise
     session.allocations.add(ptr, size)
     session.alloc_device[ptr] = Reservation(device)
     log.debug("session %d: reserved %#x (%d bytes)", session.id, ptr, size)
@@ -54,5 +60,6 @@ def release(session: Session, service: Any, ptr: int) -> None:
     service._ready(session)
     if not isinstance(session.alloc_device.get(ptr), Reservation):
         raise BackendError(curesult.INVALID_VALUE, f"{ptr:#x} is not an address range this session reserved")
-    session.allocations.remove(ptr)
+    size = session.allocations.remove(ptr)
     session.alloc_device.pop(ptr).mem_free(ptr)
+    service.memory.release(session.id, size)
