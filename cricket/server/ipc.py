@@ -39,7 +39,8 @@ log = logging.getLogger(__name__)
 
 HANDLE_SIZE = 64                        # cudaIpcMemHandle_t / cudaIpcEventHandle_t: char reserved[64]
 PAGE = 4096
-MAX_EXPORTS = 4096                      # handles one session may have made
+MAX_EXPORTS = 4096                      # live handles one session may hold
+SWEEP_AT = 4 * MAX_EXPORTS              # handles of the server before the dead ones are forgotten
 BARRIER_TIMEOUT = 600.0                 # seconds an opened event waits for the exporter's queue
 
 
@@ -97,10 +98,26 @@ def _state(session: Session) -> _SessionIpc:
     return st
 
 
+def _sweep() -> None:
+    """Forget the handles whose exporter is gone or whose memory it freed (they open nothing)."""
+    with _lock:
+        for handle in [h for h, e in _exports.items()
+                       if e.session() is None or (e.event is None and not e.memory_alive())]:
+            del _exports[handle]
+        counts: dict[Session, int] = {}
+        for e in _exports.values():
+            owner = e.owner()
+            counts[owner] = counts.get(owner, 0) + 1
+        for session, st in list(_sessions.items()):
+            st.exports = counts.get(session, 0)
+
+
 def _new_handle(session: Session, export: Export) -> bytes:
     st = _state(session)
+    if st.exports >= MAX_EXPORTS or len(_exports) >= SWEEP_AT:
+        _sweep()
     if st.exports >= MAX_EXPORTS:
-        raise BackendError(curesult.OUT_OF_MEMORY, f"a session may export at most {MAX_EXPORTS} handles")
+        raise BackendError(curesult.OUT_OF_MEMORY, f"a session may hold at most {MAX_EXPORTS} live IPC handles")
     handle = secrets.token_bytes(HANDLE_SIZE)
     with _lock:
         _exports[handle] = export

@@ -75,3 +75,20 @@ def test_only_a_session_of_the_same_user_may_open():
     finally:
         for s in (owner, same_user, stranger):
             s.worker.shutdown(wait=False)
+
+
+def test_handles_of_freed_memory_are_forgotten_and_do_not_count():
+    owner = Session("allocator")          # shares blocks and frees them, as a caching allocator does
+    try:
+        handles = []
+        for i in range(3):
+            owner.allocations.add(0x1000 * (i + 1), 256)
+            handles.append(ipc._new_handle(owner, ipc.Export(weakref.ref(owner), None, ptr=0x1000 * (i + 1),
+                                                              size=256)))
+        owner.allocations.remove(0x1000)
+        owner.allocations.remove(0x2000)
+        ipc._sweep()
+        assert ipc._state(owner).exports == 1
+        assert [h in ipc._exports for h in handles] == [False, False, True]
+    finally:
+        owner.worker.shutdown(wait=False)
