@@ -83,6 +83,14 @@ int main()
     CHECK(cudaMemcpy(&back, plain + 5, sizeof(int), cudaMemcpyDeviceToHost));
     bad |= report("cudaMemcpy from managed memory takes the host's writes", back != 42);
 
+    // an asynchronous copy into managed memory, then a kernel in the same stream that reads it
+    CHECK(cudaMemsetAsync(plain, 0x01, 1024 * sizeof(int), stream));
+    CHECK(cudaMemcpyAsync(v, plain, 1024 * sizeof(int), cudaMemcpyDefault, stream));
+    scale_add<<<4, 256, 0, stream>>>(v, 1024, 1, 1);
+    CHECK(cudaStreamSynchronize(stream));
+    bad |= report("a kernel sees an asynchronous copy into managed memory before it",
+                  v[0] != 0x01010102 || v[1023] != 0x01010102);
+
     cudaPointerAttributes attrs;
     CHECK(cudaPointerGetAttributes(&attrs, v + 3));
     bad |= report("cudaPointerGetAttributes says cudaMemoryTypeManaged",
