@@ -42,15 +42,8 @@ def reserve(session: Session, service: Any, size: int) -> int:
         raise BackendError(curesult.OUT_OF_MEMORY if size else curesult.INVALID_VALUE,
                            f"cannot reserve {size} bytes of address space ({_reserved(session)} of "
                            f"{MAX_RESERVED} reserved)")
-    device = session.device
-    service.memory.reserve(session.id, size, bool(session.backend.emulated))
-    try:
-        ptr = device.mem_alloc(size)
-    except BaseException:
-        service.memory.release(session.id, size)
-        raise
-    session.allocations.add(ptr, size)
-    session.alloc_device[ptr] = Reservation(device)
+    ptr = service.mem_alloc(session, size)                  # in the budget, as an allocation
+    session.alloc_device[ptr] = Reservation(session.alloc_device[ptr])
     log.debug("session %d: reserved %#x (%d bytes)", session.id, ptr, size)
     return ptr
 
