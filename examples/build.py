@@ -85,6 +85,10 @@ EXAMPLES = (
     Example("rdc_static", ("rdc_static_main.cu", "rdc_static_a.cu", "rdc_static_b.cu"), ("-rdc=true",)),
     Example("runtime_primary_context", ("runtime_primary_context.cu",), ("-Xcompiler", "-pthread"), driver=True),
 )
+EXAMPLES += (Example("stream_ordered_memory", ("stream_ordered_memory.cu",)),
+             Example("managed_memory", ("managed_memory.cu",)),
+             Example("ipc_memory", ("ipc_memory.cu",)),
+             Example("vmm_growable", ("vmm_growable.cu",), driver=True))
 BY_NAME = {e.name: e for e in EXAMPLES}
 
 

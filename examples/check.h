@@ -18,3 +18,15 @@ static inline int report(const char *what, int bad)
     printf("%s: %s\n", bad ? "FAIL" : "PASS", what);
     return bad ? 1 : 0;
 }
+
+// 0 when a call returned the error `want` (and it is cleared from the last error), else 1 with a
+// FAIL line naming both; PASS: what otherwise.
+static inline int expect_status(cudaError_t got, cudaError_t want, const char *what)
+{
+    if (got != want) {
+        printf("FAIL: %s: %s, expected %s\n", what, cudaGetErrorName(got), cudaGetErrorName(want));
+        return 1;
+    }
+    cudaGetLastError();
+    return report(what, 0);
+}

@@ -28,7 +28,7 @@ LIBRARY_NAME = "libcricket-cuda.so"
 SONAME = "libcuda.so.1"
 SOURCES = ("log.c", "devices.c", "contexts.c", "export_tables.c", "procaddr.c", "md2.c", "bridge.c", "forward.c", "arrays.c", "graphs.c",
            "log_callbacks.c", "tensor_maps.c", "peers.c", "stream_priorities.c", "cooperative.c",
-           "libraries.c")
+           "libraries.c", "memory.c")
 COMMON_SOURCES = ("bootstrap.c", "log.c")   # in cext/common
 GENERATED = ("driver_stubs.c", "proc_table.c", "error_strings.c")
 BACKENDS = HERE.parents[1] / "cricket" / "backends"    # reference_device.py

@@ -126,14 +126,6 @@ CRICKET_DRV_EXPORT CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)
 { return FWD("cuMemHostGetFlags", U(pFlags), U(p)); }
 CRICKET_DRV_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 { return FWD("cuMemGetAddressRange", U(pbase), U(psize), dptr); }
-CRICKET_DRV_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
-{ return FWD("cuMemAllocAsync", U(dptr), bytesize); }
-CRICKET_DRV_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
-{ return FWD("cuMemAllocAsync", U(dptr), bytesize); }
-CRICKET_DRV_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
-{ return RELEASE("cuMemFreeAsync", dptr, U(hStream)); }
-CRICKET_DRV_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
-{ return RELEASE("cuMemFreeAsync", dptr, U(hStream)); }
 
 /* Pointer attributes: Python classifies the address (device allocation, pinned host memory or
  * unknown) and gives its range; the attribute encoding is done here. */
@@ -146,7 +138,7 @@ struct pointer_info {
     uint64_t context;   /* the id of the created context it was allocated in; 0: the primary one */
     uint64_t device_pointer;    /* where kernels reach it (0: nowhere; mapped memory: its device copy) */
     uint64_t host_pointer;      /* where the host reaches it (0: nowhere) */
-    uint64_t mapped;            /* reachable from the device */
+    uint64_t mapped;            /* reachable from the device (2: managed memory, reachable from both) */
 };
 
 static CUresult pointer_info(CUdeviceptr ptr, struct pointer_info *info)
@@ -173,14 +165,16 @@ static CUresult pointer_attribute(const struct pointer_info *info, CUpointer_att
         return known && info->device_pointer ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     case CU_POINTER_ATTRIBUTE_HOST_POINTER:
         *(void **)data = (void *)(uintptr_t)info->host_pointer;
-        return known && !device ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+        return known && (!device || info->mapped == 2) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
         *(int *)data = known;
         return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     case CU_POINTER_ATTRIBUTE_MAPPED:
-        *(int *)data = (int)info->mapped;
+        *(int *)data = info->mapped != 0;
         return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+        *(int *)data = info->mapped == 2;
+        return known ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
     case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
         *(int *)data = 0;
@@ -448,95 +442,6 @@ CRICKET_DRV_EXPORT CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit)
 { return FWD("cuCtxGetLimit", U(pvalue), U(limit)); }
 CRICKET_DRV_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx)
 { return forward("cuCtxSynchronize", NULL, 0); }
-
-/* ------------------------------------------------------------------ memory pools */
-
-/* One default pool per device, answered here: allocations from it are ordinary device
- * allocations on the server (freed at once by cuMemFreeAsync), so its reuse settings are accepted
- * and its usage counters read 0. */
-struct CUmemPoolHandle_st {
-    CUdevice device;
-    uint64_t release_threshold;
-    int reuse[3];
-};
-static struct CUmemPoolHandle_st default_pools[CRICKET_DRV_MAX_DEVICES];
-
-static CUresult default_pool(CUmemoryPool *pool, CUdevice dev)
-{
-    CUresult rc = cricket_drv_check_init();
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    if (!pool)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (dev < 0 || dev >= cricket_drv_snapshot()->device_count)
-        return CUDA_ERROR_INVALID_DEVICE;
-    default_pools[dev].device = dev;
-    *pool = &default_pools[dev];
-    return CUDA_SUCCESS;
-}
-
-static int pool_valid(CUmemoryPool pool)
-{
-    return pool >= &default_pools[0] && pool < &default_pools[CRICKET_DRV_MAX_DEVICES];
-}
-
-CRICKET_DRV_EXPORT CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
-{ return default_pool(pool, dev); }
-CRICKET_DRV_EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
-{ return default_pool(pool_out, dev); }
-
-CRICKET_DRV_EXPORT CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
-{
-    if (!pool_valid(pool) || !value)
-        return CUDA_ERROR_INVALID_VALUE;
-    switch (attr) {
-    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
-    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
-    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
-        *(int *)value = pool->reuse[attr - CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES];
-        return CUDA_SUCCESS;
-    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
-        *(uint64_t *)value = pool->release_threshold;
-        return CUDA_SUCCESS;
-    case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
-    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
-    case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
-    case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
-        *(uint64_t *)value = 0;
-        return CUDA_SUCCESS;
-    default:
-        return CUDA_ERROR_INVALID_VALUE;
-    }
-}
-
-CRICKET_DRV_EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
-{
-    if (!pool_valid(pool) || !value)
-        return CUDA_ERROR_INVALID_VALUE;
-    switch (attr) {
-    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
-    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
-    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
-        pool->reuse[attr - CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES] = *(int *)value;
-        return CUDA_SUCCESS;
-    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
-        pool->release_threshold = *(uint64_t *)value;
-        return CUDA_SUCCESS;
-    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
-    case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
-        return CUDA_SUCCESS;          /* resetting the high-water marks */
-    default:
-        return CUDA_ERROR_INVALID_VALUE;
-    }
-}
-
-CRICKET_DRV_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
-{ return pool_valid(pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
-
-CRICKET_DRV_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
-{ return pool_valid(pool) ? FWD("cuMemAllocAsync", U(dptr), bytesize) : CUDA_ERROR_INVALID_VALUE; }
-CRICKET_DRV_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
-{ return pool_valid(pool) ? FWD("cuMemAllocAsync", U(dptr), bytesize) : CUDA_ERROR_INVALID_VALUE; }
 
 /* ------------------------------------------------------------------ primary context reset */
 

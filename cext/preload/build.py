@@ -27,7 +27,7 @@ default_cuda_include = buildlib.default_cuda_include
 SHIM_NAME = "libcricket-cudart.so"
 SONAME = "libcudart.so.13"
 SOURCES = ("shim.c", "forward.c", "forward_runtime.c", "forward_devices.c", "forward_libraries.c", "driver_link.c", "capture.c",
-           "graphs.c", "client_finished.c", "primary_context.c")
+           "graphs.c", "client_finished.c", "primary_context.c", "forward_memory.c")
 
 
 def build(outdir: Path, cuda_include: Path, cc: str | None = None, verbose: bool = False,

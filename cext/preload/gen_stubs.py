@@ -23,7 +23,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 EXPORTS_FILE = HERE / "cudart13_exports.txt"
 FORWARD_FILES = (HERE / "forward.c", HERE / "forward_runtime.c", HERE / "capture.c", HERE / "graphs.c",
-                 HERE / "forward_devices.c", HERE / "forward_libraries.c")
+                 HERE / "forward_devices.c", HERE / "forward_libraries.c", HERE / "forward_memory.c")
 # Functions answered in C with no Python implementation (the driver's entry points, capture state).
 LOCAL_FILES = (HERE / "driver_link.c",)
 VERSION_NODE = "libcudart.so.13"

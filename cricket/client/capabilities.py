@@ -27,14 +27,17 @@ CLIENT_CAPABILITIES: dict[int, int] = {
     # the backend's to report: cricket.client.cooperative)
     A.COOPERATIVE_MULTI_DEVICE_LAUNCH: 0,
     A.CLUSTER_LAUNCH: 0,
-    # not implemented by the client: managed memory (cudaMallocManaged/cuMemAllocManaged),
-    # cuMemCreate/cuMemMap, IPC, DMA-BUF, RDMA, multicast
-    A.MANAGED_MEMORY: 0,
-    A.VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: 0,
+    # memory pools are the client's (cricket.client.mempool); their memory is not exported
+    A.MEMORY_POOLS_SUPPORTED: 1,
+    A.MEMPOOL_SUPPORTED_HANDLE_TYPES: 0,
+    # managed memory is the client's (cricket.client.managed), coherent at synchronisation only
+    A.MANAGED_MEMORY: 1,
+    A.VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: 1,     # cuMemCreate/cuMemMap (cricket.client.vmm)
+    A.IPC_EVENT_SUPPORTED: 1,                     # between clients of one server (cricket.client.ipc)
+    # not implemented by the client: exportable (shareable) allocations, DMA-BUF, RDMA, multicast
     A.GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: 0,
     A.HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: 0,
     A.HANDLE_TYPE_FABRIC_SUPPORTED: 0,
-    A.IPC_EVENT_SUPPORTED: 0,
     A.DMA_BUF_SUPPORTED: 0,
     A.GPU_DIRECT_RDMA_SUPPORTED: 0,
     A.MULTICAST_SUPPORTED: 0,

@@ -30,9 +30,9 @@ from typing import Any
 
 from cricket import _select
 from cricket.client import arrays_driver  # noqa: F401  (CUDA arrays, textures, surfaces: registers them)
-from cricket.client import context_limits, mapped, sass_only
+from cricket.client import context_limits, device_records, library_images, mapped, sass_only
+from cricket.client import ipc, managed, mempool, vmm  # noqa: F401  (ipc, vmm: register)
 from cricket.client import tensor_maps_driver  # noqa: F401  (cuTensorMapEncodeTiled: registers it)
-from cricket.client import context_limits, device_records, library_images, mapped
 from cricket.client.library_images import read_image
 from cricket.client import cooperative, stream_priorities  # (stream_priorities registers cuStreamGetPriority)
 from cricket.client.driver_face import DRIVER_API, DriverApiError, result_of  # noqa: F401
@@ -276,10 +276,8 @@ def mem_alloc(dptr: int, size: int) -> int:
     return err
 
 
-@implements(DRIVER_API, "cuMemAllocAsync")
 def mem_alloc_async(dptr: int, size: int) -> int:
-    """cuMemAllocAsync/cuMemAllocFromPoolAsync: an ordinary allocation on the server that belongs to
-    no context ("cuCtxDestroy() will not destroy memory allocations by cuMemAllocAsync()")."""
+    """An ordinary allocation on the server (cuMemAllocAsync: ``mempool``)."""
     _out(dptr)
     if size == 0:
         return INVALID_VALUE
@@ -290,15 +288,19 @@ def mem_alloc_async(dptr: int, size: int) -> int:
     return SUCCESS
 
 
-@implements(DRIVER_API, "cuMemFree", "cuMemFreeAsync")
+@implements(DRIVER_API, "cuMemFree")
 def mem_free(ptr: int, stream: int = 0) -> int:
     if ptr == 0:
         # cudaFree(0) "performs no operation" (runtime API docs) and static cudart 13 passes the 0
         # on to cuMemFree_v2 (traced): NVIDIA's driver accepts it
         return SUCCESS
+    if managed.owns(ptr):
+        managed.free(ptr)
+        return SUCCESS
     if ptr not in rt.allocations or (rt.mapped_memory.ranges and rt.mapped_memory.find(ptr)):
         return INVALID_VALUE            # mapped memory's device copy goes with its host memory
     rt.drain()
+    mempool.forget_block(ptr)           # a block of a memory pool leaves its pool
     if not rt.free_allocation(ptr):
         return INVALID_VALUE            # another thread freed it meanwhile
     _unfile("allocations", ptr)
@@ -401,12 +403,14 @@ def mem_get_address_range(pbase: int, psize: int, dptr: int) -> int:
 @implements(DRIVER_API, "cricketPointerInfo")
 def pointer_info(ptr: int, out: int) -> int:
     """(kind, range start, range size, device, buffer id, created context id or 0, device pointer,
-    host pointer, mapped) of an address, for forward.c."""
+    host pointer, mapped: 2 for managed memory) of an address, for forward.c."""
     found = rt.mapped_memory.find(ptr) if rt.mapped_memory.ranges else None
     if found is not None:
         r, offset = found
-        hostmem.store_i64s(out, (MEMORYTYPE_HOST, r.host, r.size, rt.thread.device, r.host, 0,
-                                 r.device + offset, r.host + offset, 1))
+        managed_range = r.snapshot is not None          # managed.py's: device memory, reachable from both
+        hostmem.store_i64s(out, (MEMORYTYPE_DEVICE if managed_range else MEMORYTYPE_HOST, r.host, r.size,
+                                 rt.thread.device, r.host, 0, r.device + offset, r.host + offset,
+                                 2 if managed_range else 1))
         return SUCCESS
     found = _allocation(ptr)
     if found is not None:
@@ -611,6 +615,17 @@ def kernel_get_function(pfunc: int, kernel: int) -> int:
 @implements(DRIVER_API, "cuModuleGetGlobal")
 def module_get_global(dptr: int, size_ptr: int, module: int, name_ptr: int) -> int:
     library_images.store_global(_module(module).server, _c_string(name_ptr), dptr, size_ptr, "cuModuleGetGlobal")
+    return SUCCESS
+
+
+@implements(DRIVER_API, "cuLibraryGetManaged")
+def library_get_managed(dptr: int, size_ptr: int, library: int, name_ptr: int) -> int:
+    """A __managed__ variable of a library, with host pages at its address (cricket.client.managed)."""
+    ptr, size = managed.place_library_variable(_module(library).server, _c_string(name_ptr))
+    if dptr:
+        hostmem.store_u64(dptr, ptr)
+    if size_ptr:
+        hostmem.store_u64(size_ptr, size)
     return SUCCESS
 
 
@@ -957,6 +972,7 @@ os.register_at_fork(after_in_child=_forked)
 def primary_ctx_reset() -> int:
     """Frees this process's device memory, streams and events (modules stay loaded)."""
     rt.reset_device("cuDevicePrimaryCtxReset")
+    mempool.forget_all()
     return SUCCESS
 
 

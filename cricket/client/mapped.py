@@ -58,6 +58,9 @@ class MappedRange:
     backing: int              # the device allocation (``device`` lies in it, page aligned)
     shared_address: bool      # the host memory is mapped at the device address (host == device)
     read_only: bool = False   # registered read-only: kernels do not write it, it is never pulled
+    # managed memory (cricket.client.managed): a copy of what the device holds, page-rounded, so
+    # that only the pages the host changed are pushed before a launch
+    snapshot: Any = None
 
 
 class MappedMemory:
@@ -227,7 +230,10 @@ class MappedMemory:
             if self.host_dirty:
                 self.host_dirty = False
                 for r in self.ranges.values():
-                    self.rt.htod(r.device, r.host, r.size, stream, False)
+                    if r.snapshot is None:
+                        self.rt.htod(r.device, r.host, r.size, stream, False)
+                    else:
+                        push_changed_pages(self.rt, r, stream)
             self.device_dirty = True
 
     def after_sync(self) -> None:
@@ -242,6 +248,8 @@ class MappedMemory:
             for r in self.ranges.values():
                 if not r.read_only:
                     self.rt.dtoh(r.host, r.device, r.size, 0)
+                if r.snapshot is not None:
+                    ctypes.memmove(r.snapshot.ctypes.data, r.host, r.size)
 
     def resolve_copy(self, dst: int, src: int, kind: int) -> tuple[int, int, int]:
         """A copy naming mapped memory works on its host side: (dst, src, kind), ``kind`` being
@@ -270,3 +278,30 @@ class MappedMemory:
         self.after_sync()
         self.host_dirty = True
         return found[0].host + found[1]
+
+
+def push_changed_pages(rt: Any, r: MappedRange, stream: int) -> int:
+    """Send the pages of managed range ``r`` (pages counted from its start) whose bytes differ from
+    its snapshot (what the device holds), in runs of adjacent pages, and update the snapshot;
+    returns the bytes sent."""
+    import numpy as np      # only here: the CUDA shim's client starts without NumPy
+    n = r.size
+    if rt._pending_dtoh:    # an asynchronous copy into the range lands before it is compared
+        rt.settle_host_range(r.host, n)
+    host = np.ctypeslib.as_array((ctypes.c_uint8 * n).from_address(r.host))
+    snap = r.snapshot[:n]
+    full = n // PAGE * PAGE
+    dirty = (host[:full].view(np.uint64).reshape(-1, PAGE // 8)
+             != snap[:full].view(np.uint64).reshape(-1, PAGE // 8)).any(axis=1)
+    if full < n:
+        dirty = np.append(dirty, bool((host[full:] != snap[full:]).any()))
+    if not dirty.any():
+        return 0
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], dirty.view(np.int8), [0]))))
+    sent = 0
+    for first, end in zip(edges[::2].tolist(), edges[1::2].tolist()):
+        start, stop = first * PAGE, min(end * PAGE, n)
+        rt.htod(r.device + start, r.host + start, stop - start, stream, False)
+        snap[start:stop] = host[start:stop]
+        sent += stop - start
+    return sent

@@ -159,6 +159,9 @@ class Runtime:
         self.mapped_memory = MappedMemory(self)    # mapped pinned memory and its device copies
         self.streams: dict[int, int] = {}          # application handle -> server handle
         self.events: dict[int, int] = {}
+        # IPC events (cricket.client.ipc): event -> True when opened from another process, False
+        # when exported to one; their records go out at once, waits on opened ones wait here
+        self.ipc_events: dict[int, bool] = {}
         self.per_thread_streams: set[int] = set()  # server streams of per-thread default streams
         self.multi_device = False                  # some thread chose a device other than 0
         self.device_lock = threading.RLock()       # held across a call while multi_device
@@ -476,6 +479,9 @@ class Runtime:
 
     def stream_wait_event(self, stream: int, event: int) -> None:
         from cricket.protocol import gen as P
+        if self.ipc_events.get(event):      # another process's event: its work is not in this session
+            self.synchronize_event(event)
+            return
         self.conn._stub.CR_STREAM_WAIT_EVENT_ASYNC_batched(
             P.cr_stream_wait_args(stream=self.stream(stream), event=self.event(event)))
 
@@ -492,6 +498,8 @@ class Runtime:
         self.conn._stub.CR_EVENT_RECORD_ASYNC_batched(
             P.cr_event_record_args(event=self.event(event), stream=self.stream(stream)))
         self._event_marks[event] = self._deferred_total   # the copies deferred before it
+        if event in self.ipc_events:       # another process may wait on it (cricket.client.ipc)
+            self.conn._rpc.flush()
 
     def synchronize_event(self, event: int, before: Callable[[], Any] | None = None) -> None:
         server = self.event(event)
@@ -522,6 +530,7 @@ class Runtime:
         self.conn._check(self.conn._stub.CR_EVENT_DESTROY(server), "cuEventDestroy")
         del self.events[event]
         self._event_marks.pop(event, None)
+        self.ipc_events.pop(event, None)
 
     def store_mem_info(self, free: int, total: int) -> None:
         """Write the device's free and total memory to the (optional, may be NULL) out-pointers."""

@@ -67,6 +67,9 @@ from cricket.client import arrays_runtime  # noqa: F401  (CUDA arrays, textures,
 from cricket.client import graphs_runtime  # graphs, stream capture, host functions (after runtime_calls)
 from cricket.client import cooperative, device_ids, peers, stream_priorities  # noqa: F401  (forward_devices.c)
 from cricket.client import libraries  # noqa: F401  (forward_libraries.c)
+from cricket.client import mempool  # noqa: F401  (stream-ordered memory, memory pools)
+from cricket.client import managed  # noqa: F401  (managed memory)
+from cricket.client import ipc  # noqa: F401  (IPC memory and event handles)
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +129,19 @@ FORWARDED += (
     "cudaLibraryLoadData", "cudaLibraryLoadFromFile", "cudaLibraryUnload", "cudaLibraryGetKernel",
     "cudaLibraryGetGlobal", "cudaLibraryGetKernelCount", "cudaLibraryEnumerateKernels",
     "cudaKernelSetAttributeForDevice", "cudaFuncGetName")
+# Stream-ordered memory and memory pools (cricket/client/mempool.py)
+FORWARDED += (
+    "cudaMallocAsync", "cudaMallocAsync_ptsz", "cudaFreeAsync", "cudaFreeAsync_ptsz", "cudaMallocFromPoolAsync",
+    "cudaMallocFromPoolAsync_ptsz", "cudaMemPoolCreate", "cudaMemPoolDestroy",
+    "cudaMemPoolTrimTo", "cudaMemPoolSetAttribute", "cudaMemPoolGetAttribute", "cudaMemPoolSetAccess",
+    "cudaMemPoolGetAccess", "cudaDeviceGetDefaultMemPool", "cudaDeviceGetMemPool", "cudaDeviceSetMemPool",
+    "cudaMemGetDefaultMemPool", "cudaMemGetMemPool", "cudaMemSetMemPool")
+# Managed memory (cricket/client/managed.py)
+FORWARDED += ("cudaMallocManaged", "cudaMemPrefetchAsync", "cudaMemPrefetchAsync_ptsz", "cudaMemAdvise",
+              "cudaStreamAttachMemAsync", "cudaStreamAttachMemAsync_ptsz")
+# IPC between client processes of one server (cricket/client/ipc.py)
+FORWARDED += ("cudaIpcGetMemHandle", "cudaIpcOpenMemHandle", "cudaIpcCloseMemHandle", "cudaIpcGetEventHandle",
+              "cudaIpcOpenEventHandle")
 
 IMPLEMENTATIONS: dict[str, Callable[..., Any]] = RUNTIME_API.implementations
 register = RUNTIME_API.register
@@ -198,9 +214,7 @@ def register_managed_var(handle: int, host_var: int, device_address: bytes | Non
     name = (device_name or b"?").decode(errors="replace")
     entry.variables.append(RegisteredVar(host_var, device_address, device_name, ext, size,
                                          bool(constant), bool(global_), managed=True))
-    entry.refused.append(f"__managed__ variable {name}")
-    log.error("__managed__ variable %s is not supported by cricket (unified memory cannot be shared "
-              "with a remote GPU); __cudaInitModule will fail for its module", name)
+    log.debug("__managed__ variable %s: placed at __cudaInitModule (cricket.client.managed)", name)
 
 
 @implements(RUNTIME_API, "__cudaUnregisterFatBinary", guarded=False)
@@ -220,5 +234,12 @@ def init_module(handle: int) -> bool:
     if entry.refused:
         log.error("cannot initialise the module of fatbin %#x: %s", handle, "; ".join(entry.refused))
         return False
+    variables = [v for v in entry.variables if v.managed]
+    if variables:
+        try:
+            managed.place_module_variables(handle, variables)
+        except Exception as exc:
+            log.error("cannot place the __managed__ variables of fatbin %#x: %s", handle, exc)
+            return False
     return True
 

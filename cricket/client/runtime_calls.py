@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from cricket.client import context_limits, device_records, launch_attributes, mapped
+from cricket.client import context_limits, device_records, launch_attributes, managed, mapped, mempool
 from cricket.client.faces import implements
 from cricket.client.runtime_face import RUNTIME_API
 from cricket.cudafacts import occupancy
@@ -162,6 +162,7 @@ def device_synchronize() -> int:
 def device_reset() -> int:
     """Frees this process's device memory, streams and events (modules stay loaded)."""
     conn = rt.reset_device("cudaDeviceReset", before=_synchronizing)
+    mempool.forget_all()
     for server in rt.forget_per_thread_streams():
         conn._stub.CR_STREAM_DESTROY(server)
     _device_cache_config.pop(rt.thread.device, None)
@@ -294,9 +295,13 @@ def free(ptr: int) -> int:
         return SUCCESS
     # cudaErrorInvalidDevicePointer is deprecated since CUDA 10.1; the runtime API docs of cudaFree
     # name cudaErrorInvalidValue, which static cudart 13 passes on from cuMemFree (traced)
+    if managed.owns(ptr):
+        managed.free(ptr)
+        return SUCCESS
     if ptr not in rt.allocations or (rt.mapped_memory.ranges and rt.mapped_memory.find(ptr)):
         return ERR_INVALID_VALUE        # mapped memory's device copy goes with its host memory
     _synchronizing()
+    mempool.forget_block(ptr)           # a block of a memory pool leaves its pool
     if not rt.free_allocation(ptr):
         return ERR_INVALID_VALUE        # another thread freed it meanwhile
     return SUCCESS
@@ -363,11 +368,12 @@ def host_get_device_pointer(device_ptr: int, host_ptr: int, flags: int) -> int:
 @implements(RUNTIME_API, "cudaPointerGetAttributes")
 def pointer_get_attributes(values: int, ptr: int) -> int:
     """(cudaMemoryType, device, device pointer, host pointer) for forward_runtime.c; the memory
-    types are 0 unregistered, 1 host, 2 device."""
+    types are 0 unregistered, 1 host, 2 device, 3 managed."""
     found = rt.mapped_memory.find(ptr) if rt.mapped_memory.ranges else None
     if found is not None:
         r, offset = found
-        hostmem.store_i64s(values, (1, rt.thread.device, r.device + offset, r.host + offset))
+        kind = 3 if r.snapshot is not None else 1       # cudaMemoryTypeManaged: managed.py's ranges
+        hostmem.store_i64s(values, (kind, rt.thread.device, r.device + offset, r.host + offset))
     elif rt.is_device(ptr):
         hostmem.store_i64s(values, (2, device_records.device_of(rt, ptr), ptr, 0))
     elif rt.is_pinned(ptr):

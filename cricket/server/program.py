@@ -19,6 +19,8 @@ from ..rpc import NO_REPLY, PayloadSink, admit_connection, current_call, current
 from ..rpc.context import current_socket
 from . import arrays
 from . import graphs
+from . import ipc
+from . import vmm
 from . import service as svc
 from . import shm
 from .limits import MAX_QUEUED_BYTES, MAX_QUEUED_CALLS
@@ -488,6 +490,31 @@ class CricketProgram(Skeleton):
 
     def CR_GRAPH_DESTROY(self, handle):
         return self._call(P.cr_status_res, graphs.graph_destroy, self.service, handle)
+    # --- IPC between sessions (cricket.server.ipc) ------------------------------------------------
+
+    def CR_IPC_GET_MEM_HANDLE(self, ptr):
+        return self._call(P.cr_ipc_handle_res, ipc.get_mem_handle, self.service, ptr, arm="handle")
+
+    def CR_IPC_OPEN_MEM_HANDLE(self, handle):
+        return self._call(P.cr_global_res, ipc.open_mem_handle, self.service, handle, arm="global_",
+                          convert=lambda g: P.cr_global(ptr=g[0], size=g[1]))
+
+    def CR_IPC_CLOSE_MEM_HANDLE(self, ptr):
+        return self._call(P.cr_status_res, ipc.close_mem_handle, self.service, ptr)
+
+    def CR_IPC_GET_EVENT_HANDLE(self, handle):
+        return self._call(P.cr_ipc_handle_res, ipc.get_event_handle, self.service, handle, arm="handle")
+
+    def CR_IPC_OPEN_EVENT_HANDLE(self, handle):
+        return self._call(P.cr_handle_res, ipc.open_event_handle, self.service, handle, arm="handle")
+
+    # --- virtual memory management: address reservations (cricket.server.vmm) ------------------
+
+    def CR_VMM_RESERVE(self, size):
+        return self._call(P.cr_ptr_res, vmm.reserve, self.service, size, arm="ptr")
+
+    def CR_VMM_FREE(self, ptr):
+        return self._call(P.cr_status_res, vmm.release, self.service, ptr)
 
     # --- administration ----------------------------------------------------------------------
 

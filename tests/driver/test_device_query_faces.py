@@ -20,8 +20,10 @@ pytestmark = pytest.mark.nvcc
 # device has each, and reporting 0 makes programs skip work cricket can do
 CAPABILITIES = ("maxTexture1D", "maxTexture2D[0]", "maxTexture3D[2]", "maxSurface2D[1]", "surfaceAlignment",
                 "asyncEngineCount", "concurrentKernels", "computePreemptionSupported", "canMapHostMemory",
-                "unifiedAddressing", "hostRegisterSupported", "textureAlignment", "texturePitchAlignment")
-VIRTUAL_MEMORY_MANAGEMENT = 102      # CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: not provided
+                "unifiedAddressing", "hostRegisterSupported", "textureAlignment", "texturePitchAlignment",
+                "managedMemory")
+VIRTUAL_MEMORY_MANAGEMENT = 102      # CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: cricket.client.vmm
+DMA_BUF = 124                        # CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: not provided
 
 
 def parse(stdout: str) -> dict[str, str]:
@@ -72,6 +74,8 @@ def test_capabilities_the_emu_device_has_are_reported(queries, field):
 
 def test_capabilities_cricket_lacks_are_reported_absent(queries):
     for face in ("shared", "static"):
-        assert queries[face][f"attr {VIRTUAL_MEMORY_MANAGEMENT}"] == "0"
+        assert queries[face][f"attr {VIRTUAL_MEMORY_MANAGEMENT}"] == "1"
+        assert queries[face][f"attr {DMA_BUF}"] == "0"
+        assert queries[face]["prop concurrentManagedAccess"] == "0"
         assert queries[face]["prop canUseHostPointerForRegisteredMem"] == "0"
         assert queries[face]["prop pageableMemoryAccess"] == "0"

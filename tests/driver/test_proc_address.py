@@ -82,12 +82,11 @@ def test_unimplemented_function_returns_not_supported_and_logs_once(driver_lib):
     p = run_probe(driver_lib, """
 import ctypes
 lib.cuInit(0)
-ptr = ctypes.c_uint64()
-result["rc"] = [lib.cuMemAllocManaged(ctypes.byref(ptr), 16, 1), lib.cuMemAllocManaged(ctypes.byref(ptr), 16, 1),
+result["rc"] = [lib.cuGraphicsUnregisterResource(None), lib.cuGraphicsUnregisterResource(None),
                 lib.cuStreamCopyAttributes_ptsz(None, None)]
 """)
     assert p["rc"] == [801, 801, 801]
-    assert p["_stderr"].count("cuMemAllocManaged is not implemented") == 1
+    assert p["_stderr"].count("cuGraphicsUnregisterResource is not implemented") == 1
     assert p["_stderr"].count("cuStreamCopyAttributes_ptsz is not implemented") == 1
 
 

@@ -51,7 +51,8 @@ def test_does_not_link_libpython_and_file_name_hides_libcudart(shim):
 def test_stubs_use_the_header_prototypes(shim):
     stubs = (shim.parent / "gen" / "stubs.c").read_text()
     # Per-thread default stream variants take the prototype of the function they rename.
-    assert "CRICKET_EXPORT cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)" in stubs
+    assert ("CRICKET_EXPORT cudaError_t cudaMemDiscardBatchAsync_ptsz(void **dptrs, size_t *sizes, size_t count, "
+            "unsigned long long flags, cudaStream_t stream)") in stubs
     # Implemented functions (forward.c, forward_runtime.c) are not stubs.
     for name in ("cudaGetErrorString", "__cudaRegisterFatBinary", "cudaMemcpyAsync_ptsz",
                  "__cudaPushCallConfiguration", "cudaLaunchKernel", "cudaCreateChannelDesc"):

@@ -126,6 +126,13 @@ def valid_calls(c: Context) -> dict[str, tuple]:
         "CR_MEMCPY_3D_DTOH": (copy3d,),
         "CR_TEXOBJ_CREATE": (_texobj(c.array),),
         "CR_TEXOBJ_DESTROY": (c.texture,),
+        "CR_IPC_GET_MEM_HANDLE": (buf,),
+        "CR_IPC_OPEN_MEM_HANDLE": (bytes(64),),       # no such handle: refused before anything is made
+        "CR_IPC_CLOSE_MEM_HANDLE": (buf,),
+        "CR_IPC_GET_EVENT_HANDLE": (c.event,),
+        "CR_IPC_OPEN_EVENT_HANDLE": (bytes(64),),
+        "CR_VMM_RESERVE": (4 << 20,),
+        "CR_VMM_FREE": (buf,),                          # not a reservation: refused
         "CR_NULL": (),
         "CR_HELLO": (P.cr_hello_args(protocol=P.CRICKET_PROTOCOL, client="fuzz", token="", backend=""),),
         "CR_SET_DEVICE": (0,),

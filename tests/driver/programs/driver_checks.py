@@ -20,3 +20,9 @@ def report(what, ok):
     if not ok:
         failures.append(what)
     print(f"{'PASS' if ok else 'FAIL'}: {what}")
+
+
+def finish(what):
+    """The last line, PASS or FAIL for ``what`` as a whole, and the exit status with it."""
+    print(f"FAIL: {what}" if failures else f"PASS: {what}")
+    sys.exit(1 if failures else 0)
