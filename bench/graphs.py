@@ -9,44 +9,16 @@ and a cudaStreamSynchronize, the median of timed trials, both measured in the sa
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
-import subprocess
 import sys
-from pathlib import Path
 
+from . import cuda_program
 from .config import Config, from_env
 from .report import BenchResult, Row
 from .servers import CricketServer
 from .stats import Sample
 
-ROOT = Path(__file__).resolve().parent.parent
 KERNELS = 100
-
-
-def _program(workdir: Path) -> Path:
-    """The program, built by nvcc unless the one in ``workdir`` is newer than its source."""
-    exe = workdir / "graph_launch"
-    source = ROOT / "bench" / "graph_launch.cu"
-    if exe.exists() and exe.stat().st_mtime > source.stat().st_mtime:
-        return exe
-    workdir.mkdir(parents=True, exist_ok=True)
-    r = subprocess.run(["nvcc", "-O2", "-cudart", "shared", "-o", str(exe), str(ROOT / "bench" / "graph_launch.cu")],
-                       capture_output=True, text=True)
-    if r.returncode:
-        raise RuntimeError(f"nvcc failed on bench/graph_launch.cu:\n{r.stderr[-1500:]}")
-    return exe
-
-
-def _round_seconds(exe: Path, server: CricketServer, kernels: int) -> dict[str, float]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CRICKET_")}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
-    r = subprocess.run([sys.executable, "-m", "cricket", "run", "--server", server.address, "--", str(exe),
-                        str(kernels)], capture_output=True, text=True, env=env, timeout=600)
-    if r.returncode:
-        raise RuntimeError(f"graph_launch failed:\n{r.stdout}\n{r.stderr[-1500:]}")
-    words = [line.split() for line in r.stdout.splitlines()]
-    return {w[0]: float(w[1]) * 1e-6 for w in words if len(w) == 2 and w[0].endswith("_us")}
 
 
 def measure(cfg: Config, progress) -> BenchResult:
@@ -58,11 +30,11 @@ def measure(cfg: Config, progress) -> BenchResult:
     server = CricketServer("emu")
     try:
         progress("nvcc builds bench/graph_launch.cu")
-        exe = _program(cfg.build_dir("bench_graphs"))
+        exe = cuda_program.program("graph_launch", cfg.build_dir("bench_graphs"))
         runs = []
         for r in range(cfg.repeat):
             progress(f"run {r + 1}/{cfg.repeat}")
-            runs.append(_round_seconds(exe, server, kernels))
+            runs.append({k: v * 1e-6 for k, v in cuda_program.figures(exe, server, str(kernels)).items()})
     finally:
         server.stop()
     res.rows.append(Row(f"{kernels} small kernels + stream synchronize: one graph launch",

@@ -227,6 +227,11 @@ def bench_graphs(cfg: Config, progress: Progress) -> BenchResult:
     return graphs.measure(cfg, progress)
 
 
+def bench_managed(cfg: Config, progress: Progress) -> BenchResult:
+    from bench import managed_memory
+    return managed_memory.measure(cfg, progress)
+
+
 # ---- fatbin registration --------------------------------------------------------------------------
 
 def _small_library(workdir: Path) -> Path | None:
@@ -496,6 +501,7 @@ BENCHES: dict[str, Callable[[Config, Progress], BenchResult]] = {
     "calls": bench_calls,
     "tls": bench_tls,
     "graphs": bench_graphs,
+    "managed": bench_managed,
 }
 
 
@@ -506,6 +512,7 @@ TITLES = {
     "overhead": "Remoting overhead (examples/overhead)", "calls": "Client calls and copies",
     "tls": "RPC-over-TLS against plain TCP",
     "graphs": "A graph of small kernels against the kernels one by one (emu)",
+    "managed": "Managed memory round trip against explicit copies (emu)",
 }
 
 

@@ -19,6 +19,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 README = HERE / "README.md"
+PROJECT_README = HERE.parent.parent / "README.md"     # its "N of the M exports (P%)" share
+SHARE = re.compile(r"\d+ of the \d+ exports \(\d+%\)")
 BEGIN, END = "<!-- support-table:begin -->", "<!-- support-table:end -->"
 
 sys.path.insert(0, str(HERE))
@@ -78,6 +80,11 @@ def support(implementations: set[str] | None = None) -> dict[str, bool]:
     return result
 
 
+def share(table: dict[str, bool]) -> str:
+    done = sum(table.values())
+    return f"{done} of the {len(table)} exports ({100 * done / len(table):.0f}%)"
+
+
 def render(table: dict[str, bool]) -> str:
     done = sum(table.values())
     rows = [f"| `{name}` | {'implemented' if ok else '`cudaErrorNotSupported`'} |" for name, ok in sorted(table.items())]
@@ -105,15 +112,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when the README is out of date")
     args = parser.parse_args(argv)
-    text = README.read_text()
-    new = updated_readme(text, support())
+    table = support()
+    text, project = README.read_text(), PROJECT_README.read_text()
+    new, new_project = updated_readme(text, table), SHARE.sub(share(table), project)
     if args.check:
-        if new != text:
-            print(f"{README} is out of date: run python cext/preload/support_table.py")
-            return 1
+        for path, old, now in ((README, text, new), (PROJECT_README, project, new_project)):
+            if now != old or (path is PROJECT_README and not SHARE.search(project)):
+                print(f"{path} is out of date: run python cext/preload/support_table.py")
+                return 1
         return 0
     if new != text:
         README.write_text(new)
+    if new_project != project:
+        PROJECT_README.write_text(new_project)
     print(f"{README}: {new.split(BEGIN, 1)[1].splitlines()[2]}")
     return 0
 

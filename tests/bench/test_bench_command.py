@@ -25,7 +25,7 @@ def report_dir(tmp_path_factory) -> Path:
     env = dict(os.environ, CRICKET_BENCH_TINY="1")
     (out / "started").write_text("")           # files newer than this were written by the run
     r = subprocess.run([sys.executable, "-m", "cricket", "bench", "--quick", "--out", str(out)],
-                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=360)
     assert r.returncode == 0, f"cricket bench failed:\n{r.stdout}\n{r.stderr[-4000:]}"
     (out / "stderr.txt").write_text(r.stderr)
     return out

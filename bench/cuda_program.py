@@ -1,0 +1,45 @@
+"""What the benches of nvcc-built programs share: the program built once per source change, and
+one run of it through ``cricket run`` against a real server, its ``NAME VALUE`` output lines."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from .servers import CricketServer
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def program(name: str, workdir: Path) -> Path:
+    """``bench/NAME.cu`` built by nvcc (``-cudart shared``) into ``workdir``, unless the build there is
+    newer than its source."""
+    exe = workdir / name
+    source = ROOT / "bench" / f"{name}.cu"
+    if exe.exists() and exe.stat().st_mtime > source.stat().st_mtime:
+        return exe
+    workdir.mkdir(parents=True, exist_ok=True)
+    r = subprocess.run(["nvcc", "-O2", "-cudart", "shared", "-o", str(exe), str(source)],
+                       capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError(f"nvcc failed on bench/{name}.cu:\n{r.stderr[-1500:]}")
+    return exe
+
+
+def figures(exe: Path, server: CricketServer, *args: str) -> dict[str, float]:
+    """Run ``exe`` through ``cricket run`` on ``server``; the figures it prints, one ``NAME VALUE`` a line."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CRICKET_")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    r = subprocess.run([sys.executable, "-m", "cricket", "run", "--server", server.address, "--", str(exe), *args],
+                       capture_output=True, text=True, env=env, timeout=600)
+    if r.returncode:
+        raise RuntimeError(f"{exe.name} failed:\n{r.stdout}\n{r.stderr[-1500:]}")
+    out = {}
+    for words in (line.split() for line in r.stdout.splitlines()):
+        if len(words) == 2:
+            try:
+                out[words[0]] = float(words[1])
+            except ValueError:
+                pass
+    return out
