@@ -52,6 +52,7 @@ class Export:
     owner_uid: int | None
     ptr: int = 0                          # memory: the allocation
     size: int = 0
+    serial: int | None = None             # memory: which allocation at ``ptr`` (Allocations.serial)
     event: DeviceObject | None = None     # event: the exporter's event
 
     def session(self) -> Session | None:
@@ -62,11 +63,7 @@ class Export:
         s = self.session()
         if s is None:
             return False
-        try:
-            s.allocations.check(self.ptr, self.size)
-        except BackendError:
-            return False
-        return True
+        return s.allocations.serial(self.ptr) == self.serial
 
 
 @dataclass
@@ -149,7 +146,8 @@ def get_mem_handle(session: Session, service: Any, ptr: int) -> bytes:
     size = dict(session.allocations.items()).get(ptr)
     if size is None:
         raise BackendError(curesult.INVALID_VALUE, f"{ptr:#x} is not the base of an allocation of this session")
-    return _new_handle(session, Export(weakref.ref(session), session.peer_uid, ptr=ptr, size=size))
+    return _new_handle(session, Export(weakref.ref(session), session.peer_uid, ptr=ptr, size=size,
+                                       serial=session.allocations.serial(ptr)))
 
 
 def open_mem_handle(session: Session, service: Any, handle: bytes) -> tuple[int, int]:

@@ -71,16 +71,25 @@ class Allocations:
     def __init__(self) -> None:
         self._bases: list[int] = []
         self._sizes: dict[int, int] = {}
+        self._serials: dict[int, int] = {}     # base -> which allocation at that base (addresses are reused)
+        self._next_serial = 0
 
     def add(self, base: int, size: int) -> None:
         bisect.insort(self._bases, base)
         self._sizes[base] = size
+        self._next_serial += 1
+        self._serials[base] = self._next_serial
+
+    def serial(self, base: int) -> int | None:
+        """Which allocation starts at ``base`` now (None: none): a later one at the same address differs."""
+        return self._serials.get(base)
 
     def remove(self, base: int) -> int:
         if base not in self._sizes:
             raise BackendError(curesult.INVALID_VALUE,
                                f"device address {base:#x} is not the start of an allocation of this session")
         self._bases.remove(base)
+        del self._serials[base]
         return self._sizes.pop(base)
 
     def check(self, ptr: int, size: int) -> None:

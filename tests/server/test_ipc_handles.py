@@ -84,7 +84,8 @@ def test_handles_of_freed_memory_are_forgotten_and_do_not_count():
         for i in range(3):
             owner.allocations.add(0x1000 * (i + 1), 256)
             handles.append(ipc._new_handle(owner, ipc.Export(weakref.ref(owner), None, ptr=0x1000 * (i + 1),
-                                                              size=256)))
+                                                              size=256,
+                                                              serial=owner.allocations.serial(0x1000 * (i + 1)))))
         owner.allocations.remove(0x1000)
         owner.allocations.remove(0x2000)
         ipc._sweep()
