@@ -10,6 +10,7 @@ with the copy's or launch's own error, kept for the next synchronising call.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import weakref
@@ -66,9 +67,18 @@ def _graphs(session: Session) -> _SessionGraphs:
     table = _tables.get(session)
     if table is None:
         table = _tables[session] = _SessionGraphs()
-        held = table.held      # what the session still holds goes back when it is gone
+        held = table.held      # what the session still holds goes back when it closes (or is gone)
         weakref.finalize(session, lambda: _release(held, held.nodes, held.param_bytes))
+        session.on_free.append(functools.partial(_drop, weakref.ref(session)))
     return table
+
+
+def _drop(session_ref: "weakref.ref[Session]") -> None:
+    """A session's graphs at its close or reset: gone, and what they held given back."""
+    session = session_ref()
+    table = _tables.pop(session, None) if session is not None else None
+    if table is not None:
+        _release(table.held, table.held.nodes, table.held.param_bytes)
 
 
 def _invalid(message: str) -> BackendError:

@@ -167,6 +167,7 @@ class Session:
         self.streams: HandleTable[DeviceObject] = HandleTable("stream")
         self.events: HandleTable[DeviceObject] = HandleTable("event")
         self.open_devices: dict[int, Device] = {}
+        self.on_free: list[Callable[[], Any]] = []     # features' state to drop at free_all
         self.async_error: BackendError | None = None
         self.shared_region: Any = None   # the client's shared memory (cricket.server.shm), if attached
         self.heap_charged = 0            # device malloc heap bytes beyond the default, in the memory budget
@@ -261,6 +262,8 @@ class Session:
     def free_all(self) -> dict[str, int]:
         """Release everything the session owns (on its worker, after its queued work). Returns counts."""
         freed: Counter[str] = Counter()
+        while self.on_free:
+            self._quietly(lambda fn: fn(), self.on_free.pop(), "a feature's state")
         for handle, ev in self.events.items():
             self._quietly(ev.device.event_destroy, ev.native, f"event {handle}")
             self.events.pop(handle)

@@ -72,3 +72,4 @@ def test_a_handle_of_freed_memory_never_opens_a_later_allocation_at_its_address(
         assert again.device_ptr == ptr                  # the allocator gave the address out again
         res = other._stub.CR_IPC_OPEN_MEM_HANDLE(old)
         assert res.status == curesult.INVALID_HANDLE, res
+
