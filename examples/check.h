@@ -18,3 +18,25 @@ static inline int report(const char *what, int bad)
     printf("%s: %s\n", bad ? "FAIL" : "PASS", what);
     return bad ? 1 : 0;
 }
+
+// A call's error against the one CUDA documents for the case: prints FAIL when they differ.
+static inline int documented(cudaError_t got, cudaError_t want, const char *what)
+{
+    if (got == want)
+        return 0;
+    printf("FAIL: %s gave %s, documented: %s\n", what, cudaGetErrorName(got), cudaGetErrorName(want));
+    return 1;
+}
+
+// The device count, when there are at least two; else FAIL and exit 1 (the multi-device examples
+// run on a server with two: cricket server --backend emu=devices=2,memory=256M).
+static inline int two_devices()
+{
+    int count = 0;
+    CHECK(cudaGetDeviceCount(&count));
+    if (count < 2) {
+        printf("FAIL: %d device(s); run on a server with two (emu=devices=2,memory=256M)\n", count);
+        exit(1);
+    }
+    return count;
+}

@@ -15,22 +15,9 @@ __global__ void fill(int *out, int n, int base)
         out[i] = base + i + device_tag;
 }
 
-static int expect(cudaError_t got, cudaError_t want, const char *what)
-{
-    if (got == want)
-        return 0;
-    printf("FAIL: %s gave %s, documented: %s\n", what, cudaGetErrorName(got), cudaGetErrorName(want));
-    return 1;
-}
-
 int main()
 {
-    int count = 0, bad = 0;
-    CHECK(cudaGetDeviceCount(&count));
-    if (count < 2) {
-        printf("FAIL: %d device(s); run on a server with two (emu=devices=2,memory=256M)\n", count);
-        return 1;
-    }
+    int count = two_devices(), bad = 0;
     const int n = 1000;
     const size_t big = 64 << 20;
     int *buf[2];
@@ -98,8 +85,8 @@ int main()
 
     // peer access has its own example (peer_access.cu); here the errors for a device that does not exist
     int can = -1;
-    bad |= expect(cudaDeviceCanAccessPeer(&can, 0, count), cudaErrorInvalidDevice, "cudaDeviceCanAccessPeer(bad)");
-    bad |= expect(cudaMemcpyPeer(copy, count, buf[0], 0, 4), cudaErrorInvalidDevice, "cudaMemcpyPeer(bad device)");
+    bad |= documented(cudaDeviceCanAccessPeer(&can, 0, count), cudaErrorInvalidDevice, "cudaDeviceCanAccessPeer(bad)");
+    bad |= documented(cudaMemcpyPeer(copy, count, buf[0], 0, 4), cudaErrorInvalidDevice, "cudaMemcpyPeer(bad device)");
     cudaGetLastError();
 
     // PCI bus ids name each device
@@ -111,7 +98,7 @@ int main()
         printf("device %d: PCI bus id %s\n", d, id);
         bad |= report("cudaDeviceGetByPCIBusId finds the device by its id", found != d);
     }
-    bad |= expect(cudaDeviceGetByPCIBusId(&count, "ffff:ff:1f.0"), cudaErrorInvalidDevice, "an unknown bus id");
+    bad |= documented(cudaDeviceGetByPCIBusId(&count, "ffff:ff:1f.0"), cudaErrorInvalidDevice, "an unknown bus id");
 
     // stream priorities: the documented range, and each stream's priority clamped into it
     int least, greatest, got;

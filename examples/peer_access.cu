@@ -19,22 +19,10 @@ __global__ void touch(int *p)
     *p = 1;
 }
 
-static int expect(cudaError_t got, cudaError_t want, const char *what)
-{
-    if (got == want)
-        return 0;
-    printf("FAIL: %s gave %s, documented: %s\n", what, cudaGetErrorName(got), cudaGetErrorName(want));
-    return 1;
-}
-
 int main()
 {
-    int count = 0, bad = 0;
-    CHECK(cudaGetDeviceCount(&count));
-    if (count < 2) {
-        printf("FAIL: %d device(s); run on a server with two (emu=devices=2,memory=256M)\n", count);
-        return 1;
-    }
+    int bad = 0;
+    two_devices();
     int can[2] = {-1, -1}, self = -1, value = -1;
     CHECK(cudaDeviceCanAccessPeer(&can[0], 0, 1));
     CHECK(cudaDeviceCanAccessPeer(&can[1], 1, 0));
@@ -63,9 +51,9 @@ int main()
         CHECK(cudaDeviceEnablePeerAccess(1 - d, 0));
     }
     CHECK(cudaSetDevice(0));
-    bad |= expect(cudaDeviceEnablePeerAccess(1, 0), cudaErrorPeerAccessAlreadyEnabled, "enabling twice");
-    bad |= expect(cudaDeviceEnablePeerAccess(0, 0), cudaErrorInvalidDevice, "cudaDeviceEnablePeerAccess(self)");
-    bad |= expect(cudaDeviceEnablePeerAccess(1, 7), cudaErrorInvalidValue, "cudaDeviceEnablePeerAccess(flags 7)");
+    bad |= documented(cudaDeviceEnablePeerAccess(1, 0), cudaErrorPeerAccessAlreadyEnabled, "enabling twice");
+    bad |= documented(cudaDeviceEnablePeerAccess(0, 0), cudaErrorInvalidDevice, "cudaDeviceEnablePeerAccess(self)");
+    bad |= documented(cudaDeviceEnablePeerAccess(1, 7), cudaErrorInvalidValue, "cudaDeviceEnablePeerAccess(flags 7)");
     cudaGetLastError();
 
     // each device's kernel reads the other's data and counts in the other's memory
@@ -94,10 +82,10 @@ int main()
 
     CHECK(cudaSetDevice(0));
     CHECK(cudaDeviceDisablePeerAccess(1));
-    bad |= expect(cudaDeviceDisablePeerAccess(1), cudaErrorPeerAccessNotEnabled, "disabling twice");
+    bad |= documented(cudaDeviceDisablePeerAccess(1), cudaErrorPeerAccessNotEnabled, "disabling twice");
     cudaGetLastError();
     // without access the peer's memory is out of reach: an illegal address (the context is then unusable)
     touch<<<1, 1>>>(counter[1]);
-    bad |= expect(cudaDeviceSynchronize(), cudaErrorIllegalAddress, "a kernel writing the peer's memory without access");
+    bad |= documented(cudaDeviceSynchronize(), cudaErrorIllegalAddress, "a kernel writing the peer's memory without access");
     return report("peer access", bad);
 }

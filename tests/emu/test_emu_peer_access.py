@@ -5,16 +5,9 @@ import numpy as np
 import pytest
 
 from cricket.backends import emu_devices
-from cricket.backends.emu import EmuDevice, EmuError, pack_params
+from cricket.backends.emu import EmuDevice, EmuError
 from cricket.backends.emu.errors import CUDA_ERROR_ILLEGAL_ADDRESS
-from cricket.backends.emu.workers import KernelWorkers
-
-
-@pytest.fixture(scope="module")
-def workers():
-    w = KernelWorkers()
-    yield w
-    w.close()
+from test_emu_worker_processes import launch, put, workers  # noqa: F401  (workers: the fixture)
 
 
 @pytest.fixture
@@ -25,17 +18,6 @@ def pair(workers):
     yield made
     for dev in made:
         dev.close()
-
-
-def put(dev, a: np.ndarray) -> int:
-    p = dev.mem_alloc(a.nbytes)
-    dev.memcpy_htod(p, a)
-    return p
-
-
-def launch(dev, module, kernel, grid, block, *args) -> None:
-    fn = module.get_function(kernel)
-    dev.launch(fn, grid, block, 0, pack_params(fn, *args))
 
 
 def test_a_kernel_adds_the_peers_memory_into_its_own_in_several_workers(pair, rng, ptx):
@@ -94,3 +76,19 @@ def test_without_access_the_peers_memory_is_an_illegal_address(pair, ptx):
     with pytest.raises(EmuError) as err:
         launch(here, module, "vecadd", (n // 256,), (256,), theirs, mine, mine, n)
     assert err.value.code == CUDA_ERROR_ILLEGAL_ADDRESS and f"{theirs:#x}" in err.value.message
+
+
+def test_a_kernel_reaches_three_peers_at_once(workers, rng, ptx):
+    devices = [EmuDevice(arena_size=1 << 24, kernel_workers=workers, arena_base=emu_devices.arena_base(i))
+               for i in range(4)]
+    try:
+        n = 4096
+        a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+        pa, pb, pc = put(devices[1], a), put(devices[2], b), devices[3].mem_alloc(4 * n)
+        for peer in devices[1:]:
+            emu_devices.enable_peer(devices[0], peer)
+        launch(devices[0], devices[0].load_module([ptx("basic")]), "vecadd", (n // 256,), (256,), pa, pb, pc, n)
+        assert np.array_equal(np.frombuffer(devices[3].memcpy_dtoh(pc, 4 * n), np.float32), a + b)
+    finally:
+        for dev in devices:
+            dev.close()

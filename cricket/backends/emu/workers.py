@@ -48,6 +48,7 @@ log = logging.getLogger(__name__)
 
 _HEADER = struct.Struct("<Q")
 MAX_REPLY = 64 << 20            # longest message the server accepts from a worker
+MAX_FDS = 16                    # descriptors one message may carry (a device's peers' arenas)
 TIMEOUT_GRACE = 1.0             # seconds the worker gets to report its own launch timeout first
 _ZYGOTE_FD = "CRICKET_EMU_ZYGOTE_FD"
 KERNEL_NICE = 10                # workers' niceness: the event loop wins the CPU when it wants it, and
@@ -83,7 +84,7 @@ def _recv(sock: socket.socket, limit: int | None = None) -> tuple[bytes, list[in
     fds: list[int] = []
     head = b""
     while len(head) < _HEADER.size:
-        data, ancillary, _, _ = sock.recvmsg(_HEADER.size - len(head), socket.CMSG_SPACE(4))
+        data, ancillary, _, _ = sock.recvmsg(_HEADER.size - len(head), socket.CMSG_SPACE(4 * MAX_FDS))
         for level, kind, payload in ancillary:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                 fds.extend(array.array("i", payload[:len(payload) - len(payload) % 4]))
@@ -344,9 +345,9 @@ class RemoteKernels:
             peers = [self._peer(k) for k in range(len(parts))]
             for peer, ctas in zip(peers, parts):
                 self._send_peers(peer, peer_arenas or [])
-                request = dict(base, ctas=ctas, peer_states=self._peer_states(peer), sources=None if digest in peer.sent else module.sources,
+                request = dict(base, ctas=ctas, sources=None if digest in peer.sent else module.sources,
                                state=None if peer.version == self.arena.version else self.arena.state(),
-                               heap=heap_state(self.arena))
+                               heap=heap_state(self.arena), peer_states=self._peer_states(peer))
                 _send(peer.proc.sock, pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
                 peer.sent.add(digest)
                 peer.version = self.arena.version
