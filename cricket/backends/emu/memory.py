@@ -249,6 +249,8 @@ class DeviceArena:
             lo = int(addr.min())
             hi = int(addr.max())
             a = self.allocation_of(lo)
+            if a is None and self.window is not None:
+                a = self.window.allocation_of(lo)
             if a is None or hi + size > a[0] + a[1]:
                 self._check_each(addr, size)
             # every address is inside the arena (or a peer's) now, so the int64 view is exact
