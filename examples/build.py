@@ -80,6 +80,7 @@ EXAMPLES = (
     Example("graphs", ("graphs.cu",)),
     Example("host_callbacks", ("host_callbacks.cu",)),
     Example("multi_device", ("multi_device.cu",)),
+    Example("peer_access", ("peer_access.cu",)),
     Example("cooperative_groups", ("cooperative_groups.cu",)),
     Example("libraries", ("libraries.cu",), ptx=("library_kernels.cu",)),
     Example("rdc_static", ("rdc_static_main.cu", "rdc_static_a.cu", "rdc_static_b.cu"), ("-rdc=true",)),

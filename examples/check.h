@@ -30,3 +30,16 @@ static inline int expect_status(cudaError_t got, cudaError_t want, const char *w
     cudaGetLastError();
     return report(what, 0);
 }
+
+// The device count, when there are at least two; else FAIL and exit 1 (the multi-device examples
+// run on a server with two: cricket server --backend emu=devices=2,memory=256M).
+static inline int two_devices()
+{
+    int count = 0;
+    CHECK(cudaGetDeviceCount(&count));
+    if (count < 2) {
+        printf("FAIL: %d device(s); run on a server with two (emu=devices=2,memory=256M)\n", count);
+        exit(1);
+    }
+    return count;
+}

@@ -1,10 +1,10 @@
 /* Peers: access between two devices' memory, and copies between them.
  *
- * cricket gives no kernel access to another device's memory (a session's devices have their own
- * memory on the server, and the server does not map one device's memory into another's), so
- * cuDeviceCanAccessPeer says 0 and enabling access fails as NVIDIA's driver fails it between
- * devices that cannot: CUDA_ERROR_PEER_ACCESS_UNSUPPORTED. Copies between devices work without
- * peer access, as in CUDA: device pointers are unified addresses, so cuMemcpyPeer is cuMemcpy. */
+ * The checks of devices and contexts are here; whether a device's kernels can reach another's
+ * memory, the link's attributes, and enabling or disabling access are the server's to answer
+ * (cricket/client/peers_driver.py; the emu backend's devices of one session can). Copies between
+ * devices work without peer access, as in CUDA: device pointers are unified addresses, so
+ * cuMemcpyPeer is cuMemcpy. */
 #include <stdint.h>
 
 #include "driver.h"
@@ -25,8 +25,8 @@ CRICKET_DRV_EXPORT CUresult cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice d
         return CUDA_ERROR_INVALID_VALUE;
     if (!device_exists(dev) || !device_exists(peerDev))
         return CUDA_ERROR_INVALID_DEVICE;
-    *canAccessPeer = 0;
-    return CUDA_SUCCESS;
+    return cricket_drv_client_call("cuDeviceCanAccessPeer",
+                                   (const uint64_t[]){ U(canAccessPeer), (uint64_t)dev, (uint64_t)peerDev }, 3);
 }
 
 CRICKET_DRV_EXPORT CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CUdevice srcDevice,
@@ -36,15 +36,16 @@ CRICKET_DRV_EXPORT CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttr
     if (rc != CUDA_SUCCESS)
         return rc;
     if (!value || attrib < CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK
-        || attrib > CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED)
+        || attrib > CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED)
         return CUDA_ERROR_INVALID_VALUE;
     if (!device_exists(srcDevice) || !device_exists(dstDevice) || srcDevice == dstDevice)
         return CUDA_ERROR_INVALID_DEVICE;
-    *value = 0;     /* no access, so no rank and no atomics either */
-    return CUDA_SUCCESS;
+    return cricket_drv_client_call("cuDeviceGetP2PAttribute",
+                                   (const uint64_t[]){ U(value), (uint64_t)attrib, (uint64_t)srcDevice,
+                                                       (uint64_t)dstDevice }, 4);
 }
 
-/* The peer context's checks, then what enabling or disabling access between two devices gives. */
+/* The peer context's checks before enabling or disabling access between two devices. */
 static CUresult peer_context(CUcontext peerContext)
 {
     CUresult rc = cricket_drv_check_init();
@@ -65,13 +66,15 @@ CRICKET_DRV_EXPORT CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigne
     if (Flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult rc = peer_context(peerContext);
-    return rc != CUDA_SUCCESS ? rc : CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+    return rc != CUDA_SUCCESS ? rc : cricket_drv_forward("cuCtxEnablePeerAccess", (const uint64_t[]){
+        (uint64_t)cricket_drv_current_context()->device, (uint64_t)peerContext->device }, 2);
 }
 
 CRICKET_DRV_EXPORT CUresult cuCtxDisablePeerAccess(CUcontext peerContext)
 {
     CUresult rc = peer_context(peerContext);
-    return rc != CUDA_SUCCESS ? rc : CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+    return rc != CUDA_SUCCESS ? rc : cricket_drv_forward("cuCtxDisablePeerAccess", (const uint64_t[]){
+        (uint64_t)cricket_drv_current_context()->device, (uint64_t)peerContext->device }, 2);
 }
 
 static CUresult copy_peer(CUdeviceptr dst, CUcontext dstContext, CUdeviceptr src, CUcontext srcContext,

@@ -227,6 +227,13 @@ class Device(abc.ABC):
         session by itself (beyond its allocations) is charged there. Called once, right after
         :meth:`Backend.open_device`; the default charges nothing."""
 
+    def enable_peer_access(self, peer: "Device") -> None:
+        """Let this device's kernels reach ``peer``'s memory (cuCtxEnablePeerAccess)."""
+        raise BackendError(curesult.PEER_ACCESS_UNSUPPORTED, f"the {type(self).__name__} backend has no peer access")
+
+    def disable_peer_access(self, peer: "Device") -> None:
+        raise BackendError(curesult.PEER_ACCESS_NOT_ENABLED, "peer access was not enabled")
+
     def set_kernel_timeout(self, seconds: float) -> None:
         """End any later kernel that runs longer than ``seconds`` with CUDA_ERROR_LAUNCH_TIMEOUT, if
         this backend can (the default cannot, and says so once)."""
@@ -269,6 +276,10 @@ class Backend(abc.ABC):
         a backend may give each session its own (``emu`` does: a fault in one session's kernel
         then leaves the other sessions' devices untouched). Released with :meth:`Device.release`."""
         return self.device(index)
+
+    def p2p_attribute(self, src: int, dst: int, attribute: int) -> int:
+        """A CUdevice_P2PAttribute of the link from device ``src`` to ``dst`` (0: no peer access)."""
+        return 0
 
     def close(self) -> None:
         """Release what the backend holds; called once when the server stops."""

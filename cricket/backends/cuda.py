@@ -286,6 +286,15 @@ class CudaDevice(Device):
     def synchronize(self) -> None:
         _check(self._enter().cuCtxSynchronize(), "cuCtxSynchronize")
 
+    # Peer access between the session's contexts on two GPUs; the driver gives the errors. With
+    # ``cuda=shared`` the contexts are the primary ones, so access enabled by one session holds
+    # for the others too.
+    def enable_peer_access(self, peer: Device) -> None:
+        _check(self._enter().cuCtxEnablePeerAccess(peer._ctx, 0), "cuCtxEnablePeerAccess")
+
+    def disable_peer_access(self, peer: Device) -> None:
+        _check(self._enter().cuCtxDisablePeerAccess(peer._ctx), "cuCtxDisablePeerAccess")
+
     def release(self) -> None:
         """The session is gone: an isolated device destroys its context (and all left in it)."""
         if self.isolated:
@@ -369,6 +378,11 @@ class CudaBackend(Backend):
             raise BackendError(curesult.INVALID_DEVICE,
                                f"device {index} does not exist (the cuda backend has {len(self._devices)})")
         return self._devices[index]
+
+    def p2p_attribute(self, src: int, dst: int, attribute: int) -> int:
+        drv = _driver()
+        return int(_check(drv.cuDeviceGetP2PAttribute(drv.CUdevice_P2PAttribute(attribute), self.device(src)._dev,
+                                                      self.device(dst)._dev), "cuDeviceGetP2PAttribute"))
 
     def close(self) -> None:
         for d in self._devices:

@@ -367,6 +367,12 @@ class EmuDevice(Device):
     def set_kernel_timeout(self, seconds: float) -> None:
         self.dev.launch_timeout = seconds
 
+    def enable_peer_access(self, peer: Device) -> None:
+        emu_devices.enable_peer(self.dev, peer.dev)
+
+    def disable_peer_access(self, peer: Device) -> None:
+        emu_devices.disable_peer(self.dev, peer.dev)
+
 
 _EMU_UUID = b"cricket-emu-sm75"
 
@@ -475,6 +481,9 @@ class EmuBackend(Backend):
 
     def devices(self) -> list[DeviceProperties]:
         return [emu_devices.device_properties(self._properties, i) for i in range(self._options.get("devices", 1))]
+
+    def p2p_attribute(self, src: int, dst: int, attribute: int) -> int:
+        return emu_devices.LINK.get(attribute, 0)
 
     def close(self) -> None:
         self._workers.close()

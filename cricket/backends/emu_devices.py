@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..cudafacts import device_attributes as A
+from ..cudafacts import p2p_attributes as P2P
 from .base import DeviceProperties
 from .emu.memory import GLOBAL_BASE, WINDOW_SHIFT
 
@@ -45,3 +46,36 @@ def check_options(spec: str, options: dict[str, int]) -> None:
     if count > 1 and options.get("memory", DEFAULT_ARENA) > DEVICE_SPAN:
         raise BackendError(curesult.INVALID_VALUE, f"emu backend spec {spec!r}: with several devices each "
                            f"arena holds at most {DEVICE_SPAN >> 30} GiB")
+
+
+# The link between two emulated devices of one session, as cudaDeviceGetP2PAttribute reports it:
+# once access is enabled a kernel reaches the peer's memory as its own (emu.peer_window), atomics
+# included (a session's kernels run one at a time); CUDA arrays over the link are not claimed.
+LINK = {P2P.PERFORMANCE_RANK: 0, P2P.ACCESS_SUPPORTED: 1, P2P.NATIVE_ATOMIC_SUPPORTED: 1,
+        P2P.CUDA_ARRAY_ACCESS_SUPPORTED: 0, P2P.ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED: 0}
+
+
+def enable_peer(device, peer) -> None:
+    """Let kernels of engine device ``device`` reach ``peer``'s memory from the next launch on."""
+    from ..cudafacts import curesult
+    from .base import BackendError
+    if peer is device:
+        raise BackendError(curesult.INVALID_DEVICE, "a device cannot be its own peer")
+    if device.remote is None or peer.arena.fd is None:
+        raise BackendError(curesult.PEER_ACCESS_UNSUPPORTED, "peer access needs devices whose kernels run "
+                                                             "in kernel workers")
+    if peer in device.peers:
+        raise BackendError(curesult.PEER_ACCESS_ALREADY_ENABLED,
+                           f"peer access to the device at {peer.arena.base:#x} is already enabled")
+    device.peers.append(peer)
+
+
+def disable_peer(device, peer) -> None:
+    from ..cudafacts import curesult
+    from .base import BackendError
+    if peer is device:
+        raise BackendError(curesult.INVALID_DEVICE, "a device cannot be its own peer")
+    if peer not in device.peers:
+        raise BackendError(curesult.PEER_ACCESS_NOT_ENABLED,
+                           f"peer access to the device at {peer.arena.base:#x} was not enabled")
+    device.peers.remove(peer)

@@ -35,6 +35,7 @@ from cricket.client import ipc, managed, mempool, vmm  # noqa: F401  (ipc, vmm: 
 from cricket.client import tensor_maps_driver  # noqa: F401  (cuTensorMapEncodeTiled: registers it)
 from cricket.client.library_images import read_image
 from cricket.client import cooperative, stream_priorities  # (stream_priorities registers cuStreamGetPriority)
+from cricket.client import peers_driver  # noqa: F401  (cuCtxEnablePeerAccess and the other peer calls)
 from cricket.client.driver_face import DRIVER_API, DriverApiError, result_of  # noqa: F401
 from cricket.client.faces import implements
 from cricket.client.runtime import RUNTIME as rt

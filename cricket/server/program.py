@@ -21,6 +21,7 @@ from . import arrays
 from . import graphs
 from . import ipc
 from . import vmm
+from . import peer_access
 from . import service as svc
 from . import shm
 from .limits import MAX_QUEUED_BYTES, MAX_QUEUED_CALLS
@@ -389,6 +390,12 @@ class CricketProgram(Skeleton):
 
     def CR_LAUNCH_COOPERATIVE_ASYNC(self, a):
         return self._async(self.service.launch_cooperative, *self._launch_args(a))
+
+    def CR_PEER_ACCESS(self, a):
+        return self._call(P.cr_status_res, peer_access.peer_access, a.device, a.peer, a.enable)
+
+    def CR_P2P_ATTRIBUTE(self, a):
+        return self._call(P.cr_p2p_attribute_res, peer_access.p2p_attribute, a.src, a.dst, a.attribute, arm="value")
 
     # --- streams and events ----------------------------------------------------------------
 

@@ -223,20 +223,24 @@ class Session:
 
     @property
     def device(self) -> Device:
+        return self.device_at(self.device_index)
+
+    def device_at(self, index: int) -> Device:
+        """The session's device ``index`` (the backend checks it), opened at its first use."""
         if self.backend is None:
             raise BackendError(curesult.NOT_INITIALIZED, "the session has no backend yet: call HELLO first")
-        device = self.open_devices.get(self.device_index)
+        device = self.open_devices.get(index)
         if device is None:
             # The event loop (quick copies) and the worker may both ask first: open it once.
             with self._device_lock:
-                device = self.open_devices.get(self.device_index)
+                device = self.open_devices.get(index)
                 if device is None:
-                    device = self.backend.open_device(self.device_index)
+                    device = self.backend.open_device(index)
                     if self.memory_account is not None:
                         device.set_memory_account(self.memory_account)
                     if self.kernel_timeout is not None:
                         device.set_kernel_timeout(self.kernel_timeout)
-                    self.open_devices[self.device_index] = device
+                    self.open_devices[index] = device
         return device
 
     def device_of(self, ptr: int) -> Device:

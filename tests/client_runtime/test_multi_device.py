@@ -1,7 +1,8 @@
 """Two devices on one emu server (``--backend emu=devices=2``): the self-checking example
 examples/multi_device.cu, built with ``-cudart shared`` and with NVIDIA's static cudart, passes
 through `cricket run`: per-device memory, kernels and ``__device__`` variables, copies between the
-devices, peer access refused as documented, PCI bus ids and stream priorities."""
+devices, PCI bus ids and stream priorities; and examples/peer_access.cu: kernels on each device
+reading, writing and atomically updating the other's memory once peer access is enabled."""
 from __future__ import annotations
 
 import pytest
@@ -24,6 +25,16 @@ def _passes(res) -> None:
     assert "PASS: two devices" in res.stdout and "FAIL" not in res.stdout, res.stdout
 
 
+def _peers_pass(res) -> None:
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "PASS: peer access" in res.stdout and "FAIL" not in res.stdout, res.stdout
+    # each device's kernel read all of the other's values and counted each in the other's memory
+    for d in (0, 1):
+        assert f"device {d}: 0 of 3000 values from device {1 - d} wrong; 3000 counted here" in res.stdout
+    # after access was disabled, the kernel writing the peer's memory faulted and said where
+    assert "CUDA_ERROR_ILLEGAL_ADDRESS" in res.stderr and "touch" in res.stderr, res.stderr
+
+
 @pytest.mark.nvcc
 def test_two_devices_example_passes(examples, two_device_server):
     res = cricket_run([str(examples["multi_device"])], server=two_device_server.address)
@@ -38,8 +49,15 @@ def test_two_devices_example_passes_with_static_cudart(shim, two_device_server):
     from cricket.client import driver_env
     if not driver_env.available():
         pytest.skip("the libcuda.so.1 replacement is not built; run make build")
-    static = examples_build.build(["multi_device"], ROOT / "build" / "examples-static", cudart="static")
+    static = examples_build.build(["multi_device", "peer_access"], ROOT / "build" / "examples-static",
+                                  cudart="static")
     _passes(cricket_run([str(static["multi_device"])], server=two_device_server.address))
+    _peers_pass(cricket_run([str(static["peer_access"])], server=two_device_server.address))
+
+
+@pytest.mark.nvcc
+def test_kernels_reach_the_peers_memory_once_access_is_enabled(examples, two_device_server):
+    _peers_pass(cricket_run([str(examples["peer_access"])], server=two_device_server.address))
 
 
 @pytest.mark.nvcc

@@ -35,6 +35,7 @@ NOT_SELF_CHECKING = {
     "long_running": "runs until its server dies: test_driver_end_to_end",
     "empty_kernel": "a timing program for bench/calls.py: run below with few iterations",
     "multi_device": "needs a server with two devices: tests/client_runtime/test_multi_device.py",
+    "peer_access": "needs a server with two devices: tests/client_runtime/test_multi_device.py",
 }
 SELF_CHECKING = [e.name for e in examples_build.EXAMPLES if e.name not in NOT_SELF_CHECKING]
 

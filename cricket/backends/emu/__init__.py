@@ -25,7 +25,10 @@ CUDA (a server that keeps sessions apart may prefer ``sticky_errors=False`` and 
 
 ``EmuDevice(..., kernel_workers=KernelWorkers(), split_launches=N)`` (``emu.workers``) runs the
 kernels in worker processes of the device's own on a shared arena, a large launch over up to N of
-them; ``dev.cancel()`` then stops a running kernel from another thread.
+them; ``dev.cancel()`` then stops a running kernel from another thread. Such devices with arenas
+at their own device pointers (``arena_base``) may reach each other's memory:
+``cricket.backends.emu_devices.enable_peer(dev, peer)`` maps ``peer``'s arena into ``dev``'s
+workers (``emu.peer_window``) for its later launches.
 
 ``pack_params(fn, *values)`` builds ``param_bytes`` from Python values for callers without a cubin.
 

@@ -309,6 +309,7 @@ class EmuDevice:
         # counts of the last launch: thread_instructions, block_steps, batches, lanes_per_batch, seconds
         self.last_launch: dict = {}
         self.launches = 0               # numbers the grids (%gridid)
+        self.peers: list[EmuDevice] = []     # devices whose memory this one's kernels may reach
 
     # ---- errors ------------------------------------------------------------------------------
     def _check(self) -> None:
@@ -346,7 +347,7 @@ class EmuDevice:
         with self._lock:
             if self.arena.used or self.launches or self._modules:
                 raise EmuError(CUDA_ERROR_INVALID_VALUE, "the arena can be resized only before first use")
-            arena = DeviceArena(size, shared=self.arena.fd is not None)
+            arena = DeviceArena(size, shared=self.arena.fd is not None, base=self.arena.base)
             self.arena.close()
             self.arena = arena
             if self.remote is not None:
@@ -360,7 +361,8 @@ class EmuDevice:
         """Whether a launch would end within well under a millisecond in the calling process: a
         compiled kernel of at most ``QUICK_INSTRUCTIONS`` that cannot loop, over at most
         ``QUICK_THREADS`` threads (a caller may then run it where it would not run a kernel)."""
-        if self.remote is None or function.ir is None or self.sticky is not None or self.cancelled:
+        if (self.remote is None or function.ir is None or self.sticky is not None or self.cancelled
+                or self.peers):     # peers' memory is mapped in the kernel workers only
             return False
         with _CACHE_LOCK:
             if (function.module.hash, function.name) not in _COMPILED:
@@ -545,8 +547,9 @@ class EmuDevice:
             try:
                 t0 = time.perf_counter()
                 self.arena.grid_depth = depth
-                if self.remote is not None and not self.remote.runs_inline(function, cfg.grid, cfg.block):
-                    stats = self.remote.run(function, cfg, self.launch_timeout)
+                if self.remote is not None and (self.peers
+                                                or not self.remote.runs_inline(function, cfg.grid, cfg.block)):
+                    stats = self.remote.run(function, cfg, self.launch_timeout, [p.arena for p in self.peers])
                 else:
                     stats = run_kernel(function.compiled(), self.arena, function.module.global_addrs, cfg)
                 stats["seconds"] = time.perf_counter() - t0

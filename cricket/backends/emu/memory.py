@@ -13,8 +13,13 @@ import os
 
 import numpy as np
 
+from typing import TYPE_CHECKING
+
 from .errors import (CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_MISALIGNED_ADDRESS,
                      CUDA_ERROR_OUT_OF_MEMORY, EmuError)
+
+if TYPE_CHECKING:
+    from .peer_window import PeerWindow
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +90,7 @@ class DeviceArena:
         self._tab_starts = np.zeros(0, np.uint64)
         self._tab_ends = np.zeros(0, np.uint64)
         self.used = 0
+        self.window: PeerWindow | None = None     # other devices' arenas kernels may reach (peer access)
 
     # ---- allocation -------------------------------------------------------------------------
     def alloc(self, size: int) -> int:
@@ -203,13 +209,26 @@ class DeviceArena:
         return self._mv[off:off + size]
 
     def view(self, dtype) -> np.ndarray:
-        """The whole arena as an array of ``dtype`` (no copy)."""
+        """What :meth:`check`'s indices index: the whole arena as an array of ``dtype`` (no copy),
+        or with peers (:meth:`set_peers`) the window holding this arena and theirs."""
         dt = np.dtype(dtype)
         v = self._views.get(dt)
         if v is None:
-            v = self.u8[: self.size // dt.itemsize * dt.itemsize].view(dt)
+            u8 = self.u8 if self.window is None else self.window.u8
+            v = u8[: len(u8) // dt.itemsize * dt.itemsize].view(dt)
             self._views[dt] = v
         return v
+
+    def set_peers(self, peers: list["DeviceArena"]) -> None:
+        """Let kernels on this arena reach the live allocations of ``peers`` too (memfd arenas of
+        other devices, at their own device pointers); an empty list takes that away."""
+        from .peer_window import PeerWindow
+        self._views.clear()
+        if self.window is not None:
+            self.window.close()
+            self.window = None
+        if peers:
+            self.window = PeerWindow(self, peers)
 
     # ---- kernel access checks ---------------------------------------------------------------
     def check(self, addr, size: int, elem: int):
@@ -230,19 +249,25 @@ class DeviceArena:
             lo = int(addr.min())
             hi = int(addr.max())
             a = self.allocation_of(lo)
+            if a is None and self.window is not None:
+                a = self.window.allocation_of(lo)
             if a is None or hi + size > a[0] + a[1]:
                 self._check_each(addr, size)
-            # every address is inside the arena now, so the int64 view is exact
-            return (addr.view(np.int64) - self.base) >> ITEM_SHIFT[elem]
+            # every address is inside the arena (or a peer's) now, so the int64 view is exact
+            origin = self.base if self.window is None else self.window.origin
+            return (addr.view(np.int64) - origin) >> ITEM_SHIFT[elem]
         a_int = int(addr)
         if size > 1 and a_int % size:
             raise EmuError(CUDA_ERROR_MISALIGNED_ADDRESS, f"misaligned {size}-byte access at address {a_int:#x}")
         a = self.allocation_of(a_int)
+        if a is None and self.window is not None:
+            a = self.window.allocation_of(a_int)
         if a is None or a_int + size > a[0] + a[1]:
             raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS, self._describe(a_int, size))
-        return (a_int - self.base) // elem
+        return (a_int - (self.base if self.window is None else self.window.origin)) // elem
 
-    def _check_each(self, addr: np.ndarray, size: int) -> None:
+    def covers(self, addr: np.ndarray, size: int) -> np.ndarray:
+        """Which of the addresses start a ``size``-byte access inside one live allocation."""
         off = addr - _U64(self.base)
         k = np.searchsorted(self._tab_starts, off, side="right").astype(np.intp) - 1
         ok = k >= 0
@@ -252,6 +277,12 @@ class DeviceArena:
             ok &= addr >= _U64(self.base)
         else:
             ok[:] = False
+        return ok
+
+    def _check_each(self, addr: np.ndarray, size: int) -> None:
+        ok = self.covers(addr, size)
+        if self.window is not None and not ok.all():
+            ok |= self.window.covers(addr, size)
         if not ok.all():
             bad = int(addr[~ok][0])
             raise EmuError(CUDA_ERROR_ILLEGAL_ADDRESS, self._describe(bad, size))
@@ -267,6 +298,9 @@ class DeviceArena:
 
     def close(self) -> None:
         self._views.clear()
+        if self.window is not None:
+            self.window.close()
+            self.window = None
         self.u8 = None  # type: ignore[assignment]
         self._ro.release()
         self._mv.release()

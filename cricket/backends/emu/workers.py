@@ -48,6 +48,7 @@ log = logging.getLogger(__name__)
 
 _HEADER = struct.Struct("<Q")
 MAX_REPLY = 64 << 20            # longest message the server accepts from a worker
+MAX_FDS = 16                    # descriptors one message may carry (a device's peers' arenas)
 TIMEOUT_GRACE = 1.0             # seconds the worker gets to report its own launch timeout first
 _ZYGOTE_FD = "CRICKET_EMU_ZYGOTE_FD"
 KERNEL_NICE = 10                # workers' niceness: the event loop wins the CPU when it wants it, and
@@ -83,7 +84,7 @@ def _recv(sock: socket.socket, limit: int | None = None) -> tuple[bytes, list[in
     fds: list[int] = []
     head = b""
     while len(head) < _HEADER.size:
-        data, ancillary, _, _ = sock.recvmsg(_HEADER.size - len(head), socket.CMSG_SPACE(4))
+        data, ancillary, _, _ = sock.recvmsg(_HEADER.size - len(head), socket.CMSG_SPACE(4 * MAX_FDS))
         for level, kind, payload in ancillary:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                 fds.extend(array.array("i", payload[:len(payload) - len(payload) % 4]))
@@ -215,6 +216,8 @@ class _Peer:
         self.proc = proc
         self.sent: set[str] = set()            # module digests whose PTX the worker has
         self.version = -1                       # the arena table version the worker has
+        self.peers: list = []                   # the peer arenas the worker maps (peer access)
+        self.peer_versions: dict[int, int] = {}     # their table versions it has, by base
 
 
 # Instructions that keep a kernel in one worker, its CTAs in order: atomics on global memory (not
@@ -326,8 +329,9 @@ class RemoteKernels:
         edges = [min(n, (i * batches // k) * per) for i in range(k)] + [n]
         return [(edges[i], edges[i + 1]) for i in range(k)]
 
-    def run(self, function, cfg, timeout: float | None) -> dict:
-        """Run one launch in the worker(s); returns its counts, raises its EmuError."""
+    def run(self, function, cfg, timeout: float | None, peer_arenas: list | None = None) -> dict:
+        """Run one launch in the worker(s); returns its counts, raises its EmuError. ``peer_arenas``:
+        the arenas of other devices the kernel may reach (peer access)."""
         parts = self._parts(function, cfg)
         module = function.module
         digest = module.hash
@@ -340,9 +344,10 @@ class RemoteKernels:
         try:
             peers = [self._peer(k) for k in range(len(parts))]
             for peer, ctas in zip(peers, parts):
+                self._send_peers(peer, peer_arenas or [])
                 request = dict(base, ctas=ctas, sources=None if digest in peer.sent else module.sources,
                                state=None if peer.version == self.arena.version else self.arena.state(),
-                               heap=heap_state(self.arena))
+                               heap=heap_state(self.arena), peer_states=self._peer_states(peer))
                 _send(peer.proc.sock, pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
                 peer.sent.add(digest)
                 peer.version = self.arena.version
@@ -377,6 +382,26 @@ class RemoteKernels:
                         stats.get(key, 0) + value
         stats["workers"] = len(parts)
         return stats
+
+    @staticmethod
+    def _send_peers(peer: _Peer, arenas: list) -> None:
+        """Have the worker map ``arenas`` (their memfds) beside its own, where it maps others."""
+        if len(arenas) == len(peer.peers) and all(a is b for a, b in zip(arenas, peer.peers)):
+            return
+        _send(peer.proc.sock, pickle.dumps({"op": "peers", "arenas": [(a.size, a.base) for a in arenas]}),
+              tuple(a.fd for a in arenas))
+        peer.peers = list(arenas)
+        peer.peer_versions = {}
+
+    @staticmethod
+    def _peer_states(peer: _Peer) -> dict[int, tuple]:
+        """The allocation tables of the worker's peer arenas that changed since it saw them."""
+        states = {}
+        for arena in peer.peers:
+            if peer.peer_versions.get(arena.base) != arena.version:
+                states[arena.base] = arena.state()
+                peer.peer_versions[arena.base] = arena.version
+        return states
 
     @staticmethod
     def _collect(peers: list[_Peer], replies: list, sink, timeout: float | None) -> None:
@@ -428,6 +453,7 @@ class _Worker:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.arena = None
+        self.peers: dict[int, Any] = {}          # other devices' arenas by base (peer access)
         self.sources: dict[str, list[str]] = {}
         self.kernels: dict[tuple[str, str], Any] = {}     # (digest, name) -> compiled kernel
 
@@ -441,8 +467,19 @@ class _Worker:
             if msg["op"] == "attach":
                 from .memory import DeviceArena
                 self.arena = DeviceArena(msg["size"], fd=fds[0], base=msg["base"])
+            elif msg["op"] == "peers":
+                self.map_peers(msg["arenas"], fds)
             elif msg["op"] == "launch":
                 self._send(self.launch(msg))
+
+    def map_peers(self, arenas: list[tuple[int, int]], fds: list[int]) -> None:
+        """Map the peer arenas the server sent (size, base; their memfds in ``fds``) instead."""
+        from .memory import DeviceArena
+        self.arena.set_peers([])
+        for old in self.peers.values():
+            old.close()
+        self.peers = {base: DeviceArena(size, fd=fd, base=base) for (size, base), fd in zip(arenas, fds)}
+        self.arena.set_peers(list(self.peers.values()))
 
     def _send(self, reply: dict) -> None:
         _send(self.sock, json.dumps(reply).encode())
@@ -456,6 +493,8 @@ class _Worker:
         arena = self.arena
         if msg["state"] is not None:
             arena.load_state(msg["state"])
+        for base, state in (msg.get("peer_states") or {}).items():
+            self.peers[base].load_state(state)
         adopt_heap(arena, msg.get("heap"))
         arena.grid_depth = msg.get("depth", 0)
         before = arena.version
