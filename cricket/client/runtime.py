@@ -27,7 +27,7 @@ from typing import Any, Callable
 from cricket import _select
 from cricket.cudafacts import device_attributes
 from cricket.cudafacts.cudart_errors import CODES
-from cricket.client import device_output, shm
+from cricket.client import device_output
 from cricket.client.errors import (  # noqa: F401  (the codes the API faces use, from one place)
     ERR_HOST_NOT_REGISTERED, ERR_HOST_REGISTERED, ERR_INVALID_CONFIG, ERR_INVALID_DEVICE,
     ERR_INVALID_DEVPTR, ERR_INVALID_FUNCTION, ERR_INVALID_HANDLE, ERR_INVALID_KIND, ERR_INVALID_SYMBOL,
@@ -37,13 +37,11 @@ from cricket.client.errors import (  # noqa: F401  (the codes the API faces use,
 from cricket.client.registry import REGISTRATIONS
 from cricket.client.windows import D2D, D2H, DEFAULT, H2D, H2H, PAGE, AddressWindows  # noqa: F401
 from cricket.client.mapped import MappedMemory
-from cricket.client.direct import (
-    COPY_CHUNK, PROC_DTOH, PROC_HTOD_ASYNC, dtoh_args, htod_buffers, receive_data_into,
-)
-from cricket.protocol import PROGRAM, VERSION
 from cricket.rpc.client import spin_seconds
 
 hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
+launch_queue = _select.load("cricket._cext.launch_queue", "cricket.client.launch_queue")
+copies = _select.load("cricket._cext.copies", "cricket.client.copies")
 
 log = logging.getLogger(__name__)
 
@@ -143,8 +141,6 @@ class Runtime:
         self._pid = os.getpid()
         self._broken: str | None = None
         self.no_device = ""                        # why no device is visible (CUDA_VISIBLE_DEVICES)
-        self.launch_limits: dict[int, tuple] = {}  # device -> limits checked at every launch (8 numbers)
-        self._launch_head: list = [None, b""]      # (RPC client, its CR_LAUNCH_ASYNC call head)
         self._stream_epoch = 0                     # bumped when per-thread streams are gone (reset, fork)
         self.thread = _ThreadState(self)
         self.kernels: dict[int, KernelRecord] = {}
@@ -164,13 +160,9 @@ class Runtime:
         self.device_flags: dict[int, int] = {}     # device -> its cudaSetDeviceFlags flags
         self.schedule = SCHEDULE_AUTO              # how a thread waits for a reply (set_schedule)
         self._next_handle = 0x5C0000
-        # deferred device-to-host copies: (number, started copy, host address, bytes), in issue order
-        self._pending_dtoh: list[tuple[int, Any, int, int]] = []
-        self._deferred_total = 0                   # copies ever deferred (numbers them)
-        self._event_marks: dict[int, int] = {}     # event -> copies deferred before its last record
-        self._drain_lock = threading.Lock()
-        self._draining = False
         self.stats = Stats()
+        self.copies = copies.Copies(self.stats)    # the copies, and the deferred device-to-host ones
+        self.launches = launch_queue.LaunchQueue(self._launch_limits, self.mapped_memory, self.stats)
         self._libc = ctypes.CDLL(None, use_errno=True)
         self._libc.mmap.restype = ctypes.c_void_p
         self._libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
@@ -265,8 +257,7 @@ class Runtime:
             self._conn = None
             # a lock held by a thread that does not exist in the child would never be released
             self._lock = threading.RLock()
-            self._drain_lock = threading.Lock()
-            self._draining = False
+            self.copies.forked()
             self.device_lock = threading.RLock()
 
     def _after_fork(self) -> None:
@@ -279,14 +270,13 @@ class Runtime:
         self._broken = None
         self.no_device = ""
         self.modules.clear()
-        self.launch_limits.clear()
+        self.launches.forget()
         self.allocations.clear()
         self._alloc_starts.clear()
         self.streams.clear()
         self.events.clear()
         self.forget_per_thread_streams()
-        self._pending_dtoh.clear()
-        self._event_marks.clear()
+        self.copies.forget()
         self.mapped_memory.forget()
         self._server_device = 0                    # a new session starts on device 0
         for k in self.kernels.values():
@@ -487,7 +477,7 @@ class Runtime:
         from cricket.protocol import gen as P
         self.conn._stub.CR_EVENT_RECORD_ASYNC_batched(
             P.cr_event_record_args(event=self.event(event), stream=self.stream(stream)))
-        self._event_marks[event] = self._deferred_total   # the copies deferred before it
+        self.copies.mark_event(event)      # the copies deferred before it
 
     def synchronize_event(self, event: int, before: Callable[[], Any] | None = None) -> None:
         server = self.event(event)
@@ -501,8 +491,8 @@ class Runtime:
         wait for their stream: a query does not wait for them)."""
         status = self.conn._stub.CR_EVENT_QUERY(self.event(event)).status
         if status == 0:
-            if self._pending_dtoh:
-                self.finish_deferred(self._event_marks.get(event, 0))
+            if self.copies.pending:
+                self.finish_deferred(self.copies.event_marks.get(event, 0))
             self.synchronized()
         return status
 
@@ -517,7 +507,7 @@ class Runtime:
         server = self.event(event)
         self.conn._check(self.conn._stub.CR_EVENT_DESTROY(server), "cuEventDestroy")
         del self.events[event]
-        self._event_marks.pop(event, None)
+        self.copies.event_marks.pop(event, None)
 
     def store_mem_info(self, free: int, total: int) -> None:
         """Write the device's free and total memory to the (optional, may be NULL) out-pointers."""
@@ -736,96 +726,40 @@ class Runtime:
             raise CudaRuntimeError(ERR_INVALID_KIND, f"cudaMemcpyKind {kind} does not exist")
         return kind
 
+    # The copies themselves are ``copies.Copies``'s (compiled, with a pure twin); these keep the
+    # names both API faces call.
+
     def htod(self, dst: int, src: int, count: int, stream: int, sync: bool) -> None:
-        conn = self._conn
-        if conn is None:
-            conn = self.conn
-        rpc = conn._rpc
-        self.stats.bytes_htod += count
-        if self._pending_dtoh:         # the source may be the target of a copy deferred before
-            self.settle_host_range(src, count)
-        if count >= shm.MIN_COPY:      # through shared memory with a server on this host
-            done = shm.htod(conn, dst, hostmem.view(src, count), stream, sync)
-            dst, src, count = dst + done, src + done, count - done
-            if not count:
-                return
-        # A synchronous copy sends the application's bytes in place (a gathering write of a head
-        # and a view of its memory); an asynchronous one takes a copy now, because the batch
-        # leaves later and the source may change after the call.
-        if not sync:
-            for off in range(0, count, COPY_CHUNK):
-                data = hostmem.read(src + off, min(COPY_CHUNK, count - off))
-                rpc.call_batched(PROGRAM, VERSION, PROC_HTOD_ASYNC,
-                                 htod_buffers(dst + off, stream, memoryview(data)))
-            return
-        conn._htod_sync(dst, stream, hostmem.view(src, count))
+        self.copies.htod(self._conn or self.conn, dst, src, count, stream, sync)
 
     def dtoh(self, dst: int, src: int, count: int, stream: int) -> None:
-        """A synchronous device-to-host copy: ``dtoh_start`` and ``dtoh_finish`` in one, for a
-        caller with no deferred copies to complete in between. A copy that fits one chunk and
-        stays on the socket is one call whose reply is read inline."""
-        conn = self._conn
-        if conn is None:
-            conn = self.conn
-        if count >= shm.MIN_COPY or count > COPY_CHUNK:
-            if shm.dtoh(conn, hostmem.view(dst, count), src, stream):
-                self.stats.bytes_dtoh += count
-                return None
-            return self.dtoh_finish(self.dtoh_start(dst, src, count, stream))
-        self.stats.bytes_dtoh += count
-        reply = conn._rpc.call(PROGRAM, VERSION, PROC_DTOH, [dtoh_args(src, count, stream)])
-        conn._data_reply(reply, hostmem.view(dst, count), count)
+        """A synchronous device-to-host copy (``dtoh_start`` and ``dtoh_finish`` in one)."""
+        self.copies.dtoh(self._conn or self.conn, dst, src, count, stream)
 
-    def dtoh_start(self, dst: int, src: int, count: int, stream: int) -> tuple[list, int, int]:
-        conn = self.conn
-        self.stats.bytes_dtoh += count
-        if count >= shm.MIN_COPY and (copy := shm.start_dtoh(conn, hostmem.view(dst, count), src, stream)):
-            return copy
-        rpc = conn._rpc
-        pending = [rpc.start(PROGRAM, VERSION, PROC_DTOH, [dtoh_args(src + off, min(COPY_CHUNK, count - off),
-                                                                    stream)])
-                   for off in range(0, count, COPY_CHUNK)]
-        return pending, dst, count
+    def dtoh_start(self, dst: int, src: int, count: int, stream: int) -> Any:
+        return self.copies.dtoh_start(self.conn, dst, src, count, stream)
 
-    def dtoh_finish(self, started: tuple[list, int, int]) -> None:
-        if isinstance(started, shm.DtohCopy):
-            return started.finish()
-        pending, dst, count = started
-        conn = self.conn
-        for i, call in enumerate(pending):
-            n = min(COPY_CHUNK, count - i * COPY_CHUNK)
-            # Large chunks go from the socket straight into the application's memory.
-            reply = receive_data_into(call, hostmem.view(dst + i * COPY_CHUNK, n))
-            if reply is not None:
-                conn._data_reply(reply, hostmem.view(dst + i * COPY_CHUNK, n), n)
+    def dtoh_finish(self, started: Any) -> None:
+        self.copies.dtoh_finish(started)
 
-    def defer_dtoh(self, started: tuple[list, int, int], dst: int, count: int) -> None:
-        """Let the device-to-host copy ``started`` into ``dst`` complete at the next
-        synchronising call. A copy through shared memory whose parts do not all fit the free
-        slots completes now instead, after the copies deferred before it: they may land on the
-        same host bytes, and stream order says the later copy's bytes stay."""
-        if isinstance(started, shm.DtohCopy) and not started.issue_all():
-            self.finish_deferred()
-            if not started.issue_all():
-                return started.finish()
-        with self._lock:
-            self._pending_dtoh.append((self._deferred_total, started, dst, count))
-            self._deferred_total += 1
+    def defer_dtoh(self, started: Any, dst: int, count: int) -> None:
+        """Let the device-to-host copy ``started`` complete at the next synchronising call."""
+        self.copies.defer(started, dst, count)
 
     def settle_host_range(self, address: int, count: int) -> None:
-        """Complete the deferred device-to-host copies first when one of them writes into
-        ``[address, address + count)``, which the caller is about to read or change (an
-        asynchronous copy from pinned memory, a host-to-host copy, freeing pinned memory): in
-        stream order the earlier copy's bytes are there by then."""
-        pending = self._pending_dtoh
-        if pending and any(dst < address + count and address < dst + n for _, _, dst, n in pending):
-            self.finish_deferred()
+        """Complete the deferred device-to-host copies first when one writes into the range."""
+        if self.copies.pending:
+            self.copies.settle_host_range(address, count)
+
+    def finish_deferred(self, before: int | None = None) -> None:
+        self.copies.finish_deferred(before)
 
     def drain_is_idle(self) -> bool:
         """True when :meth:`drain` has nothing to do now: no deferred device-to-host copy, no
         device printf output to fetch."""
         conn = self._conn
-        return (not self._pending_dtoh and not self._draining
+        copies = self.copies
+        return (not copies.pending and not copies.draining
                 and (conn is None or not conn.output.armed))
 
     def drain(self) -> None:
@@ -840,8 +774,8 @@ class Runtime:
             self._print_to_c(conn)
             printed = conn.output.start(conn, self.stats.launches)
         try:
-            if self._pending_dtoh or self._draining:
-                self.finish_deferred()
+            if self.copies.pending or self.copies.draining:
+                self.copies.finish_deferred()
         finally:
             if printed is not None:
                 conn.output.finish(printed)
@@ -866,72 +800,27 @@ class Runtime:
         except Exception as exc:     # exiting anyway: say what was lost
             log.warning("the device printf output of the last kernels could not be fetched at exit: %s", exc)
 
-    def finish_deferred(self, before: int | None = None) -> None:
-        """Complete the deferred device-to-host copies (with ``before``, those deferred before
-        that count), in the order they were issued (a later copy into the same bytes must land
-        last); raises the first failure after finishing all."""
-        # One drain at a time: a thread that finds the list empty while another thread is still
-        # writing the copies it took must wait for them (its stream may be among them).
-        with self._drain_lock:
-            self._draining = True
-            try:
-                with self._lock:
-                    pending = self._pending_dtoh
-                    cut = len(pending) if before is None else \
-                        next((i for i, entry in enumerate(pending) if entry[0] >= before), len(pending))
-                    pending, self._pending_dtoh = pending[:cut], pending[cut:]
-                error = None
-                for _, started, _, _ in pending:
-                    try:
-                        self.dtoh_finish(started)
-                    except Exception as exc:      # finish the others; report the first failure
-                        error = error or exc
-            finally:
-                self._draining = False
-        if error is not None:
-            raise error
-
-    def flat_limits(self, device: int) -> tuple:
+    def _launch_limits(self, device: int) -> tuple:
         """The launch limits of ``device`` as 8 numbers, as ``hostmem.launch_call`` checks them: max
         threads per block, max block x/y/z, max grid x/y/z, max dynamic shared bytes."""
-        flat = self.launch_limits.get(device)
-        if flat is None:
-            a = self.device_attribute
-            flat = self.launch_limits[device] = (
-                a(device, A_MAX_THREADS_PER_BLOCK) or 1024,
+        a = self.device_attribute
+        return (a(device, A_MAX_THREADS_PER_BLOCK) or 1024,
                 *(a(device, A_MAX_BLOCK_X + i) or 1024 for i in range(3)),
                 *(a(device, A_MAX_GRID_X + i) or 0x7FFFFFFF for i in range(3)),
                 a(device, A_SHARED_OPTIN) or a(device, A_SHARED_PER_BLOCK) or 49152)
-        return flat
 
     def queue_launch(self, function: int, gxy: int, gz: int, bxy: int, bz: int, shared: int,
                      stream: int, args: int, layout: tuple, param_size: int) -> bool:
-        """The launch hot path of both API layers: the whole ``CR_LAUNCH_ASYNC`` call record (RPC
-        header, launch arguments, parameters packed from the ``void *args[]`` array at ``args``,
-        configuration checked against the calling thread's device) is built in one piece by
-        ``hostmem.launch_call`` and queued as a batched call: no reply, no round trip. The grid
-        and block come as ``x | y << 32`` and ``z``; ``stream`` is the server's handle. False
-        (nothing queued) when the configuration breaks the device's limits."""
-        rpc = self.conn._rpc
-        head = self._launch_head
-        if head[0] is not rpc:
-            from cricket.protocol import PROCEDURES, PROGRAM, VERSION
-            head[1] = rpc.call_head(PROGRAM, VERSION, PROCEDURES["CR_LAUNCH_ASYNC"])
-            head[0] = rpc
-        record = hostmem.launch_call(head[1], rpc.next_xid(), function, gxy, gz, bxy, bz, shared,
-                                     stream, args, layout, param_size,
-                                     self.flat_limits(self.thread.device))
-        if record is None:
-            return False
-        if self.mapped_memory.ranges:          # the host's writes to mapped memory go first
-            self.mapped_memory.before_launch(stream)
-        rpc.queue_batched(record)
-        self.stats.launches += 1
-        return True
+        """The launch hot path of both API faces (``launch_queue``): queued as one batched call
+        record, checked against the calling thread's device. The grid and block come as
+        ``x | y << 32`` and ``z``; ``stream`` is the server's handle. False (nothing queued) when
+        the configuration breaks the device's limits."""
+        return self.launches.queue(self.conn._rpc, self.thread.device, function, gxy, gz, bxy, bz,
+                                   shared, stream, args, layout, param_size)
 
     def limits(self, device: int) -> tuple:
         """(max threads per block, max block dims, max grid dims, max dynamic shared bytes)."""
-        f = self.flat_limits(device)
+        f = self.launches.limits(device)
         return f[0], f[1:4], f[4:7], f[7]
 
     def compute_capability(self, device: int) -> int:
