@@ -2,11 +2,11 @@
 """The copies between the application's host memory and the device, in Cython: host-to-device,
 device-to-host, and the device-to-host copies deferred to the next synchronising call. Interface:
 ``cricket/_cext/copies.pxd``; pure-Python twin (same API, same calls on the wire; it documents
-each method): ``cricket/client/copies.py``.
+each method): ``cricket/client/copies.py``, whose methods also keep the list of deferred copies
+here (a compiled method would gain nothing there).
 """
-import threading
-
 from cricket._cext import hostmem
+from cricket.client import copies as _twin
 from cricket.client import shm
 from cricket.client.direct import (
     COPY_CHUNK, PROC_DTOH, PROC_HTOD_ASYNC, dtoh_args, htod_buffers, receive_data_into,
@@ -18,26 +18,19 @@ cdef Py_ssize_t SHM_MIN = shm.MIN_COPY
 cdef object DtohCopy = shm.DtohCopy
 cdef object _view = hostmem.view
 cdef object _read = hostmem.read
+cdef object _Twin = _twin.Copies
 
 
 cdef class Copies:
+    # The bookkeeping of the deferred copies is not per call: the twin's own methods run it.
     def __init__(self, stats):
-        self.stats = stats
-        self.pending = []
-        self.deferred_total = 0
-        self.event_marks = {}
-        self.draining = False
-        self._lock = threading.Lock()
-        self._drain_lock = threading.Lock()
+        _Twin.__init__(self, stats)
 
     def forked(self):
-        self._lock = threading.Lock()
-        self._drain_lock = threading.Lock()
-        self.draining = False
+        _Twin.forked(self)
 
     def forget(self):
-        self.pending.clear()
-        self.event_marks.clear()
+        _Twin.forget(self)
 
     cpdef htod(self, object conn, unsigned long long dst, size_t src, Py_ssize_t count,
                unsigned long long stream, bint sync):
@@ -104,16 +97,10 @@ cdef class Copies:
         return None
 
     def defer(self, started, dst, count):
-        if isinstance(started, DtohCopy) and not started.issue_all():
-            self.finish_deferred()
-            if not started.issue_all():
-                return started.finish()
-        with self._lock:
-            self.pending.append((self.deferred_total, started, dst, count))
-            self.deferred_total += 1
+        return _Twin.defer(self, started, dst, count)
 
     def mark_event(self, event):
-        self.event_marks[event] = self.deferred_total
+        _Twin.mark_event(self, event)
 
     cpdef settle_host_range(self, size_t address, Py_ssize_t count):
         cdef size_t dst, end = address + count
@@ -127,29 +114,4 @@ cdef class Copies:
         return None
 
     def finish_deferred(self, before=None):
-        cdef Py_ssize_t cut
-        cdef list pending
-        error = None
-        with self._drain_lock:
-            self.draining = True
-            try:
-                with self._lock:
-                    pending = self.pending
-                    cut = len(pending)
-                    if before is not None:
-                        for i, entry in enumerate(pending):
-                            if entry[0] >= before:
-                                cut = i
-                                break
-                    self.pending = pending[cut:]
-                    pending = pending[:cut]
-                for entry in pending:
-                    try:
-                        self.dtoh_finish(entry[1])
-                    except Exception as exc:
-                        if error is None:
-                            error = exc
-            finally:
-                self.draining = False
-        if error is not None:
-            raise error
+        _Twin.finish_deferred(self, before)

@@ -6,8 +6,8 @@ cdef class Copies:
     cdef public Py_ssize_t deferred_total    # copies ever deferred (numbers them)
     cdef public dict event_marks         # event -> copies deferred before its last record
     cdef public bint draining            # a thread is completing deferred copies
-    cdef object _lock                    # guards pending
-    cdef object _drain_lock              # one drain at a time
+    cdef public object _lock             # guards pending
+    cdef public object _drain_lock       # one drain at a time
 
     cpdef htod(self, object conn, unsigned long long dst, size_t src, Py_ssize_t count,
                unsigned long long stream, bint sync)

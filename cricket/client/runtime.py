@@ -27,7 +27,6 @@ from typing import Any, Callable
 from cricket import _select
 from cricket.cudafacts import device_attributes
 from cricket.cudafacts.cudart_errors import CODES
-from cricket.client import device_output
 from cricket.client.errors import (  # noqa: F401  (the codes the API faces use, from one place)
     ERR_HOST_NOT_REGISTERED, ERR_HOST_REGISTERED, ERR_INVALID_CONFIG, ERR_INVALID_DEVICE,
     ERR_INVALID_DEVPTR, ERR_INVALID_FUNCTION, ERR_INVALID_HANDLE, ERR_INVALID_KIND, ERR_INVALID_SYMBOL,
@@ -37,6 +36,8 @@ from cricket.client.errors import (  # noqa: F401  (the codes the API faces use,
 from cricket.client.registry import REGISTRATIONS
 from cricket.client.windows import D2D, D2H, DEFAULT, H2D, H2H, PAGE, AddressWindows  # noqa: F401
 from cricket.client.mapped import MappedMemory
+from cricket.client.pinned import PinnedMemory
+from cricket.client.drain import Drain
 from cricket.rpc.client import spin_seconds
 
 hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
@@ -148,8 +149,10 @@ class Runtime:
         self.modules: dict[int, int] = {}          # fatbin handle -> server module handle
         self.allocations: dict[int, int] = {}      # device ptr -> size
         self._alloc_starts: list[int] = []         # sorted, for containing-allocation lookups
-        self.host_allocs: dict[int, int] = {}      # pinned host memory: address -> size
-        self.host_registered: dict[int, int] = {}
+        self._libc = _libc()
+        self.pinned = PinnedMemory(self._libc)     # pinned host memory, allocated and registered
+        self.host_allocs = self.pinned.allocs      # (the tables the API faces read: address -> size)
+        self.host_registered = self.pinned.registered
         self.mapped_memory = MappedMemory(self)    # mapped pinned memory and its device copies
         self.streams: dict[int, int] = {}          # application handle -> server handle
         self.events: dict[int, int] = {}
@@ -162,15 +165,8 @@ class Runtime:
         self._next_handle = 0x5C0000
         self.stats = Stats()
         self.copies = copies.Copies(self.stats)    # the copies, and the deferred device-to-host ones
+        self.drainer = Drain(self.copies, self.stats, self._current)
         self.launches = launch_queue.LaunchQueue(self._launch_limits, self.mapped_memory, self.stats)
-        self._libc = ctypes.CDLL(None, use_errno=True)
-        self._libc.mmap.restype = ctypes.c_void_p
-        self._libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
-                                    ctypes.c_int, ctypes.c_long]
-        self._libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-        self._libc.posix_memalign.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t,
-                                              ctypes.c_size_t]
-        self._libc.free.argtypes = [ctypes.c_void_p]
         self.address_windows = AddressWindows(self._libc)
 
     # --- connection -------------------------------------------------------------------
@@ -257,6 +253,7 @@ class Runtime:
             self._conn = None
             # a lock held by a thread that does not exist in the child would never be released
             self._lock = threading.RLock()
+            self.pinned.forked()
             self.copies.forked()
             self.device_lock = threading.RLock()
 
@@ -573,7 +570,7 @@ class Runtime:
                 mod = self.modules[handle] = self.load_image(self._module_image(handle),
                                                              P.cr_image_kind.CR_IMAGE_FATBIN)
                 if conn.output.armed:      # once a module prints, lines go to C stdout
-                    self._print_to_c(conn)
+                    self.drainer.print_to_c(conn)
             return mod
 
     def load_image(self, image: bytes, kind: int) -> int:
@@ -692,29 +689,13 @@ class Runtime:
     # --- host memory -------------------------------------------------------------------------
 
     def host_alloc(self, size: int) -> int:
-        out = ctypes.c_void_p()
-        if self._libc.posix_memalign(ctypes.byref(out), PAGE, max(size, 1)) != 0 or not out.value:
-            raise CudaRuntimeError(ERR_MEMORY, f"cannot allocate {size} bytes of host memory")
-        with self._lock:
-            self.host_allocs[out.value] = size
-        return out.value
+        return self.pinned.alloc(size)
 
     def host_free(self, ptr: int) -> None:
-        with self._lock:
-            if self.host_allocs.pop(ptr, None) is None:
-                raise CudaRuntimeError(ERR_INVALID_VALUE, f"{ptr:#x} was not allocated by cudaMallocHost/"
-                                    "cudaHostAlloc")
-        self._libc.free(ptr)
+        self.pinned.free(ptr)
 
     def is_pinned(self, ptr: int) -> bool:
-        for base, size in self.host_allocs.items():
-            if base <= ptr < base + size:
-                return True
-        if self.host_registered:
-            for base, size in self.host_registered.items():
-                if base <= ptr < base + size:
-                    return True
-        return False
+        return self.pinned.contains(ptr)
 
     # --- copies ---------------------------------------------------------------------------------
 
@@ -755,50 +736,17 @@ class Runtime:
         self.copies.finish_deferred(before)
 
     def drain_is_idle(self) -> bool:
-        """True when :meth:`drain` has nothing to do now: no deferred device-to-host copy, no
-        device printf output to fetch."""
-        conn = self._conn
-        copies = self.copies
-        return (not copies.pending and not copies.draining
-                and (conn is None or not conn.output.armed))
+        """True when :meth:`drain` has nothing to do now (``drain.Drain``)."""
+        return self.drainer.idle(self._conn)
 
     def drain(self) -> None:
         """Complete the asynchronous device-to-host copies (at every synchronising call), and write
         the device printf output of the kernels before it (fetched alongside the copies)."""
-        if self.drain_is_idle():
-            return
-        conn = self._conn
-        printed = None
-        if conn is not None and conn.output.armed:
-            # the printf output of the kernels before, fetched in the same flight as the copies
-            self._print_to_c(conn)
-            printed = conn.output.start(conn, self.stats.launches)
-        try:
-            if self.copies.pending or self.copies.draining:
-                self.copies.finish_deferred()
-        finally:
-            if printed is not None:
-                conn.output.finish(printed)
+        self.drainer.run(self._conn)
 
-    def _print_to_c(self, conn: Any) -> None:
-        """Device printf output of this connection goes to C stdout (where the application's own
-        printf goes), and what the last kernels printed is fetched at exit as well."""
-        out = conn.output
-        if out.runtime is self:
-            return
-        out.runtime = self
-        out.write = device_output.c_stdout()
-        # Registered after the connection was made, so it runs before the runtime closes it at exit.
-        atexit.register(self._flush_output_at_exit, conn)
-
-    def _flush_output_at_exit(self, conn: Any) -> None:
-        """At exit (CUDA flushes the printf buffer at context teardown): what the last kernels printed."""
-        if self._conn is not conn or self._pid != os.getpid() or self._broken:
-            return
-        try:
-            conn.output.flush(conn, self.stats.launches)
-        except Exception as exc:     # exiting anyway: say what was lost
-            log.warning("the device printf output of the last kernels could not be fetched at exit: %s", exc)
+    def _current(self, conn: Any) -> bool:
+        """True when ``conn`` is this process's session and still works."""
+        return self._conn is conn and self._pid == os.getpid() and not self._broken
 
     def _launch_limits(self, device: int) -> tuple:
         """The launch limits of ``device`` as 8 numbers, as ``hostmem.launch_call`` checks them: max
@@ -839,6 +787,18 @@ class Runtime:
             raise CudaRuntimeError(ERR_INVALID_DEVICE, f"device {device} does not exist "
                                 f"({len(devices)} device(s))")
         return devices[device].attributes.get(attribute, 0)
+
+
+def _libc() -> ctypes.CDLL:
+    """The C library, with the functions the address windows and pinned memory call declared."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_long]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    libc.posix_memalign.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t, ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    return libc
 
 
 def apply_schedule(rpc: Any, schedule: int) -> None:
