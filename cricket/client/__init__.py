@@ -10,6 +10,6 @@ the session (``session``) → the copy engine, device output, address windows, t
 registered fatbins → ``faces`` → ``errors``.
 
 The modules here are plain Python. The per-call hot paths are Cython modules in ``cext/`` with a
-pure-Python twin here of the same API (``launch_queue``, ``copies``, ``hostmem``), chosen at import
-by ``cricket._select.load`` (``CRICKET_PUREPYTHON=1`` takes the twins).
+pure-Python twin here of the same API (``launch_queue``, ``copies``, ``runtime_guard``,
+``hostmem``), chosen at import by ``cricket._select.load`` (``CRICKET_PUREPYTHON=1`` takes the twins).
 """
