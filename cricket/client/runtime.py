@@ -303,7 +303,8 @@ class Runtime:
 
     @property
     def devices(self) -> list:
-        return self.conn.devices
+        conn = self._conn        # (the connection property only when there is none yet: a hot path)
+        return (conn if conn is not None else self.conn).devices
 
     # --- errors ------------------------------------------------------------------------
 
