@@ -3,7 +3,11 @@
 Interface: ``cricket/_cext/runtime_guard.pxd``; pure-Python twin (same API, documented there):
 ``cricket/client/runtime_guard.py``.
 """
-from cricket.client.errors import ERR_NO_DEVICE, ERR_UNAVAILABLE, ERR_UNKNOWN, cuda_error_of
+from cricket.client import runtime_guard as _twin
+
+# The rare paths (no device, several devices, an exception) are the twin's functions.
+cdef object _guarded_call = _twin.guarded_call
+cdef object _failed = _twin.failed
 
 
 cdef class RuntimeCall:
@@ -19,20 +23,13 @@ cdef class RuntimeCall:
 
     def __call__(self, *args):
         runtime = self.runtime
-        fn = self.__wrapped__
+        if runtime.no_device or runtime.multi_device:
+            return _guarded_call(self, args)
         try:
-            if runtime.no_device and self.needs_device:
-                return runtime.fail(ERR_NO_DEVICE)
-            if runtime.multi_device:
-                with runtime.device_lock:
-                    runtime.select_device()
-                    return runtime.fail(fn(*args) or 0)
-            code = fn(*args)
-            if code:
-                runtime.thread.last_error = code
-                return code
-            return 0
+            code = self.__wrapped__(*args)
         except Exception as exc:
-            code = cuda_error_of(exc)
-            runtime.call_failed(self.__name__, exc, code == ERR_UNKNOWN or code == ERR_UNAVAILABLE)
-            return runtime.fail(code)
+            return _failed(self, exc)
+        if code:
+            runtime.thread.last_error = code
+            return code
+        return 0

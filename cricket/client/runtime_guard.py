@@ -24,22 +24,38 @@ class RuntimeCall:
 
     def __call__(self, *args: int) -> int:
         runtime = self.runtime
-        fn = self.__wrapped__
+        if runtime.no_device or runtime.multi_device:
+            return guarded_call(self, args)
         try:
-            if runtime.no_device and self.needs_device:
-                return runtime.fail(ERR_NO_DEVICE)
-            if runtime.multi_device:
-                # The session has one current device on the server: switch it to this thread's
-                # and keep other threads from switching it until this call has gone out.
-                with runtime.device_lock:
-                    runtime.select_device()
-                    return runtime.fail(fn(*args) or 0)
-            code = fn(*args)
-            if code:
-                runtime.thread.last_error = code
-                return code
-            return 0
+            code = self.__wrapped__(*args)
         except Exception as exc:
-            code = cuda_error_of(exc)
-            runtime.call_failed(fn.__name__, exc, code in (ERR_UNKNOWN, ERR_UNAVAILABLE))
-            return runtime.fail(code)
+            return failed(self, exc)
+        if code:                    # runtime.fail, inline: this wraps every launch
+            runtime.thread.last_error = code
+            return code
+        return 0
+
+
+def guarded_call(call: RuntimeCall, args: tuple) -> int:
+    """``call`` when no device is visible or threads use several devices (the compiled guard's
+    slow path as well)."""
+    runtime = call.runtime
+    try:
+        if runtime.no_device and call.needs_device:
+            return runtime.fail(ERR_NO_DEVICE)
+        if not runtime.multi_device:
+            return runtime.fail(call.__wrapped__(*args) or 0)
+        # The session has one current device on the server: switch it to this thread's and keep
+        # other threads from switching it until this call has gone out.
+        with runtime.device_lock:
+            runtime.select_device()
+            return runtime.fail(call.__wrapped__(*args) or 0)
+    except Exception as exc:
+        return failed(call, exc)
+
+
+def failed(call: RuntimeCall, exc: Exception) -> int:
+    """The cudaError_t of an implementation's exception, kept as the thread's last error."""
+    code = cuda_error_of(exc)
+    call.runtime.call_failed(call.__name__, exc, code in (ERR_UNKNOWN, ERR_UNAVAILABLE))
+    return call.runtime.fail(code)
