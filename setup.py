@@ -121,6 +121,19 @@ def cythonize_all(exts: list[Extension], jobs: int, force: bool) -> None:
             ext.sources = translated[ext.name]
 
 
+def remove_stale_plain_extensions() -> list[Path]:
+    """Delete extensions built from plain ``.py`` client modules by checkouts before issue 20
+    (``cricket/client/runtime.cpython-*.so`` beside ``runtime.py``): the import system would take
+    them ahead of the source. Returns what was deleted."""
+    stale = [ext for directory in ("cricket/client", "cricket/rpc")
+             for ext in (HERE / directory).glob("*.so")
+             if (ext.parent / (ext.name.split(".")[0] + ".py")).exists()]
+    for ext in stale:
+        ext.unlink()
+        print(f"setup.py: removed {ext.relative_to(HERE)}, an old build of the plain {ext.name.split('.')[0]}.py")
+    return stale
+
+
 class BuildPy(build_py):
     """Generates the protocol modules first, so that a wheel carries them."""
 
@@ -142,6 +155,8 @@ class BuildExt(build_ext):
     def run(self) -> None:
         shims = self._start_shims()
         try:
+            if self.inplace:
+                remove_stale_plain_extensions()
             run_rpcgen()
             jobs = self.parallel if isinstance(self.parallel, int) and self.parallel > 1 else 1
             cythonize_all(self.extensions, jobs, bool(self.force))
