@@ -10,14 +10,8 @@ Every .x file in ``X_FILES`` is compiled by our rpcgen at build time
 after its package path (``cricket/protocol/_cricket_xdr.pyx`` →
 ``cricket.protocol._cricket_xdr``).  Editing a .x and reinstalling regenerates both.
 
-The client core (``CORE_MODULES``, listed in ``cricket/_core.py``: the session, the process state,
-the runtime and driver API faces) is plain Python that Cython compiles as it stands (pure-Python mode): each ``.py`` becomes
-an extension of the same dotted name beside it (``cricket/client/runtime.py`` →
-``cricket.client.runtime``), which the import system prefers to the source. The ``.py`` is the
-pure-Python twin; ``cricket/_select.py`` (``use_core_sources``) makes imports take it when
-``CRICKET_PUREPYTHON=1`` or, in a source checkout, when the extension is older than its source
-(an installed package never compares file times: ``cricket/_checkout.py``). One module name, one
-module object: one client state per process, whichever library the application entered through.
+Everything else is plain Python, never compiled: the client's per-call hot paths (the launch
+queue, the copies, the RPC client's wait for a reply) are ``cext/*.pyx`` modules like the others.
 
 How it builds (``build_ext``): rpcgen, then Cython and the C compiler on every CPU (``cythonize``
 with ``nthreads``, ``build_ext -j``; the largest module first), while the two shims
@@ -47,31 +41,11 @@ X_FILES: list[str] = [
     "cricket/protocol/cricket.x",
 ]
 
-def _core_modules() -> list[str]:
-    """The client core as source paths (``cricket/_core.py``, read as a literal: nothing imported)."""
-    import ast
-    tree = ast.parse((HERE / "cricket" / "_core.py").read_text())
-    core = next(ast.literal_eval(n.value) for n in tree.body
-                if isinstance(n, ast.AnnAssign) and getattr(n.target, "id", "") == "CORE")
-    return [f"{package.replace('.', '/')}/{name}.py" for package, names in core.items() for name in names]
-
-
-#: The client core, compiled from its Python source into extensions of the same name.
-CORE_MODULES: list[str] = _core_modules()
-
 #: C optimisation of the hand-written hot paths and generated codecs (``cext/*.pyx``, rpcgen):
 #: -O3, as before (-O2 would save a fifth of their compile time, ~6 s of CPU).
 HOT_PATH_OPT = "-O3"
-#: C optimisation of the compiled client core: Cython's C for plain Python code is mostly calls
-#: into the C API, which -O1 compiles in 45 % of the CPU time of -O3 (26 s against 58 s, without
-#: -g), with no difference beyond the noise in the calls the core answers itself (bench/calls.py).
-CORE_OPT = "-O1"
 #: Cython directives of the hand-written modules and the generated codecs.
 HOT_PATH_DIRECTIVES = {"boundscheck": False, "wraparound": False}
-#: The core stays plain Python: annotations are documentation, not C types (a ``float`` or
-#: ``list`` annotation would otherwise become a C double or an exact type check), and indexing
-#: keeps Python's checks.
-CORE_DIRECTIVES = {"annotation_typing": False, "always_allow_keywords": True}
 
 
 def debug_build() -> bool:
@@ -93,12 +67,7 @@ FLAGS_RECORD = HERE / "build" / "extension-flags.txt"
 
 
 def _flags_key() -> str:
-    return repr((_c_flags(HOT_PATH_OPT), _c_flags(CORE_OPT), os.environ.get("CC", ""), os.environ.get("CFLAGS", "")))
-
-
-def core_extensions() -> list[Extension]:
-    return [Extension(".".join(Path(p).with_suffix("").parts), [p], extra_compile_args=_c_flags(CORE_OPT))
-            for p in CORE_MODULES]
+    return repr((_c_flags(HOT_PATH_OPT), os.environ.get("CC", ""), os.environ.get("CFLAGS", "")))
 
 
 def cext_extensions() -> list[Extension]:
@@ -135,24 +104,34 @@ def run_rpcgen() -> None:
 
 
 def cythonize_all(exts: list[Extension], jobs: int, force: bool) -> None:
-    """Translate the .pyx/.py sources of ``exts`` to C (in ``build/cython``), ``jobs`` at a time;
+    """Translate the .pyx sources of ``exts`` to C (in ``build/cython``), ``jobs`` at a time;
     each extension's sources become its C files."""
     from Cython.Build import cythonize
-    core = {e.name for e in core_extensions()}
     # cext/ holds the XDR buffer library (xdr_buffer.pxd) that cext/xdr.pyx and the generated
     # codecs cimport, and the checkout the fixed layouts rpcgen writes beside each .x
     # (cricket/protocol/_cricket_layout.pxd) that hot paths in cext/ cimport; cythonize follows
     # the cimports, so a change to either (an edit to a .x) rebuilds what uses it.
     options = dict(language_level=3, build_dir="build/cython", nthreads=jobs if jobs > 1 else 0,
                    force=force, quiet=True, include_path=[str(HERE / "cext"), str(HERE)])
-    # One cythonize call per set of directives; each runs its modules in parallel.
-    for directives, group in ((HOT_PATH_DIRECTIVES, [e for e in exts if e.name not in core]),
-                              (CORE_DIRECTIVES, [e for e in exts if e.name in core])):
-        if group:
-            # cythonize returns new Extension objects; build_ext keeps its own (finalized) ones.
-            translated = {e.name: e.sources for e in cythonize(group, compiler_directives=directives, **options)}
-            for ext in group:
-                ext.sources = translated[ext.name]
+    if exts:
+        # cythonize returns new Extension objects; build_ext keeps its own (finalized) ones.
+        translated = {e.name: e.sources
+                      for e in cythonize(exts, compiler_directives=HOT_PATH_DIRECTIVES, **options)}
+        for ext in exts:
+            ext.sources = translated[ext.name]
+
+
+def remove_stale_plain_extensions() -> list[Path]:
+    """Delete extensions built from plain ``.py`` client modules by checkouts before issue 20
+    (``cricket/client/runtime.cpython-*.so`` beside ``runtime.py``): the import system would take
+    them ahead of the source. Returns what was deleted."""
+    stale = [ext for directory in ("cricket/client", "cricket/rpc")
+             for ext in (HERE / directory).glob("*.so")
+             if (ext.parent / (ext.name.split(".")[0] + ".py")).exists()]
+    for ext in stale:
+        ext.unlink()
+        print(f"setup.py: removed {ext.relative_to(HERE)}, an old build of the plain {ext.name.split('.')[0]}.py")
+    return stale
 
 
 class BuildPy(build_py):
@@ -176,6 +155,8 @@ class BuildExt(build_ext):
     def run(self) -> None:
         shims = self._start_shims()
         try:
+            if self.inplace:
+                remove_stale_plain_extensions()
             run_rpcgen()
             jobs = self.parallel if isinstance(self.parallel, int) and self.parallel > 1 else 1
             cythonize_all(self.extensions, jobs, bool(self.force))
@@ -228,5 +209,5 @@ class BuildExt(build_ext):
             return False
 
 
-setup(ext_modules=cext_extensions() + rpcgen_extensions() + core_extensions(),
+setup(ext_modules=cext_extensions() + rpcgen_extensions(),
       cmdclass={"build_ext": BuildExt, "build_py": BuildPy})

@@ -9,12 +9,7 @@ modules and guards (``runtime_calls``, ``jit_link``, ``runtime_face``, ``driver_
 the session (``session``) → the copy engine, device output, address windows, the registry of
 registered fatbins → ``faces`` → ``errors``.
 
-The client core (``cricket/_core.py``) is compiled by Cython from these very ``.py`` files into
-extensions of the same names; the sources are its pure-Python twin (``CRICKET_PUREPYTHON=1``).
-The choice is made here, once, before any of them is imported.
+The modules here are plain Python. The per-call hot paths are Cython modules in ``cext/`` with a
+pure-Python twin here of the same API (``launch_queue``, ``copies``, ``runtime_guard``,
+``hostmem``), chosen at import by ``cricket._select.load`` (``CRICKET_PUREPYTHON=1`` takes the twins).
 """
-from cricket import _core, _select
-
-CORE = _core.CORE[__name__]
-
-CORE_BUILD = _select.use_core_sources(__name__, __path__[0], CORE)

@@ -286,7 +286,7 @@ def push_changed_pages(rt: Any, r: MappedRange, stream: int) -> int:
     returns the bytes sent."""
     import numpy as np      # only here: the CUDA shim's client starts without NumPy
     n = r.size
-    if rt._pending_dtoh:    # an asynchronous copy into the range lands before it is compared
+    if rt.copies.pending:   # an asynchronous copy into the range lands before it is compared
         rt.settle_host_range(r.host, n)
     host = np.ctypeslib.as_array((ctypes.c_uint8 * n).from_address(r.host))
     snap = r.snapshot[:n]

@@ -27,7 +27,7 @@ from typing import Any, Callable
 from cricket import _select
 from cricket.cudafacts import device_attributes
 from cricket.cudafacts.cudart_errors import CODES
-from cricket.client import device_output, device_records, shm
+from cricket.client import device_records
 from cricket.client.errors import (  # noqa: F401  (the codes the API faces use, from one place)
     ERR_HOST_NOT_REGISTERED, ERR_HOST_REGISTERED, ERR_INVALID_CONFIG, ERR_INVALID_DEVICE,
     ERR_INVALID_DEVPTR, ERR_INVALID_FUNCTION, ERR_INVALID_HANDLE, ERR_INVALID_KIND, ERR_INVALID_SYMBOL,
@@ -37,13 +37,13 @@ from cricket.client.errors import (  # noqa: F401  (the codes the API faces use,
 from cricket.client.registry import REGISTRATIONS
 from cricket.client.windows import D2D, D2H, DEFAULT, H2D, H2H, PAGE, AddressWindows  # noqa: F401
 from cricket.client.mapped import MappedMemory
-from cricket.client.direct import (
-    COPY_CHUNK, PROC_DTOH, PROC_HTOD_ASYNC, dtoh_args, htod_buffers, receive_data_into,
-)
-from cricket.protocol import PROGRAM, VERSION
+from cricket.client.pinned import PinnedMemory
+from cricket.client.drain import Drain
 from cricket.rpc.client import spin_seconds
 
 hostmem = _select.load("cricket._cext.hostmem", "cricket.client.hostmem")
+launch_queue = _select.load("cricket._cext.launch_queue", "cricket.client.launch_queue")
+copies = _select.load("cricket._cext.copies", "cricket.client.copies")
 
 log = logging.getLogger(__name__)
 
@@ -143,8 +143,6 @@ class Runtime:
         self._pid = os.getpid()
         self._broken: str | None = None
         self.no_device = ""                        # why no device is visible (CUDA_VISIBLE_DEVICES)
-        self.launch_limits: dict[int, tuple] = {}  # device -> limits checked at every launch (8 numbers)
-        self._launch_head: list = [None, b""]      # (RPC client, its CR_LAUNCH_ASYNC call head)
         self._stream_epoch = 0                     # bumped when per-thread streams are gone (reset, fork)
         self.thread = _ThreadState(self)
         self.kernels: dict[int, KernelRecord] = {}
@@ -154,8 +152,10 @@ class Runtime:
         self.allocation_devices: dict[int, int] = {}   # allocation start -> its device, if not 0
         self.allocations: dict[int, int] = {}      # device ptr -> size
         self._alloc_starts: list[int] = []         # sorted, for containing-allocation lookups
-        self.host_allocs: dict[int, int] = {}      # pinned host memory: address -> size
-        self.host_registered: dict[int, int] = {}
+        self._libc = _libc()
+        self.pinned = PinnedMemory(self._libc)     # pinned host memory, allocated and registered
+        self.host_allocs = self.pinned.allocs      # (the tables the API faces read: address -> size)
+        self.host_registered = self.pinned.registered
         self.mapped_memory = MappedMemory(self)    # mapped pinned memory and its device copies
         self.streams: dict[int, int] = {}          # application handle -> server handle
         self.events: dict[int, int] = {}
@@ -169,21 +169,10 @@ class Runtime:
         self.device_flags: dict[int, int] = {}     # device -> its cudaSetDeviceFlags flags
         self.schedule = SCHEDULE_AUTO              # how a thread waits for a reply (set_schedule)
         self._next_handle = 0x5C0000
-        # deferred device-to-host copies: (number, started copy, host address, bytes), in issue order
-        self._pending_dtoh: list[tuple[int, Any, int, int]] = []
-        self._deferred_total = 0                   # copies ever deferred (numbers them)
-        self._event_marks: dict[int, int] = {}     # event -> copies deferred before its last record
-        self._drain_lock = threading.Lock()
-        self._draining = False
         self.stats = Stats()
-        self._libc = ctypes.CDLL(None, use_errno=True)
-        self._libc.mmap.restype = ctypes.c_void_p
-        self._libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
-                                    ctypes.c_int, ctypes.c_long]
-        self._libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-        self._libc.posix_memalign.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t,
-                                              ctypes.c_size_t]
-        self._libc.free.argtypes = [ctypes.c_void_p]
+        self.copies = copies.Copies(self.stats)    # the copies, and the deferred device-to-host ones
+        self.drainer = Drain(self.copies, self.stats, self._current)
+        self.launches = launch_queue.LaunchQueue(self._launch_limits, self.mapped_memory, self.stats)
         self.address_windows = AddressWindows(self._libc)
 
     # --- connection -------------------------------------------------------------------
@@ -270,8 +259,8 @@ class Runtime:
             self._conn = None
             # a lock held by a thread that does not exist in the child would never be released
             self._lock = threading.RLock()
-            self._drain_lock = threading.Lock()
-            self._draining = False
+            self.pinned.forked()
+            self.copies.forked()
             self.device_lock = threading.RLock()
 
     def _after_fork(self) -> None:
@@ -285,15 +274,14 @@ class Runtime:
         self.no_device = ""
         self.modules.clear()
         self.device_records.clear()
-        self.launch_limits.clear()
+        self.launches.forget()
         self.allocations.clear()
         self.allocation_devices.clear()
         self._alloc_starts.clear()
         self.streams.clear()
         self.events.clear()
         self.forget_per_thread_streams()
-        self._pending_dtoh.clear()
-        self._event_marks.clear()
+        self.copies.forget()
         self.mapped_memory.forget()
         self._server_device = 0                    # a new session starts on device 0
         for k in self.kernels.values():
@@ -323,7 +311,8 @@ class Runtime:
 
     @property
     def devices(self) -> list:
-        return self.conn.devices
+        conn = self._conn        # (the connection property only when there is none yet: a hot path)
+        return (conn if conn is not None else self.conn).devices
 
     # --- errors ------------------------------------------------------------------------
 
@@ -497,7 +486,7 @@ class Runtime:
         from cricket.protocol import gen as P
         self.conn._stub.CR_EVENT_RECORD_ASYNC_batched(
             P.cr_event_record_args(event=self.event(event), stream=self.stream(stream)))
-        self._event_marks[event] = self._deferred_total   # the copies deferred before it
+        self.copies.mark_event(event)      # the copies deferred before it
         if event in self.ipc_events:       # another process may wait on it (cricket.client.ipc)
             self.conn._rpc.flush()
 
@@ -513,8 +502,8 @@ class Runtime:
         wait for their stream: a query does not wait for them)."""
         status = self.conn._stub.CR_EVENT_QUERY(self.event(event)).status
         if status == 0:
-            if self._pending_dtoh:
-                self.finish_deferred(self._event_marks.get(event, 0))
+            if self.copies.pending:
+                self.finish_deferred(self.copies.event_marks.get(event, 0))
             self.synchronized()
         return status
 
@@ -529,7 +518,7 @@ class Runtime:
         server = self.event(event)
         self.conn._check(self.conn._stub.CR_EVENT_DESTROY(server), "cuEventDestroy")
         del self.events[event]
-        self._event_marks.pop(event, None)
+        self.copies.event_marks.pop(event, None)
         self.ipc_events.pop(event, None)
 
     def store_mem_info(self, free: int, total: int) -> None:
@@ -598,7 +587,7 @@ class Runtime:
                 mod = self.modules[key] = self.load_image(self._module_image(handle),
                                                           REGISTRATIONS.get(handle).kind)
                 if conn.output.armed:      # once a module prints, lines go to C stdout
-                    self._print_to_c(conn)
+                    self.drainer.print_to_c(conn)
             return mod
 
     def load_image(self, image: bytes, kind: int) -> int:
@@ -722,29 +711,13 @@ class Runtime:
     # --- host memory -------------------------------------------------------------------------
 
     def host_alloc(self, size: int) -> int:
-        out = ctypes.c_void_p()
-        if self._libc.posix_memalign(ctypes.byref(out), PAGE, max(size, 1)) != 0 or not out.value:
-            raise CudaRuntimeError(ERR_MEMORY, f"cannot allocate {size} bytes of host memory")
-        with self._lock:
-            self.host_allocs[out.value] = size
-        return out.value
+        return self.pinned.alloc(size)
 
     def host_free(self, ptr: int) -> None:
-        with self._lock:
-            if self.host_allocs.pop(ptr, None) is None:
-                raise CudaRuntimeError(ERR_INVALID_VALUE, f"{ptr:#x} was not allocated by cudaMallocHost/"
-                                    "cudaHostAlloc")
-        self._libc.free(ptr)
+        self.pinned.free(ptr)
 
     def is_pinned(self, ptr: int) -> bool:
-        for base, size in self.host_allocs.items():
-            if base <= ptr < base + size:
-                return True
-        if self.host_registered:
-            for base, size in self.host_registered.items():
-                if base <= ptr < base + size:
-                    return True
-        return False
+        return self.pinned.contains(ptr)
 
     # --- copies ---------------------------------------------------------------------------------
 
@@ -756,202 +729,68 @@ class Runtime:
             raise CudaRuntimeError(ERR_INVALID_KIND, f"cudaMemcpyKind {kind} does not exist")
         return kind
 
+    # The copies themselves are ``copies.Copies``'s (compiled, with a pure twin); these keep the
+    # names both API faces call.
+
     def htod(self, dst: int, src: int, count: int, stream: int, sync: bool) -> None:
-        conn = self._conn
-        if conn is None:
-            conn = self.conn
-        rpc = conn._rpc
-        self.stats.bytes_htod += count
-        if self._pending_dtoh:         # the source may be the target of a copy deferred before
-            self.settle_host_range(src, count)
-        if count >= shm.MIN_COPY:      # through shared memory with a server on this host
-            done = shm.htod(conn, dst, hostmem.view(src, count), stream, sync)
-            dst, src, count = dst + done, src + done, count - done
-            if not count:
-                return
-        # A synchronous copy sends the application's bytes in place (a gathering write of a head
-        # and a view of its memory); an asynchronous one takes a copy now, because the batch
-        # leaves later and the source may change after the call.
-        if not sync:
-            for off in range(0, count, COPY_CHUNK):
-                data = hostmem.read(src + off, min(COPY_CHUNK, count - off))
-                rpc.call_batched(PROGRAM, VERSION, PROC_HTOD_ASYNC,
-                                 htod_buffers(dst + off, stream, memoryview(data)))
-            return
-        conn._htod_sync(dst, stream, hostmem.view(src, count))
+        self.copies.htod(self._conn or self.conn, dst, src, count, stream, sync)
 
     def dtoh(self, dst: int, src: int, count: int, stream: int) -> None:
-        """A synchronous device-to-host copy: ``dtoh_start`` and ``dtoh_finish`` in one, for a
-        caller with no deferred copies to complete in between. A copy that fits one chunk and
-        stays on the socket is one call whose reply is read inline."""
-        conn = self._conn
-        if conn is None:
-            conn = self.conn
-        if count >= shm.MIN_COPY or count > COPY_CHUNK:
-            if shm.dtoh(conn, hostmem.view(dst, count), src, stream):
-                self.stats.bytes_dtoh += count
-                return None
-            return self.dtoh_finish(self.dtoh_start(dst, src, count, stream))
-        self.stats.bytes_dtoh += count
-        reply = conn._rpc.call(PROGRAM, VERSION, PROC_DTOH, [dtoh_args(src, count, stream)])
-        conn._data_reply(reply, hostmem.view(dst, count), count)
+        """A synchronous device-to-host copy (``dtoh_start`` and ``dtoh_finish`` in one)."""
+        self.copies.dtoh(self._conn or self.conn, dst, src, count, stream)
 
-    def dtoh_start(self, dst: int, src: int, count: int, stream: int) -> tuple[list, int, int]:
-        conn = self.conn
-        self.stats.bytes_dtoh += count
-        if count >= shm.MIN_COPY and (copy := shm.start_dtoh(conn, hostmem.view(dst, count), src, stream)):
-            return copy
-        rpc = conn._rpc
-        pending = [rpc.start(PROGRAM, VERSION, PROC_DTOH, [dtoh_args(src + off, min(COPY_CHUNK, count - off),
-                                                                    stream)])
-                   for off in range(0, count, COPY_CHUNK)]
-        return pending, dst, count
+    def dtoh_start(self, dst: int, src: int, count: int, stream: int) -> Any:
+        return self.copies.dtoh_start(self.conn, dst, src, count, stream)
 
-    def dtoh_finish(self, started: tuple[list, int, int]) -> None:
-        if isinstance(started, shm.DtohCopy):
-            return started.finish()
-        pending, dst, count = started
-        conn = self.conn
-        for i, call in enumerate(pending):
-            n = min(COPY_CHUNK, count - i * COPY_CHUNK)
-            # Large chunks go from the socket straight into the application's memory.
-            reply = receive_data_into(call, hostmem.view(dst + i * COPY_CHUNK, n))
-            if reply is not None:
-                conn._data_reply(reply, hostmem.view(dst + i * COPY_CHUNK, n), n)
+    def dtoh_finish(self, started: Any) -> None:
+        self.copies.dtoh_finish(started)
 
-    def defer_dtoh(self, started: tuple[list, int, int], dst: int, count: int) -> None:
-        """Let the device-to-host copy ``started`` into ``dst`` complete at the next
-        synchronising call. A copy through shared memory whose parts do not all fit the free
-        slots completes now instead, after the copies deferred before it: they may land on the
-        same host bytes, and stream order says the later copy's bytes stay."""
-        if isinstance(started, shm.DtohCopy) and not started.issue_all():
-            self.finish_deferred()
-            if not started.issue_all():
-                return started.finish()
-        with self._lock:
-            self._pending_dtoh.append((self._deferred_total, started, dst, count))
-            self._deferred_total += 1
+    def defer_dtoh(self, started: Any, dst: int, count: int) -> None:
+        """Let the device-to-host copy ``started`` complete at the next synchronising call."""
+        self.copies.defer(started, dst, count)
 
     def settle_host_range(self, address: int, count: int) -> None:
-        """Complete the deferred device-to-host copies first when one of them writes into
-        ``[address, address + count)``, which the caller is about to read or change (an
-        asynchronous copy from pinned memory, a host-to-host copy, freeing pinned memory): in
-        stream order the earlier copy's bytes are there by then."""
-        pending = self._pending_dtoh
-        if pending and any(dst < address + count and address < dst + n for _, _, dst, n in pending):
-            self.finish_deferred()
+        """Complete the deferred device-to-host copies first when one writes into the range."""
+        if self.copies.pending:
+            self.copies.settle_host_range(address, count)
+
+    def finish_deferred(self, before: int | None = None) -> None:
+        self.copies.finish_deferred(before)
 
     def drain_is_idle(self) -> bool:
-        """True when :meth:`drain` has nothing to do now: no deferred device-to-host copy, no
-        device printf output to fetch."""
-        conn = self._conn
-        return (not self._pending_dtoh and not self._draining
-                and (conn is None or not conn.output.armed))
+        """True when :meth:`drain` has nothing to do now (``drain.Drain``)."""
+        return self.drainer.idle(self._conn)
 
     def drain(self) -> None:
         """Complete the asynchronous device-to-host copies (at every synchronising call), and write
         the device printf output of the kernels before it (fetched alongside the copies)."""
-        if self.drain_is_idle():
-            return
-        conn = self._conn
-        printed = None
-        if conn is not None and conn.output.armed:
-            # the printf output of the kernels before, fetched in the same flight as the copies
-            self._print_to_c(conn)
-            printed = conn.output.start(conn, self.stats.launches)
-        try:
-            if self._pending_dtoh or self._draining:
-                self.finish_deferred()
-        finally:
-            if printed is not None:
-                conn.output.finish(printed)
+        self.drainer.run(self._conn)
 
-    def _print_to_c(self, conn: Any) -> None:
-        """Device printf output of this connection goes to C stdout (where the application's own
-        printf goes), and what the last kernels printed is fetched at exit as well."""
-        out = conn.output
-        if out.runtime is self:
-            return
-        out.runtime = self
-        out.write = device_output.c_stdout()
-        # Registered after the connection was made, so it runs before the runtime closes it at exit.
-        atexit.register(self._flush_output_at_exit, conn)
+    def _current(self, conn: Any) -> bool:
+        """True when ``conn`` is this process's session and still works."""
+        return self._conn is conn and self._pid == os.getpid() and not self._broken
 
-    def _flush_output_at_exit(self, conn: Any) -> None:
-        """At exit (CUDA flushes the printf buffer at context teardown): what the last kernels printed."""
-        if self._conn is not conn or self._pid != os.getpid() or self._broken:
-            return
-        try:
-            conn.output.flush(conn, self.stats.launches)
-        except Exception as exc:     # exiting anyway: say what was lost
-            log.warning("the device printf output of the last kernels could not be fetched at exit: %s", exc)
-
-    def finish_deferred(self, before: int | None = None) -> None:
-        """Complete the deferred device-to-host copies (with ``before``, those deferred before
-        that count), in the order they were issued (a later copy into the same bytes must land
-        last); raises the first failure after finishing all."""
-        # One drain at a time: a thread that finds the list empty while another thread is still
-        # writing the copies it took must wait for them (its stream may be among them).
-        with self._drain_lock:
-            self._draining = True
-            try:
-                with self._lock:
-                    pending = self._pending_dtoh
-                    cut = len(pending) if before is None else \
-                        next((i for i, entry in enumerate(pending) if entry[0] >= before), len(pending))
-                    pending, self._pending_dtoh = pending[:cut], pending[cut:]
-                error = None
-                for _, started, _, _ in pending:
-                    try:
-                        self.dtoh_finish(started)
-                    except Exception as exc:      # finish the others; report the first failure
-                        error = error or exc
-            finally:
-                self._draining = False
-        if error is not None:
-            raise error
-
-    def flat_limits(self, device: int) -> tuple:
+    def _launch_limits(self, device: int) -> tuple:
         """The launch limits of ``device`` as 8 numbers, as ``hostmem.launch_call`` checks them: max
         threads per block, max block x/y/z, max grid x/y/z, max dynamic shared bytes."""
-        flat = self.launch_limits.get(device)
-        if flat is None:
-            a = self.device_attribute
-            flat = self.launch_limits[device] = (
-                a(device, A_MAX_THREADS_PER_BLOCK) or 1024,
+        a = self.device_attribute
+        return (a(device, A_MAX_THREADS_PER_BLOCK) or 1024,
                 *(a(device, A_MAX_BLOCK_X + i) or 1024 for i in range(3)),
                 *(a(device, A_MAX_GRID_X + i) or 0x7FFFFFFF for i in range(3)),
                 a(device, A_SHARED_OPTIN) or a(device, A_SHARED_PER_BLOCK) or 49152)
-        return flat
 
     def queue_launch(self, function: int, gxy: int, gz: int, bxy: int, bz: int, shared: int,
                      stream: int, args: int, layout: tuple, param_size: int) -> bool:
-        """The launch hot path of both API layers: the whole ``CR_LAUNCH_ASYNC`` call record (RPC
-        header, launch arguments, parameters packed from the ``void *args[]`` array at ``args``,
-        configuration checked against the calling thread's device) is built in one piece by
-        ``hostmem.launch_call`` and queued as a batched call: no reply, no round trip. The grid
-        and block come as ``x | y << 32`` and ``z``; ``stream`` is the server's handle. False
-        (nothing queued) when the configuration breaks the device's limits."""
-        rpc = self.conn._rpc
-        head = self._launch_head
-        if head[0] is not rpc:
-            from cricket.protocol import PROCEDURES, PROGRAM, VERSION
-            head[1] = rpc.call_head(PROGRAM, VERSION, PROCEDURES["CR_LAUNCH_ASYNC"])
-            head[0] = rpc
-        record = hostmem.launch_call(head[1], rpc.next_xid(), function, gxy, gz, bxy, bz, shared,
-                                     stream, args, layout, param_size,
-                                     self.flat_limits(self.thread.device))
-        if record is None:
-            return False
-        if self.mapped_memory.ranges:          # the host's writes to mapped memory go first
-            self.mapped_memory.before_launch(stream)
-        rpc.queue_batched(record)
-        self.stats.launches += 1
-        return True
+        """The launch hot path of both API faces (``launch_queue``): queued as one batched call
+        record, checked against the calling thread's device. The grid and block come as
+        ``x | y << 32`` and ``z``; ``stream`` is the server's handle. False (nothing queued) when
+        the configuration breaks the device's limits."""
+        return self.launches.queue(self.conn._rpc, self.thread.device, function, gxy, gz, bxy, bz,
+                                   shared, stream, args, layout, param_size)
 
     def limits(self, device: int) -> tuple:
         """(max threads per block, max block dims, max grid dims, max dynamic shared bytes)."""
-        f = self.flat_limits(device)
+        f = self.launches.limits(device)
         return f[0], f[1:4], f[4:7], f[7]
 
     def compute_capability(self, device: int) -> int:
@@ -970,6 +809,18 @@ class Runtime:
             raise CudaRuntimeError(ERR_INVALID_DEVICE, f"device {device} does not exist "
                                 f"({len(devices)} device(s))")
         return devices[device].attributes.get(attribute, 0)
+
+
+def _libc() -> ctypes.CDLL:
+    """The C library, with the functions the address windows and pinned memory call declared."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_long]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    libc.posix_memalign.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t, ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    return libc
 
 
 def apply_schedule(rpc: Any, schedule: int) -> None:

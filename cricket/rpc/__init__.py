@@ -25,13 +25,7 @@ From the shell: ``python -m cricket.rpc serve --listen 127.0.0.1:20099 [--regist
 """
 from __future__ import annotations
 
-from cricket import _core, _select
-
-# The blocking client is part of the CUDA client's core: compiled by Cython from client.py into an
-# extension of the same name; client.py is its pure-Python twin (see cricket/_select.py).
-CORE_BUILD = _select.use_core_sources(__name__, __path__[0], _core.CORE[__name__])
-
-from .auth import (Authenticator, AuthNone, AuthSys, AuthSysParms, ClientAuth,  # noqa: E402
+from .auth import (Authenticator, AuthNone, AuthSys, AuthSysParms, ClientAuth,
                    NoneAuthenticator, SysAuthenticator)
 from .client import Client, PendingCall
 from .constants import (DEFAULT_MAX_RECORD, AcceptStat, AuthFlavor, AuthStat, MsgType,

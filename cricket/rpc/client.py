@@ -20,6 +20,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from cricket._select import load
+
 from . import message
 from .._env import MAX_POLL_US, poll_us
 from .auth import AuthNone, ClientAuth
@@ -31,6 +33,9 @@ from .sink import ReplySink
 from .transport import Address, connect_socket, parse_address
 
 log = logging.getLogger(__name__)
+
+# The wait for a reply: polled in C without the GIL, or its pure-Python twin.
+wait_readable = load("cricket._cext.socket_poll", "cricket.rpc.socket_poll").wait_readable
 
 Buffers = Sequence[bytes | bytearray | memoryview]
 _MARKED_HEAD = struct.Struct(">7I")     # record mark, xid, CALL, rpcvers 2, prog, vers, proc
@@ -45,7 +50,6 @@ _DIRECT_RECV = 64 * 1024   # a reply with at least this much still to come is re
 # a program that embeds the client with the default SIGPIPE action (native CUDA programs).
 _NOSIGNAL = getattr(socket, "MSG_NOSIGNAL", 0)
 _NOWAIT = _NOSIGNAL | socket.MSG_DONTWAIT
-_PEEK = socket.MSG_PEEK | socket.MSG_DONTWAIT
 _IOV_MAX = 64            # pieces per gathering write (Linux allows 1024; a few suffice)
 
 
@@ -476,22 +480,9 @@ class Client:
         end of the stream are there; the read that follows reports whatever it finds. A reply
         that comes meanwhile is read without the sleep and wake-up of a blocking read. Between
         polls the thread yields its CPU (sched_yield), unless pure spinning was asked for: on a
-        busy machine the server, or whatever else is runnable, then gets the CPU first."""
-        sock, peek = self._sock, self._peek
-        pause = os.sched_yield if self._spin_yields else None
-        clock = time.perf_counter
-        end = clock() + self._spin
-        while True:
-            try:
-                sock.recv_into(peek, 1, _PEEK)      # bytes (or 0 at the end): stop polling
-                return
-            except (BlockingIOError, InterruptedError):
-                if clock() > end:
-                    return
-                if pause is not None:
-                    pause()
-            except OSError:
-                return
+        busy machine the server, or whatever else is runnable, then gets the CPU first
+        (``socket_poll``; the compiled one polls without holding the GIL)."""
+        wait_readable(self._sock, self._peek, self._spin, self._spin_yields)
 
     def _read_until(self, xid: int, xid_bytes: bytes, timeout: float | None) -> bytes:
         """Read records (as the one reading thread) until the reply to ``xid`` arrives."""
