@@ -72,6 +72,8 @@ def _flags_key() -> str:
 
 def cext_extensions() -> list[Extension]:
     return [Extension(f"cricket._cext.{p.stem}", [str(p.relative_to(HERE))],
+                      depends=[str(d.relative_to(HERE)) for d in [HERE / "cricket" / "_cext" / f"{p.stem}.pxd"]
+                               if d.exists()],
                       extra_compile_args=_c_flags(HOT_PATH_OPT))
             for p in sorted((HERE / "cext").glob("*.pyx"))]
 
@@ -113,6 +115,13 @@ def cythonize_all(exts: list[Extension], jobs: int, force: bool) -> None:
     # the cimports, so a change to either (an edit to a .x) rebuilds what uses it.
     options = dict(language_level=3, build_dir="build/cython", nthreads=jobs if jobs > 1 else 0,
                    force=force, quiet=True, include_path=[str(HERE / "cext"), str(HERE)])
+    for ext in exts:
+        # A module's own .pxd (cricket/_cext/NAME.pxd, where Cython finds it by the full module
+        # name) is not among the dependencies cythonize tracks: a newer one drops the C file.
+        pyx = Path(ext.sources[0])
+        own, c_file = HERE / "cricket" / "_cext" / f"{pyx.stem}.pxd", HERE / "build" / "cython" / pyx.with_suffix(".c")
+        if own.exists() and c_file.exists() and own.stat().st_mtime > c_file.stat().st_mtime:
+            c_file.unlink()
     if exts:
         # cythonize returns new Extension objects; build_ext keeps its own (finalized) ones.
         translated = {e.name: e.sources

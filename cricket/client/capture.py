@@ -313,8 +313,7 @@ def hook(face: Face, name: str, capture: Callable[..., int | None]) -> None:
         code = capture(*args)
         return inner(*args) if code is None else code
     guarded.__name__ = guarded.__qualname__ = inner.__name__
-    entry = face.guard(guarded)
-    entry.__wrapped__ = inner          # type: ignore[attr-defined]  (the implementation, as before)
+    entry = face.guard(guarded)        # (its __wrapped__ is ``guarded``: callers of it capture too)
     _HOOKS.append((face, name, original, entry))
 
 
