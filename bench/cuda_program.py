@@ -2,11 +2,16 @@
 one run of it through ``cricket run`` against a real server, its ``NAME VALUE`` output lines."""
 from __future__ import annotations
 
+import argparse
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+from .config import Config, from_env
+from .report import BenchResult
 from .servers import CricketServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,3 +48,32 @@ def figures(exe: Path, server: CricketServer, *args: str) -> dict[str, float]:
             except ValueError:
                 pass
     return out
+
+
+def runs(cfg: Config, progress: Callable[[str], None], res: BenchResult, name: str,
+         *args: str) -> list[dict[str, float]] | None:
+    """``bench/NAME.cu`` built and run ``cfg.repeat`` times (each its own process) on one fresh emu
+    server: the figures of each run, all in seconds (the program prints microseconds). None, with
+    ``res`` marked skipped, where nvcc is missing."""
+    if not shutil.which("nvcc"):
+        res.skipped = f"needs nvcc (CUDA 13) to build bench/{name}.cu"
+        return None
+    server = CricketServer("emu")
+    try:
+        progress(f"nvcc builds bench/{name}.cu")
+        exe = program(name, cfg.build_dir(f"bench_{res.name}"))
+        out = []
+        for r in range(cfg.repeat):
+            progress(f"run {r + 1}/{cfg.repeat}")
+            out.append({k: v * 1e-6 for k, v in figures(exe, server, *args).items()})
+        return out
+    finally:
+        server.stop()
+
+
+def main(measure: Callable[[Config, Callable[[str], None]], BenchResult], doc: str) -> None:
+    """A bench module's command line: ``python -m bench.NAME [--quick]`` prints its table."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    print(measure(from_env(quick=args.quick), lambda msg: print(msg, file=sys.stderr)).markdown())

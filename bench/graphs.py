@@ -8,14 +8,9 @@ and a cudaStreamSynchronize, the median of timed trials, both measured in the sa
 """
 from __future__ import annotations
 
-import argparse
-import shutil
-import sys
-
 from . import cuda_program
-from .config import Config, from_env
+from .config import Config
 from .report import BenchResult, Row
-from .servers import CricketServer
 from .stats import Sample
 
 KERNELS = 100
@@ -23,20 +18,10 @@ KERNELS = 100
 
 def measure(cfg: Config, progress) -> BenchResult:
     res = BenchResult("graphs", f"emu: {KERNELS} small kernels as one graph launch against one by one")
-    if not shutil.which("nvcc"):
-        res.skipped = "needs nvcc (CUDA 13) to build bench/graph_launch.cu"
-        return res
     kernels = 10 if cfg.tiny else KERNELS
-    server = CricketServer("emu")
-    try:
-        progress("nvcc builds bench/graph_launch.cu")
-        exe = cuda_program.program("graph_launch", cfg.build_dir("bench_graphs"))
-        runs = []
-        for r in range(cfg.repeat):
-            progress(f"run {r + 1}/{cfg.repeat}")
-            runs.append({k: v * 1e-6 for k, v in cuda_program.figures(exe, server, str(kernels)).items()})
-    finally:
-        server.stop()
+    runs = cuda_program.runs(cfg, progress, res, "graph_launch", str(kernels))
+    if runs is None:
+        return res
     res.rows.append(Row(f"{kernels} small kernels + stream synchronize: one graph launch",
                         Sample.of([x["graph_us"] for x in runs], "s"),
                         Sample.of([x["one_by_one_us"] for x in runs], "s"), "the same kernels one by one",
@@ -47,12 +32,5 @@ def measure(cfg: Config, progress) -> BenchResult:
     return res
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    print(measure(from_env(quick=args.quick), lambda msg: print(msg, file=sys.stderr)).markdown())
-
-
 if __name__ == "__main__":
-    main()
+    cuda_program.main(measure, __doc__)
