@@ -206,6 +206,30 @@ int main()
     err = cudaStreamBeginCapture(0, cudaStreamCaptureModeGlobal);
     bad += report("the legacy stream cannot be captured", err != cudaErrorStreamCaptureUnsupported);
     (void)cudaGetLastError();
+    // Work on the legacy stream would synchronise with a capturing blocking stream: refused, and
+    // the capture invalidated; a non-blocking stream's capture is not concerned.
+    cudaStream_t blocking, quiet;
+    CHECK(cudaStreamCreate(&blocking));
+    CHECK(cudaStreamBeginCapture(blocking, cudaStreamCaptureModeRelaxed));
+    axpb<<<1, 1>>>(d, 1.0f, 0.0f, 1);
+    err = cudaGetLastError();
+    ended = cudaStreamEndCapture(blocking, &graph);
+    bad += report("legacy-stream work during a blocking stream's capture: cudaErrorStreamCaptureImplicit, "
+                  "the capture invalidated",
+                  err != cudaErrorStreamCaptureImplicit || ended != cudaErrorStreamCaptureInvalidated);
+    (void)cudaGetLastError();
+    CHECK(cudaStreamDestroy(blocking));
+    CHECK(cudaStreamCreateWithFlags(&quiet, cudaStreamNonBlocking));
+    CHECK(cudaStreamBeginCapture(quiet, cudaStreamCaptureModeRelaxed));
+    axpb<<<1, 1>>>(d, 1.0f, 0.0f, 1);
+    err = cudaGetLastError();
+    axpb<<<1, 1, 0, quiet>>>(d, 1.0f, 0.0f, 1);
+    ended = cudaStreamEndCapture(quiet, &graph);
+    bad += report("legacy-stream work during a non-blocking stream's capture runs",
+                  err != cudaSuccess || ended != cudaSuccess);
+    if (ended == cudaSuccess)
+        CHECK(cudaGraphDestroy(graph));
+    CHECK(cudaStreamDestroy(quiet));
 
     CHECK(cudaFree(tmp));
     CHECK(cudaGraphExecDestroy(exec));

@@ -44,6 +44,7 @@ ERR_UNJOINED = CODES["cudaErrorStreamCaptureUnjoined"]
 ERR_WRONG_THREAD = CODES["cudaErrorStreamCaptureWrongThread"]
 ERR_CAPTURED_EVENT = CODES["cudaErrorCapturedEvent"]
 ERR_ILLEGAL_STATE = CODES["cudaErrorIllegalState"]
+ERR_IMPLICIT = CODES["cudaErrorStreamCaptureImplicit"]
 
 _ids = itertools.count(1)
 
@@ -177,10 +178,25 @@ def captured(stream: int, kind: int, params: tuple, empty: bool = False) -> int 
     """A hook's answer for an asynchronous operation on ``stream``: 0 when it became a node (an
     ``empty`` one is dropped), None when the stream does not capture and the operation runs."""
     if of(stream) is None:
+        check_implicit(stream)
         return None
     if not empty:
         add(stream, kind, params)
     return 0
+
+
+def check_implicit(stream: int) -> None:
+    """Work on the legacy stream while a blocking stream (not cudaStreamNonBlocking) captures would
+    depend on the capture: cudaErrorStreamCaptureImplicit, and those captures are invalidated."""
+    if not CAPTURES or rt.stream(stream) != 0:
+        return
+    with _lock:
+        hit = {id(c): c for server, c in CAPTURES.items() if server not in rt.nonblocking}
+        if not hit:
+            return
+        for c in hit.values():
+            c.invalidated = True
+    raise CudaRuntimeError(ERR_IMPLICIT, "work on the legacy stream while a blocking stream captures")
 
 
 def record_event(event: int, stream: int, *flags: int) -> int | None:
@@ -212,7 +228,7 @@ def wait_event(stream: int, event: int, *flags: int) -> int | None:
             if cap is None:
                 if server == 0:
                     ecap.invalidated = True
-                    raise CudaRuntimeError(CODES["cudaErrorStreamCaptureImplicit"],
+                    raise CudaRuntimeError(ERR_IMPLICIT,
                                            "the legacy stream cannot join a capture")
                 CAPTURES[server] = ecap
                 ecap.tails[server] = list(deps)

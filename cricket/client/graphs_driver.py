@@ -59,6 +59,7 @@ def graph_exec_kernel_node_set_params(exec_: int, node: int, *words: int) -> int
 def _launch(func: int, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, shared: int, stream: int,
             args: int, extra: int, *attributes: int) -> int | None:
     if capture.of(stream) is None:
+        capture.check_implicit(stream)
         return None
     return capture.captured(stream, graphs.KERNEL, _kernel(func, gx, gy, gz, bx, by, bz, shared, args, extra))
 
@@ -68,6 +69,7 @@ def _copy(kind: int) -> Callable[..., int | None]:
         if not is_async:
             return capture.check_unsafe()
         if capture.of(stream) is None:
+            capture.check_implicit(stream)
             return None
         return capture.captured(stream, graphs.MEMCPY, (dst, src, count, rt.kind_of(dst, src, kind)), not count)
     return copy

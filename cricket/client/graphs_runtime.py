@@ -79,12 +79,14 @@ def graph_exec_kernel_node_set_params(exec_: int, node: int, func: int, gxy: int
 def _launch(func: int, gxy: int, gz: int, bxy: int, bz: int, args: int, shared: int, stream: int,
             *attributes: int) -> int | None:
     if capture.of(stream) is None:
+        capture.check_implicit(stream)
         return None
     return capture.captured(stream, graphs.KERNEL, _kernel(func, gxy, gz, bxy, bz, shared, args, 0))
 
 
 def _memcpy_async(dst: int, src: int, count: int, kind: int, stream: int) -> int | None:
     if capture.of(stream) is None:
+        capture.check_implicit(stream)
         return None
     return capture.captured(stream, graphs.MEMCPY, (dst, src, count, rt.kind_of(dst, src, kind)), not count)
 
@@ -94,6 +96,7 @@ def _memcpy_2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height:
     if sync:
         return capture.check_unsafe()
     if capture.of(stream) is None:
+        capture.check_implicit(stream)
         return None
     kind = rt.kind_of(dst, src, kind)
     for row in range(height):

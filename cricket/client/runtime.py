@@ -54,6 +54,7 @@ SCHEDULE_MASK = 0x07
 
 # special stream handles of the runtime API
 STREAM_LEGACY, STREAM_PER_THREAD = 1, 2
+STREAM_NON_BLOCKING = 0x1                  # cudaStreamNonBlocking, CU_STREAM_NON_BLOCKING
 
 MAX_INLINE = 4194304                   # CRICKET_MAX_INLINE
 
@@ -158,6 +159,7 @@ class Runtime:
         self.host_registered = self.pinned.registered
         self.mapped_memory = MappedMemory(self)    # mapped pinned memory and its device copies
         self.streams: dict[int, int] = {}          # application handle -> server handle
+        self.nonblocking: set[int] = set()         # server handles of streams made cudaStreamNonBlocking
         self.events: dict[int, int] = {}
         # IPC events (cricket.client.ipc): event -> True when opened from another process, False
         # when exported to one; their records go out at once, waits on opened ones wait here
@@ -279,6 +281,7 @@ class Runtime:
         self.allocation_devices.clear()
         self._alloc_starts.clear()
         self.streams.clear()
+        self.nonblocking.clear()
         self.events.clear()
         self.forget_per_thread_streams()
         self.copies.forget()
@@ -421,6 +424,8 @@ class Runtime:
         """A new server stream; its application handle."""
         conn = self.conn
         server = conn._check(conn._stub.CR_STREAM_CREATE(flags & 0xFFFFFFFF), "cuStreamCreate").handle
+        if flags & STREAM_NON_BLOCKING:
+            self.nonblocking.add(server)
         handle = self.new_handle()
         self.streams[handle] = server
         return handle
@@ -429,6 +434,7 @@ class Runtime:
         """Destroy the server stream ``server`` of application stream ``handle``."""
         self.conn._check(self.conn._stub.CR_STREAM_DESTROY(server), "cuStreamDestroy")
         del self.streams[handle]
+        self.nonblocking.discard(server)
 
     def synchronize_stream(self, handle: int, before: Callable[[], Any] | None = None) -> None:
         server = self.stream(handle)
