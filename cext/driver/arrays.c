@@ -55,19 +55,6 @@ static CUresult copy_box(const uint64_t *dst, const uint64_t *src, int dst_where
                src[4], src[5], src[6], width, height, depth, kind, U(stream), (uint64_t)is_async);
 }
 
-CUresult cricket_drv_copy_2d_arrays(const CUDA_MEMCPY2D *c, CUstream stream, int is_async)
-{
-    uint64_t d[7] = { 0, 0, c->dstPitch, c->Height, c->dstXInBytes, c->dstY, 0 };
-    uint64_t s[7] = { 0, 0, c->srcPitch, c->Height, c->srcXInBytes, c->srcY, 0 };
-    int dw, sw;
-    CUresult rc = copy_side(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstArray, d, &dw);
-    if (rc == CUDA_SUCCESS)
-        rc = copy_side(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcArray, s, &sw);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    return copy_box(d, s, dw, sw, c->WidthInBytes, c->Height, 1, stream, is_async);
-}
-
 static CUresult copy_3d(const CUDA_MEMCPY3D *c, CUstream stream, int is_async)
 {
     if (!c)
@@ -83,6 +70,21 @@ static CUresult copy_3d(const CUDA_MEMCPY3D *c, CUstream stream, int is_async)
     if (rc != CUDA_SUCCESS)
         return rc;
     return copy_box(d, s, dw, sw, c->WidthInBytes, c->Height, c->Depth, stream, is_async);
+}
+
+/* A 2D copy is a 3D copy of depth 1. */
+CUresult cricket_drv_copy_2d_arrays(const CUDA_MEMCPY2D *c, CUstream stream, int is_async)
+{
+    CUDA_MEMCPY3D c3 = {
+        .srcXInBytes = c->srcXInBytes, .srcY = c->srcY, .srcMemoryType = c->srcMemoryType,
+        .srcHost = c->srcHost, .srcDevice = c->srcDevice, .srcArray = c->srcArray, .srcPitch = c->srcPitch,
+        .srcHeight = c->Height,
+        .dstXInBytes = c->dstXInBytes, .dstY = c->dstY, .dstMemoryType = c->dstMemoryType,
+        .dstHost = c->dstHost, .dstDevice = c->dstDevice, .dstArray = c->dstArray, .dstPitch = c->dstPitch,
+        .dstHeight = c->Height,
+        .WidthInBytes = c->WidthInBytes, .Height = c->Height, .Depth = 1,
+    };
+    return copy_3d(&c3, stream, is_async);
 }
 
 CRICKET_DRV_EXPORT CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D *pCopy) { return copy_3d(pCopy, NULL, 0); }
