@@ -72,11 +72,30 @@ def run_probe(driver_lib: Path, body: str, env: dict[str, str] | None = None) ->
 
 
 @pytest.fixture(scope="module")
-def server():
-    """A real cricket server (emu backend) for one test module."""
+def start_server():
+    """Start real cricket servers for one test module (``start_server(backends, **LocalServer
+    options)``); they stop when the module's tests are done."""
     from cricket.client.local_server import LocalServer
-    local = LocalServer(["emu"])
-    try:
-        yield local
-    finally:
+    started = []
+
+    def start(backends: list[str], **options):
+        started.append(LocalServer(backends, **options))
+        return started[-1]
+    yield start
+    for local in started:
         local.stop()
+
+
+@pytest.fixture(scope="module")
+def server(start_server):
+    """A real cricket server (emu backend) for one test module."""
+    return start_server(["emu"])
+
+
+@pytest.fixture(scope="module")
+def vadd_ptx(tmp_path_factory):
+    """PTX of programs/vadd_kernel.cu (nvcc), for the cuda-python programs that launch it."""
+    out = tmp_path_factory.mktemp("vadd") / "vadd.ptx"
+    subprocess.run(["nvcc", "-ptx", "-arch=sm_75", "-o", str(out), str(HERE / "programs" / "vadd_kernel.cu")],
+                   check=True)
+    return out

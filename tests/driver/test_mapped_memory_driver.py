@@ -14,13 +14,6 @@ from .test_driver_end_to_end import PROGRAMS, environment
 pytestmark = pytest.mark.nvcc
 
 
-@pytest.fixture(scope="module")
-def vadd_ptx(tmp_path_factory):
-    out = tmp_path_factory.mktemp("mapped") / "vadd.ptx"
-    subprocess.run(["nvcc", "-ptx", "-arch=sm_75", "-o", str(out), str(PROGRAMS / "vadd_kernel.cu")], check=True)
-    return out
-
-
 def test_driver_api_mapped_memory_is_coherent_with_kernels(driver_dir, server, vadd_ptx):
     pytest.importorskip("cuda.bindings.driver", reason="cuda-python not installed (pip install cuda-python)")
     proc = subprocess.run([sys.executable, str(PROGRAMS / "cuda_python_mapped.py"), str(vadd_ptx)],

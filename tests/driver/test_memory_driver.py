@@ -12,19 +12,13 @@ import sys
 import pytest
 
 from .test_driver_end_to_end import PROGRAMS, environment
-from .test_mapped_memory_driver import vadd_ptx  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.nvcc
 
 
 @pytest.fixture(scope="module")
-def budget_server():
-    from cricket.client.local_server import LocalServer
-    local = LocalServer(["emu"], extra_args=["--session-memory", "4M"])
-    try:
-        yield local
-    finally:
-        local.stop()
+def budget_server(start_server):
+    return start_server(["emu"], extra_args=["--session-memory", "4M"])
 
 
 def _run(program: str, env: dict[str, str], *args: str) -> str:

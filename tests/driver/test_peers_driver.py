@@ -100,13 +100,8 @@ print(json.dumps(out, default=lambda b: b.decode(errors="replace")))
 
 
 @pytest.fixture(scope="module")
-def two_device_server():
-    from cricket.client.local_server import LocalServer
-    local = LocalServer(["emu=devices=2,memory=256M"])
-    try:
-        yield local
-    finally:
-        local.stop()
+def two_device_server(start_server):
+    return start_server(["emu=devices=2,memory=256M"])
 
 
 def test_driver_peers_copies_bus_ids_and_priorities(driver_dir, two_device_server):

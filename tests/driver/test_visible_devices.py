@@ -140,13 +140,9 @@ def test_the_visible_device_is_the_servers(programs, server, server_uuid, cudart
 # ------------------------------------------------------------------ a server with two devices
 
 @pytest.fixture(scope="module")
-def two_device_server():
+def two_device_server(start_server):
     from two_emu_devices import NAMES  # noqa: F401 -- fails here, not in the server, if it broke
-    local = LocalServer(["two_emu_devices:TwoDeviceEmu"], env={"PYTHONPATH": os.pathsep.join((str(HERE), str(ROOT)))})
-    try:
-        yield local
-    finally:
-        local.stop()
+    return start_server(["two_emu_devices:TwoDeviceEmu"], env={"PYTHONPATH": os.pathsep.join((str(HERE), str(ROOT)))})
 
 
 def devices_seen(got: dict[str, str]) -> list[tuple[str, int]]:
