@@ -30,6 +30,19 @@ def multi_server_client_missing() -> str | None:
     return None
 
 
+def one_crossing(runs: list[dict[str, float]], mib: int) -> str:
+    """What a copy that crosses one socket instead of two would reach (server to server, or a
+    client that overlaps the halves of its chunks): the slower half alone, against both halves."""
+    def median(key: str) -> float:
+        values = sorted(r[key] for r in runs)
+        return values[len(values) // 2]
+    moved = mib * MIB
+    dtoh, htod, staged = median(f"dtoh_{mib}"), median(f"htod_{mib}"), median(f"staged_{mib}")
+    return (f"{mib} MiB D→H alone {moved / dtoh:.3g} MB/s, H→D alone {moved / htod:.3g} MB/s, both in turn "
+            f"{moved / staged:.3g} MB/s: one crossing would reach about {moved / max(dtoh, htod):.3g} MB/s "
+            f"({staged / max(dtoh, htod):.2g}× the staged copy; docs/multiserver-copies.md)")
+
+
 def _rows(res: BenchResult, runs: list[dict[str, float]], sizes: list[int], what: str, reference: str,
           goal) -> None:
     for mib in sizes:
@@ -74,6 +87,9 @@ def measure(cfg: Config, progress) -> BenchResult:
         res.notes.append(f"two servers: not measured: {missing}")
     _rows(res, one_server, sizes, "two devices of one server (the copy stays in the server)",
           "D→H + H→D through the client", "—")
+    for label, runs in (("two servers", two_servers), ("one server", one_server)):
+        if runs:
+            res.notes.append(f"{label}, on paper: {one_crossing(runs, sizes[-1])}")
     res.notes.append("bandwidth of the bytes moved once (each figure the median of the program's trials, each "
                      "copy timed until device 1 holds it); host memory pageable; TCP loopback")
     return res

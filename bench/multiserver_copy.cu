@@ -2,9 +2,10 @@
 // bench/multiserver.py. Devices 0 and 1 may be two devices of one server or the devices of two
 // servers (CRICKET_SERVER=a,b). For each size: "peer_MIB": cudaMemcpyPeer from device 0 to
 // device 1; "staged_MIB": cudaMemcpy device 0 → host, then host → device 1 (two single-server
-// copies). Prints "devices N", then "NAME MICROSECONDS" per figure (the median of bench_timing.h's
-// trials, each copy timed until device 1 holds the bytes); checks that the bytes arrived either
-// way and exits 1 with a FAIL line otherwise.
+// copies); "dtoh_MIB" and "htod_MIB": each half of it alone. Prints "devices N", then
+// "NAME MICROSECONDS" per figure (the median of bench_timing.h's trials, each copy timed until
+// device 1 holds the bytes); checks that the bytes arrived either way and exits 1 with a FAIL
+// line otherwise.
 //   multiserver_copy MIB...
 #include <cstdio>
 #include <cstdlib>
@@ -81,6 +82,17 @@ int main(int argc, char **argv)
         }, 3);
         same(pattern, dst, bytes, "the staged copy");
         printf("%s %.3f\n", name, staged);
+
+        // each half alone: what one crossing costs (docs/multiserver-copies.md estimates from them)
+        snprintf(name, sizeof name, "dtoh_%zu", mib);
+        printf("%s %.3f\n", name, median_us([&] {
+            must(cudaMemcpy(host.data(), src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy device 0 to host");
+        }, 3));
+        snprintf(name, sizeof name, "htod_%zu", mib);
+        printf("%s %.3f\n", name, median_us([&] {
+            must(cudaMemcpy(dst, host.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy host to device 1");
+            arrived();
+        }, 3));
         must(cudaFree(src), "cudaFree");
         must(cudaFree(dst), "cudaFree");
     }

@@ -50,6 +50,19 @@ def test_a_placed_session_allocates_and_runs_kernels_in_its_answered_ranges(star
             assert result == [x + y for x, y in zip(a, b)]
 
 
+def test_shared_memory_copies_reach_a_placed_device(start_server):
+    server = start_server("--backend", "emu=devices=2,memory=64M")
+    with connect(server.address, shared_memory=True) as conn:
+        ranges = _place(conn, 4).ranges
+        conn.set_device(1)
+        data = bytes(range(256)) * (16 << 12)           # 4 MiB: large enough for the shared region
+        buf = conn.to_device(data)
+        assert ranges[1].base <= int(buf) < ranges[1].base + ranges[1].size
+        assert buf.to_host() == data
+        stats = conn.session_stats()
+        assert stats.get("calls.memcpy_htod_shm") and stats.get("calls.memcpy_dtoh_shm"), stats
+
+
 def test_peer_access_between_placed_devices_reaches_the_peers_memory(start_server):
     server = start_server("--backend", "emu=devices=2,memory=64M")
     with connect(server.address) as conn:
