@@ -7,7 +7,8 @@ of N MiB from device 0 to device 1 against the same bytes moved by hand, ``cudaM
 host, then host → device 1. On two emu servers (``--server a,b``, one device each) the peer copy
 goes through the client as the hand-made one does (docs/multiserver-copies.md says why it does
 not go server to server); on one server with two devices it stays inside the server, which shows
-what a copy that does not cross the client saves. Both in each run, interleaved.
+what a copy that does not cross the client saves. Both in each run, interleaved; copies stay on
+the socket (``CRICKET_SHM=0``), as between hosts.
 """
 from __future__ import annotations
 
@@ -95,7 +96,8 @@ def measure(cfg: Config, progress) -> BenchResult:
         if runs:
             res.notes.append(f"{label}, on paper: {one_crossing(runs, sizes[-1])}")
     res.notes.append("bandwidth of the bytes moved once (each figure the median of the program's trials, each "
-                     "copy timed until device 1 holds it); host memory pageable; TCP loopback with CRICKET_SHM=0 (copies on the socket, as between hosts)")
+                     "copy timed until device 1 holds it); host memory pageable; TCP loopback with CRICKET_SHM=0 "
+                     "(copies on the socket, as between hosts)")
     return res
 
 
