@@ -425,7 +425,7 @@ def _copy(dst: int, src: int, count: int, kind: int, stream_handle: int, sync: b
     else:
         if sync:
             _synchronizing()
-        rt.conn.memcpy_dtod(dst, src, count, stream=_Stream(stream), sync=bool(sync))
+        rt.dtod(dst, src, count, stream, bool(sync))
     if sync:
         rt.synchronized()               # a blocking copy synchronises: kernels' mapped writes come back
     return SUCCESS
