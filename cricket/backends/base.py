@@ -274,8 +274,18 @@ class Backend(abc.ABC):
     def open_device(self, index: int) -> Device:
         """The device a new session works on. By default every session shares :meth:`device`;
         a backend may give each session its own (``emu`` does: a fault in one session's kernel
-        then leaves the other sessions' devices untouched). Released with :meth:`Device.release`."""
+        then leaves the other sessions' devices untouched). Released with :meth:`Device.release`.
+        A backend whose :meth:`device_ranges` answers ranges also takes ``first=`` (the placement)."""
         return self.device(index)
+
+    def device_ranges(self, first: int) -> list[tuple[int, int]]:
+        """``CR_PLACE_DEVICES``: a program's combined device list (devices of several servers)
+        puts this server's device 0 at index ``first``. A backend that chooses its device
+        addresses itself answers, for each device, the range ``(base, size)`` that all its
+        pointers will lie in when opened with ``open_device(index, first=first)``, the ranges of
+        different ``first`` never overlapping; it raises :class:`BackendError` when it cannot
+        place them there. The default answers none: the driver chooses addresses (``cuda``)."""
+        return []
 
     def p2p_attribute(self, src: int, dst: int, attribute: int) -> int:
         """A CUdevice_P2PAttribute of the link from device ``src`` to ``dst`` (0: no peer access)."""

@@ -502,7 +502,12 @@ class EmuBackend(Backend):
                 self._shared = EmuDevice(self._new_engine_device(), self._properties)
             return self._shared
 
-    def open_device(self, index: int) -> Device:
+    def device_ranges(self, first: int) -> list[tuple[int, int]]:
+        from .emu.memory import DEFAULT_ARENA
+        return emu_devices.placed_ranges(first, len(self.devices()), self._options.get("memory", DEFAULT_ARENA))
+
+    def open_device(self, index: int, first: int = 0) -> Device:
+        """Device ``index`` of a session whose devices were placed at ``first`` (``device_ranges``)."""
         self._check_index(index)
         self._workers.start()             # the zygote imports while the session sets up
-        return EmuDevice(self._new_engine_device(index=index), self.devices()[index])
+        return EmuDevice(self._new_engine_device(index=first + index), self.devices()[index])

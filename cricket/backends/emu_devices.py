@@ -24,6 +24,24 @@ def arena_base(index: int) -> int:
     return GLOBAL_BASE + index * DEVICE_SPAN
 
 
+def placed_ranges(first: int, count: int, arena_size: int) -> list[tuple[int, int]]:
+    """The address ranges of ``count`` devices standing at ``first``.. in a program's combined
+    device list (``CR_PLACE_DEVICES``): device ``i``'s arena starts at ``arena_base(first + i)``
+    and all its pointers lie in the ``DEVICE_SPAN`` bytes from there."""
+    from ..cudafacts import curesult
+    from .base import BackendError
+    if first + count > MAX_DEVICES:
+        raise BackendError(curesult.INVALID_VALUE,
+                           f"cannot place {count} emu device(s) at index {first} of the combined device list: "
+                           f"the emu backend places devices at indices 0 to {MAX_DEVICES - 1} only "
+                           f"(MAX_DEVICES = {MAX_DEVICES}); list this server earlier or give it fewer devices")
+    if arena_size > DEVICE_SPAN:
+        raise BackendError(curesult.INVALID_VALUE,
+                           f"cannot place emu devices whose arenas take {arena_size >> 30} GiB: a placed "
+                           f"arena holds at most {DEVICE_SPAN >> 30} GiB (start the server with a smaller memory=)")
+    return [(arena_base(first + i), DEVICE_SPAN) for i in range(count)]
+
+
 def device_properties(first: DeviceProperties, index: int) -> DeviceProperties:
     """Device ``index`` as HELLO reports it: device 0's properties with its own UUID and PCI bus
     (``cudaDeviceGetPCIBusId`` gives ``0000:BB:00.0``, BB the bus id), the same otherwise."""

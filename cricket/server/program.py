@@ -22,6 +22,7 @@ from . import graphs
 from . import ipc
 from . import vmm
 from . import peer_access
+from . import placement
 from . import service as svc
 from . import shm
 from .limits import MAX_QUEUED_BYTES, MAX_QUEUED_CALLS
@@ -396,6 +397,10 @@ class CricketProgram(Skeleton):
 
     def CR_P2P_ATTRIBUTE(self, a):
         return self._call(P.cr_p2p_attribute_res, peer_access.p2p_attribute, a.src, a.dst, a.attribute, arm="value")
+
+    def CR_PLACE_DEVICES(self, a):
+        return self._call(P.cr_place_res, placement.place_devices, a.first, arm="ranges",
+                          convert=lambda ranges: [P.cr_range(base=b, size=n) for b, n in ranges])
 
     # --- streams and events ----------------------------------------------------------------
 

@@ -167,6 +167,8 @@ class Session:
         self.streams: HandleTable[DeviceObject] = HandleTable("stream")
         self.events: HandleTable[DeviceObject] = HandleTable("event")
         self.open_devices: dict[int, Device] = {}
+        self.placed = False          # CR_PLACE_DEVICES was answered (cricket.server.placement)
+        self.placement = 0           # the combined-list index its devices were placed at (0: none asked)
         self.on_free: list[Callable[[], Any]] = []     # features' state to drop at free_all
         self.async_error: BackendError | None = None
         self.shared_region: Any = None   # the client's shared memory (cricket.server.shm), if attached
@@ -235,7 +237,8 @@ class Session:
             with self._device_lock:
                 device = self.open_devices.get(index)
                 if device is None:
-                    device = self.backend.open_device(index)
+                    device = (self.backend.open_device(index, first=self.placement) if self.placement
+                              else self.backend.open_device(index))
                     if self.memory_account is not None:
                         device.set_memory_account(self.memory_account)
                     if self.kernel_timeout is not None:

@@ -189,6 +189,7 @@ def valid_calls(c: Context) -> dict[str, tuple]:
         "CR_GRAPH_DESTROY": (c.graph,),
         "CR_PEER_ACCESS": (P.cr_peer_access_args(device=0, peer=1, enable=True),),
         "CR_P2P_ATTRIBUTE": (P.cr_p2p_attribute_args(src=0, dst=1, attribute=2),),
+        "CR_PLACE_DEVICES": (P.cr_place_args(first=2),),     # refused: the session has allocated
     }
 
 
