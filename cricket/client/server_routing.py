@@ -82,8 +82,13 @@ class ServerRouting:
         member = self.servers.device_member[device]
         self.current = member
         self.stream_member = None
-        self.rt._conn = session = member.switch(self.servers.devices[device].ordinal)
-        return session
+        if member.broken:
+            # calls answered here (the device count, its properties, cudaSetDevice) still work;
+            # those that reach the lost server fail on its closed connection
+            self.rt._conn = member.session
+        else:
+            self.rt._conn = member.switch(self.servers.devices[device].ordinal)
+        return self.rt._conn
 
     def select_device(self) -> None:
         self.enter(self.rt.thread.device)
@@ -233,7 +238,9 @@ class ServerRouting:
         self.rt.stream(stream)
         member = self.event_members.get(event)
         if member is not None and member is not self.stream_member:
-            self.rt.synchronize_event(event, before=lambda: None)
+            self.rt.synchronize_event(event)     # its copies into host memory landed too
+            log.info("a stream of the server %s waits for an event of the server %s: waited here for "
+                     "the event before queueing more", self.stream_member.address, member.address)
             return
         self.original["stream_wait_event"](stream, event)
 

@@ -11,6 +11,7 @@ memory lies in (``CR_PLACE_DEVICES``), so that a device pointer finds its server
 Two emu servers report the same UUIDs (and PCI ids); CUDA requires a device's UUID to be unique in
 the process, so a UUID already seen earlier in the combined list is replaced by one derived from
 the server's address and ordinal (see :func:`distinct_uuid`); the first holder keeps the real one.
+Their PCI ids repeat as well: a repeated one gets the next free PCI domain (:func:`distinct_pci`).
 The routing itself (which call goes where) is ``server_routing``'s.
 """
 from __future__ import annotations
@@ -24,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cricket.client import visible_devices
+from cricket.cudafacts import device_attributes as A
 from cricket.client.errors import CudaError, SessionUnavailable
 from cricket.rpc.transport import parse_address
 
@@ -72,6 +74,20 @@ def distinct_uuid(uuid: bytes, address: str, ordinal: int) -> bytes:
     return bytes(digest)
 
 
+def distinct_pci(attributes: dict[int, int], taken: set[tuple[int, int, int]]) -> dict[int, int]:
+    """``attributes`` with a PCI domain no earlier device of the combined list has at the same bus
+    and device id (``cudaDeviceGetByPCIBusId`` must find each device): the server's own domain
+    when it is free, else the next free one (two emu servers both report 0000:01:00.0)."""
+    domain = attributes.get(A.PCI_DOMAIN_ID, 0)
+    bus, slot = attributes.get(A.PCI_BUS_ID, 0), attributes.get(A.PCI_DEVICE_ID, 0)
+    while (domain, bus, slot) in taken:
+        domain += 1
+    taken.add((domain, bus, slot))
+    if domain == attributes.get(A.PCI_DOMAIN_ID, 0):
+        return attributes
+    return {**attributes, A.PCI_DOMAIN_ID: domain}
+
+
 @dataclasses.dataclass(eq=False)
 class Member:
     """One server of the list: its session, the combined index of its device 0, the address ranges
@@ -107,13 +123,15 @@ class Servers:
         self.members = members
         combined, owners = [], []
         seen: set[bytes] = set()
+        places: set[tuple[int, int, int]] = set()
         for member in members:
             for device in member.session.server_devices:
                 uuid = bytes(device.uuid)
                 if uuid in seen:
                     uuid = distinct_uuid(uuid, member.address, device.ordinal)
                 seen.add(uuid)
-                combined.append(dataclasses.replace(device, uuid=uuid))
+                combined.append(dataclasses.replace(device, uuid=uuid,
+                                                    attributes=distinct_pci(device.attributes, places)))
                 owners.append(member)
         chosen = visible_devices.visible_indices([d.uuid for d in combined], spec if spec is not None
                                                  else os.environ.get(visible_devices.VARIABLE))

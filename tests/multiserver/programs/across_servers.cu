@@ -122,26 +122,45 @@ static int copies(int a, int b)
     return report("copies between the two devices", bad);
 }
 
+static int seen[256];
+
+static void CUDART_CB snapshot(void *host)          // in sb's order: after a's event
+{
+    memcpy(seen, host, sizeof seen);
+}
+
 static int wait(int a, int b, int rounds)
 {
-    int *out = nullptr;
+    int *out = nullptr, *host = nullptr;
     cudaStream_t sa, sb;
     cudaEvent_t ea, eb;
     CHECK(cudaSetDevice(a));
     CHECK(cudaMalloc(&out, 256 * sizeof(int)));
+    CHECK(cudaMallocHost(&host, 256 * sizeof(int)));
+    memset(host, 0, 256 * sizeof(int));
     CHECK(cudaStreamCreateWithFlags(&sa, cudaStreamNonBlocking));
     CHECK(cudaEventCreateWithFlags(&ea, cudaEventDisableTiming));
     spin<<<1, 256, 0, sa>>>(out, rounds);
+    CHECK(cudaMemcpyAsync(host, out, 256 * sizeof(int), cudaMemcpyDeviceToHost, sa));
     CHECK(cudaEventRecord(ea, sa));
     CHECK(cudaSetDevice(b));
     CHECK(cudaStreamCreateWithFlags(&sb, cudaStreamNonBlocking));
-    CHECK(cudaEventCreateWithFlags(&eb, cudaEventDisableTiming));
     CHECK(cudaStreamWaitEvent(sb, ea, 0));
+    CHECK(cudaLaunchHostFunc(sb, snapshot, host));
+    CHECK(cudaEventCreateWithFlags(&eb, cudaEventDisableTiming));
     CHECK(cudaEventRecord(eb, sb));
     CHECK(cudaEventSynchronize(eb));
+    CHECK(cudaDeviceSynchronize());        // b: no error kept from the wait
     cudaError_t qa = cudaEventQuery(ea);   // eb came after ea in sb: ea is complete
-    printf("after b's event: a's event %s\n", cudaGetErrorName(qa));
-    return report("a stream waits for another server's event", qa != cudaSuccess);
+    int wrong = 0;
+    for (int t = 0; t < 256; ++t) {        // what a's kernel wrote, as the host function saw it
+        int v = t;
+        for (int r = 0; r < rounds; ++r) v = v * 1103515245 + 12345;
+        wrong += seen[t] != v;
+    }
+    printf("after b's event: a's event %s; the host function in b's stream saw %d of 256 values wrong\n",
+           cudaGetErrorName(qa), wrong);
+    return report("a stream waits for another server's event", qa != cudaSuccess || wrong != 0);
 }
 
 static int survive(int lost, int kept)
