@@ -27,11 +27,10 @@ from bisect import bisect_right
 from typing import Any
 
 from cricket.client.errors import ERR_INVALID_HANDLE, ERR_MEMORY, CudaRuntimeError
-from cricket.client.servers import Member, Servers
+from cricket.client.servers import Member, Servers, copy_between
 
 log = logging.getLogger(__name__)
 
-ACROSS_CHUNK = 8 << 20      # bytes held in this process at a time by a copy between two servers
 _DEFAULT_STREAMS = (0, 1, 2)  # 0, cudaStreamLegacy, cudaStreamPerThread: the current device's
 
 
@@ -166,19 +165,14 @@ class ServerRouting:
 
     def copy_across(self, to: Member, dst: int, source: Member, src: int, count: int, stream: int) -> None:
         """A copy between devices of two servers, through this process: device to host from one,
-        host to device to the other, ``ACROSS_CHUNK`` bytes at a time. The stream's earlier work
+        host to device to the other, in chunks (``servers.copy_between``). The stream's earlier work
         comes first and the copy is complete when the call returns (an asynchronous one as well),
         so the stream's later work comes after it, as in CUDA."""
         src_session, dst_session = source.check(), to.check()
         owner = self.stream_member if stream else None
         if owner is not None:
             owner.check()._check(owner.session._stub.CR_STREAM_SYNCHRONIZE(stream), "cuStreamSynchronize")
-        # each side's default stream orders the copy after the work queued there before
-        buffer = memoryview(bytearray(min(count, ACROSS_CHUNK)))
-        for off in range(0, count, ACROSS_CHUNK):
-            n = min(ACROSS_CHUNK, count - off)
-            src_session.memcpy_dtoh(src + off, n, into=buffer[:n])
-            dst_session.memcpy_htod(dst + off, buffer[:n], sync=True)
+        copy_between(dst_session, dst, src_session, src, count)
         self.rt.stats.bytes_dtoh += count
         self.rt.stats.bytes_htod += count
         log.debug("copied %d bytes from %s to %s through this process", count, source.address, to.address)

@@ -31,6 +31,7 @@ from cricket.rpc.transport import parse_address
 
 log = logging.getLogger(__name__)
 
+ACROSS_CHUNK = 8 << 20      # bytes a copy between two servers holds in this process at a time
 MAX_SERVERS = 16            # servers in one list (each has at least one device; CRICKET_MAX_DEVICES is 64)
 MAX_DEVICES = 64            # CRICKET_MAX_DEVICES (cricket.x): the combined index of any device stays below
 
@@ -61,6 +62,18 @@ def parse_servers(text: str) -> list[str]:
                                   "list each server once")
         seen[key] = entry
     return entries
+
+
+def copy_between(dst_session: Any, dst: int, src_session: Any, src: int, count: int) -> None:
+    """Copy ``count`` bytes from device address ``src`` of one server to ``dst`` of another through
+    this process: device to host from the one, host to device to the other, ``ACROSS_CHUNK`` bytes
+    at a time (each side's default stream orders it after the work queued there before). Complete
+    when it returns."""
+    buffer = memoryview(bytearray(min(count, ACROSS_CHUNK)))
+    for off in range(0, count, ACROSS_CHUNK):
+        n = min(ACROSS_CHUNK, count - off)
+        src_session.memcpy_dtoh(src + off, n, into=buffer[:n])
+        dst_session.memcpy_htod(dst + off, buffer[:n], sync=True)
 
 
 def distinct_uuid(uuid: bytes, address: str, ordinal: int) -> bytes:
