@@ -6,6 +6,8 @@
 //             cudaMemcpy with cudaMemcpyDefault between them, the data checked; peer access answers
 //   wait      ARGV[2], ARGV[3]: a slow kernel on device A records an event; a stream of device B
 //             waits for it, then records its own; once B's event is done, A's must be as well
+//   fork      ARGV[2], ARGV[3]: kernels and a copy between the two devices before fork(), in the
+//             child (its own sessions with every server) and in the parent after the child
 //   survive   ARGV[2] (to lose), ARGV[3] (to keep): work on both, "READY", a line on stdin (the
 //             test kills the first one's server meanwhile), then the lost device's calls fail
 //             and the kept device goes on working
@@ -13,6 +15,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "check.h"
 
 __global__ void fill(int *out, int n, int base)
@@ -189,6 +193,38 @@ static int survive(int lost, int kept)
     return report("one server lost, the other's device works", bad);
 }
 
+static int across(const char *who, int a, int b, int base)
+{
+    int *da = filled(a, base), *db = nullptr;
+    CHECK(cudaSetDevice(b));
+    CHECK(cudaMalloc(&db, N * sizeof(int)));
+    CHECK(cudaMemcpyPeer(db, b, da, a, N * sizeof(int)));
+    char what[64];
+    snprintf(what, sizeof what, "%s: device %d from device %d", who, b, a);
+    int bad = check_values(what, db, base);
+    CHECK(cudaFree(db));
+    CHECK(cudaSetDevice(a));
+    CHECK(cudaFree(da));
+    return bad;
+}
+
+static int forked(int a, int b)
+{
+    int bad = across("parent before fork", a, b, 10);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int child = across("child", b, a, 20);
+        fflush(stdout);
+        _exit(child);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    bad |= !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+    bad |= across("parent after the child", a, b, 30);
+    return report("fork with devices of two servers", bad);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "list";
@@ -197,6 +233,7 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "kernels")) return kernels();
     if (!strcmp(mode, "copies")) return copies(a, b);
     if (!strcmp(mode, "wait")) return wait(a, b, argc > 4 ? atoi(argv[4]) : 20000);
+    if (!strcmp(mode, "fork")) return forked(a, b);
     if (!strcmp(mode, "survive")) return survive(a, b);
     printf("FAIL: unknown mode %s\n", mode);
     return 2;
