@@ -232,6 +232,11 @@ def bench_managed(cfg: Config, progress: Progress) -> BenchResult:
     return managed_memory.measure(cfg, progress)
 
 
+def bench_servers(cfg: Config, progress: Progress) -> BenchResult:
+    from bench import multiserver
+    return multiserver.measure(cfg, progress)
+
+
 # ---- fatbin registration --------------------------------------------------------------------------
 
 def _small_library(workdir: Path) -> Path | None:
@@ -502,6 +507,7 @@ BENCHES: dict[str, Callable[[Config, Progress], BenchResult]] = {
     "tls": bench_tls,
     "graphs": bench_graphs,
     "managed": bench_managed,
+    "servers": bench_servers,
 }
 
 
@@ -513,6 +519,7 @@ TITLES = {
     "tls": "RPC-over-TLS against plain TCP",
     "graphs": "A graph of small kernels against the kernels one by one (emu)",
     "managed": "Managed memory round trip against explicit copies (emu)",
+    "servers": "A copy between devices of two servers against two single-server copies (emu)",
 }
 
 

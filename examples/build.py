@@ -89,7 +89,8 @@ EXAMPLES = (
 EXAMPLES += (Example("stream_ordered_memory", ("stream_ordered_memory.cu",)),
              Example("managed_memory", ("managed_memory.cu",)),
              Example("ipc_memory", ("ipc_memory.cu",)),
-             Example("vmm_growable", ("vmm_growable.cu",), driver=True))
+             Example("vmm_growable", ("vmm_growable.cu",), driver=True),
+             Example("split_vector_add", ("split_vector_add.cu",)))
 BY_NAME = {e.name: e for e in EXAMPLES}
 
 

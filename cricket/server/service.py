@@ -177,6 +177,8 @@ class CricketService:
                 len(session.allocations) or len(session.modules)):
             raise BackendError(curesult.INVALID_CONTEXT,
                                "this session already holds resources on another backend: reconnect to switch")
+        if session.backend is not chosen:      # a placement was the other backend's (cricket.server.placement)
+            session.placed, session.placement = False, 0
         session.backend = chosen
         session.greeted = True
         session.backend_type = chosen.type_name or backend

@@ -19,8 +19,12 @@ VADD_PTX = (Path(__file__).resolve().parents[2] / "examples" / "vector_add.ptx")
 N = 256
 
 
+def _place_stub(stub, first: int):
+    return stub.CR_PLACE_DEVICES(P.cr_place_args(first=first))
+
+
 def _place(conn, first: int):
-    return conn._stub.CR_PLACE_DEVICES(P.cr_place_args(first=first))
+    return _place_stub(conn._stub, first)
 
 
 def _vadd(conn, a: list[float], b: list[float]) -> tuple[list[float], list[int]]:
@@ -48,6 +52,19 @@ def test_a_placed_session_allocates_and_runs_kernels_in_its_answered_ranges(star
             result, pointers = _vadd(conn, a, b)
             assert all(lo <= p and p + 4 * N <= hi for p in pointers)
             assert result == [x + y for x, y in zip(a, b)]
+
+
+def test_shared_memory_copies_reach_a_placed_device(start_server):
+    server = start_server("--backend", "emu=devices=2,memory=64M")
+    with connect(server.address, shared_memory=True) as conn:
+        ranges = _place(conn, 4).ranges
+        conn.set_device(1)
+        data = bytes(range(256)) * (16 << 12)           # 4 MiB: large enough for the shared region
+        buf = conn.to_device(data)
+        assert ranges[1].base <= int(buf) < ranges[1].base + ranges[1].size
+        assert buf.to_host() == data
+        stats = conn.session_stats()
+        assert stats.get("calls.memcpy_htod_shm") and stats.get("calls.memcpy_dtoh_shm"), stats
 
 
 def test_peer_access_between_placed_devices_reaches_the_peers_memory(start_server):
@@ -115,3 +132,29 @@ def test_a_cuda_server_answers_no_ranges_and_keeps_serving(cuda_server):
         assert reply.status == 0 and list(reply.ranges) == []
         data = bytes(range(256)) * 16
         assert gpu.to_device(data).to_host() == data
+
+
+def test_a_new_backend_by_hello_drops_the_placement(start_server):
+    from cricket.protocol import SyncClient
+    from cricket.rpc import Client
+    server = start_server("--backend", "emu=memory=64M", "--backend", "plugin_backend:HostMemoryBackend")
+
+    def hello(stub, backend: str) -> None:
+        reply = stub.CR_HELLO(P.cr_hello_args(protocol=P.CRICKET_PROTOCOL, client="t", token="", backend=backend))
+        assert reply.status == 0, reply
+
+    with Client(server.address) as rpc:
+        stub = SyncClient(rpc)
+        hello(stub, "emu")
+        assert _place_stub(stub, 3).status == 0
+        hello(stub, "hostmem")                           # a backend that places nothing
+        alloc = stub.CR_MEM_ALLOC(4096)
+        assert alloc.status == 0, alloc
+    with Client(server.address) as rpc:
+        stub = SyncClient(rpc)
+        hello(stub, "hostmem")
+        first = _place_stub(stub, 3)
+        assert first.status == 0 and list(first.ranges) == []
+        hello(stub, "emu")
+        reply = _place_stub(stub, 2)                     # the new backend's placement is its own
+        assert reply.status == 0 and len(reply.ranges) == 1, reply
