@@ -59,3 +59,12 @@ def test_visible_devices_apply_to_the_combined_list(servers, across_servers, run
     res = run_across(addresses, across_servers, "kernels", env={"CUDA_VISIBLE_DEVICES": "1,2"})
     assert res.returncode == 0 and "device 1 kernel: 0 of 65536 wrong" in res.stdout, res.stdout + res.stderr
     assert "device 2 kernel" not in res.stdout
+
+
+@pytest.mark.nvcc
+def test_two_threads_on_devices_of_two_servers(servers, across_servers, run_across):
+    """Each host thread's calls go to its own device's server, while the other thread's go to the
+    other server."""
+    res = run_across([s.address for s in servers], across_servers, "threads", 0, 2)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "thread on device 0: 0 wrong; thread on device 2: 0 wrong" in res.stdout

@@ -8,12 +8,15 @@
 //             waits for it, then records its own; once B's event is done, A's must be as well
 //   fork      ARGV[2], ARGV[3]: kernels and a copy between the two devices before fork(), in the
 //             child (its own sessions with every server) and in the parent after the child
+//   threads   ARGV[2], ARGV[3]: two host threads, one per device, each allocating, launching,
+//             copying back and checking in a loop at the same time
 //   survive   ARGV[2] (to lose), ARGV[3] (to keep): work on both, "READY", a line on stdin (the
 //             test kills the first one's server meanwhile), then the lost device's calls fail
 //             and the kept device goes on working
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -225,6 +228,29 @@ static int forked(int a, int b)
     return report("fork with devices of two servers", bad);
 }
 
+static int threads(int a, int b)
+{
+    int bad[2] = {0, 0};
+    auto work = [&](int slot, int device) {
+        for (int round = 0; round < 8; ++round) {
+            int base = 100000 * (slot + 1) + round;
+            int *d = filled(device, base);
+            std::vector<int> h(N);
+            CHECK(cudaMemcpy(h.data(), d, N * sizeof(int), cudaMemcpyDeviceToHost));
+            for (int i = 0; i < N; ++i) bad[slot] += h[i] != base + i;
+            CHECK(cudaFree(d));
+            int current = -1;
+            CHECK(cudaGetDevice(&current));
+            bad[slot] += current != device;
+        }
+    };
+    std::thread t0(work, 0, a), t1(work, 1, b);
+    t0.join();
+    t1.join();
+    printf("thread on device %d: %d wrong; thread on device %d: %d wrong\n", a, bad[0], b, bad[1]);
+    return report("two threads on devices of two servers", bad[0] || bad[1]);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "list";
@@ -234,6 +260,7 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "copies")) return copies(a, b);
     if (!strcmp(mode, "wait")) return wait(a, b, argc > 4 ? atoi(argv[4]) : 20000);
     if (!strcmp(mode, "fork")) return forked(a, b);
+    if (!strcmp(mode, "threads")) return threads(a, b);
     if (!strcmp(mode, "survive")) return survive(a, b);
     printf("FAIL: unknown mode %s\n", mode);
     return 2;
