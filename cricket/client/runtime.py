@@ -262,7 +262,7 @@ class Runtime:
             self.servers = Servers.open(addresses, lambda address: Session(
                 address, backend=backend, timeout=_timeout(), all_devices=True))
         except (ServerListError, SessionUnavailable) as exc:
-            self._broken = f"CRICKET_SERVER: {exc}" if isinstance(exc, ServerListError) else exc.message
+            self._broken = f"CRICKET_SERVER: {exc}" if isinstance(exc, ServerListError) else str(exc)
             log.error("%s; CUDA calls fail with cudaErrorDevicesUnavailable", self._broken)
             raise SessionUnavailable(self._broken) from exc
         servers = self.servers

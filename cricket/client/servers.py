@@ -179,7 +179,12 @@ class Servers:
                                          f"at most {MAX_DEVICES} fit one process's device list")
             servers = cls(members)
             for member in members:
-                servers.place(member)
+                try:
+                    servers.place(member)
+                except CudaError as exc:
+                    raise SessionUnavailable(f"the cricket server at {member.address} cannot place its "
+                                             f"devices at index {member.first} of the combined list: "
+                                             f"{exc.message}") from exc
         except BaseException:
             for member in members:
                 member.session.close()
