@@ -20,6 +20,8 @@ import dataclasses
 import hashlib
 import logging
 import os
+import queue
+import threading
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -31,7 +33,8 @@ from cricket.rpc.transport import parse_address
 
 log = logging.getLogger(__name__)
 
-ACROSS_CHUNK = 8 << 20      # bytes a copy between two servers holds in this process at a time
+ACROSS_CHUNK = 4 << 20      # a copy between two servers moves this many bytes per step
+ACROSS_BUFFERS = 2          # ... through this many buffers: the memory it holds in this process
 MAX_SERVERS = 16            # servers in one list (each has at least one device; CRICKET_MAX_DEVICES is 64)
 MAX_DEVICES = 64            # CRICKET_MAX_DEVICES (cricket.x): the combined index of any device stays below
 
@@ -66,14 +69,48 @@ def parse_servers(text: str) -> list[str]:
 
 def copy_between(dst_session: Any, dst: int, src_session: Any, src: int, count: int) -> None:
     """Copy ``count`` bytes from device address ``src`` of one server to ``dst`` of another through
-    this process: device to host from the one, host to device to the other, ``ACROSS_CHUNK`` bytes
-    at a time (each side's default stream orders it after the work queued there before). Complete
-    when it returns."""
-    buffer = memoryview(bytearray(min(count, ACROSS_CHUNK)))
-    for off in range(0, count, ACROSS_CHUNK):
-        n = min(ACROSS_CHUNK, count - off)
-        src_session.memcpy_dtoh(src + off, n, into=buffer[:n])
-        dst_session.memcpy_htod(dst + off, buffer[:n], sync=True)
+    this process: device to host from the one, host to device to the other, in chunks of
+    ``ACROSS_CHUNK`` (each side's default stream orders it after the work queued there before).
+    Above one chunk it is pipelined: a helper thread fetches the next chunk from the source while
+    this thread sends the last one, through ``ACROSS_BUFFERS`` buffers (the memory it holds).
+    Complete when it returns; the first failure of either side is raised."""
+    if count <= ACROSS_CHUNK:
+        buffer = memoryview(bytearray(count))
+        src_session.memcpy_dtoh(src, count, into=buffer)
+        dst_session.memcpy_htod(dst, buffer, sync=True)
+        return
+    free: queue.Queue = queue.Queue()
+    full: queue.Queue = queue.Queue()
+    for _ in range(ACROSS_BUFFERS):
+        free.put(memoryview(bytearray(ACROSS_CHUNK)))
+
+    def fetch() -> None:
+        try:
+            for off in range(0, count, ACROSS_CHUNK):
+                buffer = free.get()
+                if buffer is None:          # the sending side failed: stop
+                    return
+                n = min(ACROSS_CHUNK, count - off)
+                src_session.memcpy_dtoh(src + off, n, into=buffer[:n])
+                full.put((off, n, buffer))
+        except BaseException as exc:        # handed to the sending side, which raises it
+            full.put(exc)
+
+    reader = threading.Thread(target=fetch, name="cricket-copy-across", daemon=True)
+    reader.start()
+    try:
+        for _ in range(0, count, ACROSS_CHUNK):
+            item = full.get()
+            if isinstance(item, BaseException):
+                raise item
+            off, n, buffer = item
+            dst_session.memcpy_htod(dst + off, buffer[:n], sync=True)
+            free.put(buffer)
+    except BaseException:
+        free.put(None)
+        raise
+    finally:
+        reader.join()
 
 
 def distinct_uuid(uuid: bytes, address: str, ordinal: int) -> bytes:
