@@ -32,14 +32,17 @@ def program(name: str, workdir: Path) -> Path:
     return exe
 
 
-def figures(exe: Path, server: CricketServer | str, *args: str) -> dict[str, float]:
-    """Run ``exe`` through ``cricket run`` on ``server`` (or an address: several, ``a,b``); the
-    figures it prints, one ``NAME VALUE`` a line."""
+def figures(exe: Path, server: CricketServer | str, *args: str,
+            env: dict[str, str] | None = None) -> dict[str, float]:
+    """Run ``exe`` through ``cricket run`` on ``server`` (or an address: several, ``a,b``), in this
+    environment less its ``CRICKET_`` variables, plus ``env``; the figures it prints, one
+    ``NAME VALUE`` a line."""
     address = server if isinstance(server, str) else server.address
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CRICKET_")}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    full = {k: v for k, v in os.environ.items() if not k.startswith("CRICKET_")}
+    full.update(env or {})
+    full["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), full.get("PYTHONPATH", "")) if p)
     r = subprocess.run([sys.executable, "-m", "cricket", "run", "--server", address, "--", str(exe), *args],
-                       capture_output=True, text=True, env=env, timeout=600)
+                       capture_output=True, text=True, env=full, timeout=600)
     if r.returncode:
         raise RuntimeError(f"{exe.name} failed:\n{r.stdout}\n{r.stderr[-1500:]}")
     out = {}

@@ -7,7 +7,8 @@ of N MiB from device 0 to device 1 against the same bytes moved by hand, ``cudaM
 host, then host → device 1. On two emu servers (``--server a,b``, one device each) the peer copy
 goes through the client as the hand-made one does (docs/multiserver-copies.md says why it does
 not go server to server); on one server with two devices it stays inside the server, which shows
-what a copy that does not cross the client saves. Both in each run, interleaved.
+what a copy that does not cross the client saves. Both in each run, interleaved; copies stay on
+the socket (``CRICKET_SHM=0``), as between hosts.
 """
 from __future__ import annotations
 
@@ -18,9 +19,12 @@ from . import cuda_program
 from .config import MIB, Config
 from .report import BenchResult, Row
 from .servers import CricketServer
-from .stats import Sample
+from .stats import Sample, fmt
 
 ARENA = "memory=256M"
+# Copies on the socket, as between hosts: the servers here share the client's host, where copies
+# would otherwise take shared memory (cricket.client.shm).
+SOCKET_ONLY = {"CRICKET_SHM": "0"}
 
 
 def multi_server_client_missing() -> str | None:
@@ -36,11 +40,12 @@ def one_crossing(runs: list[dict[str, float]], mib: int) -> str:
     def median(key: str) -> float:
         values = sorted(r[key] for r in runs)
         return values[len(values) // 2]
-    moved = mib * MIB
+    def rate(us: float) -> str:
+        return fmt(Sample.of([mib * MIB / (us * 1e-6)], "B/s"))
     dtoh, htod, staged = median(f"dtoh_{mib}"), median(f"htod_{mib}"), median(f"staged_{mib}")
-    return (f"{mib} MiB D→H alone {moved / dtoh:.3g} MB/s, H→D alone {moved / htod:.3g} MB/s, both in turn "
-            f"{moved / staged:.3g} MB/s: one crossing would reach about {moved / max(dtoh, htod):.3g} MB/s "
-            f"({staged / max(dtoh, htod):.2g}× the staged copy; docs/multiserver-copies.md)")
+    return (f"{mib} MiB D→H alone {rate(dtoh)}, H→D alone {rate(htod)}, both in turn {rate(staged)}: one "
+            f"crossing would reach about {rate(max(dtoh, htod))} ({staged / max(dtoh, htod):.2g}× the staged "
+            "copy; docs/multiserver-copies.md)")
 
 
 def _rows(res: BenchResult, runs: list[dict[str, float]], sizes: list[int], what: str, reference: str,
@@ -74,9 +79,9 @@ def measure(cfg: Config, progress) -> BenchResult:
             if missing is None:
                 progress(f"two servers, run {r + 1}/{cfg.repeat}")
                 pair = ",".join(s.address for s in started[1:])
-                two_servers.append(cuda_program.figures(exe, pair, *args))
+                two_servers.append(cuda_program.figures(exe, pair, *args, env=SOCKET_ONLY))
             progress(f"one server with two devices, run {r + 1}/{cfg.repeat}")
-            one_server.append(cuda_program.figures(exe, started[0], *args))
+            one_server.append(cuda_program.figures(exe, started[0], *args, env=SOCKET_ONLY))
     finally:
         for server in started:
             server.stop()
@@ -91,7 +96,8 @@ def measure(cfg: Config, progress) -> BenchResult:
         if runs:
             res.notes.append(f"{label}, on paper: {one_crossing(runs, sizes[-1])}")
     res.notes.append("bandwidth of the bytes moved once (each figure the median of the program's trials, each "
-                     "copy timed until device 1 holds it); host memory pageable; TCP loopback")
+                     "copy timed until device 1 holds it); host memory pageable; TCP loopback with CRICKET_SHM=0 "
+                     "(copies on the socket, as between hosts)")
     return res
 
 
