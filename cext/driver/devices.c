@@ -84,7 +84,9 @@ static int load_stream(FILE *f, const char *path, struct cricket_drv_snapshot *s
     struct cricket_drv_device *d = NULL;
     while (rc == 0 && fgets(line, sizeof line, f)) {
         lineno++;
-        char *hash = strchr(line, '#');
+        /* '#' starts a comment in a file; the server's snapshot has none, and a device name may
+         * hold one (the emu backend's second device is "... #1") */
+        char *hash = from_server ? NULL : strchr(line, '#');
         if (hash)
             *hash = 0;
         char *key = line;

@@ -287,14 +287,70 @@ class Connection(Session):
         return Event(self, self._check(self._stub.CR_EVENT_CREATE(flags), "cuEventCreate").handle)
 
 
+class ServerGroup:
+    """The servers of a list (``connect("a:7391,b:7391")``), their devices as one list in the order
+    the list names them, ``CUDA_VISIBLE_DEVICES`` applied to it (``cricket.client.servers``).
+    :meth:`device` gives the connection that runs a device's work; buffers, modules, streams and
+    events belong to the connection they were made on; :meth:`copy` copies between any two."""
+
+    def __init__(self, servers: Any) -> None:
+        self.servers = servers
+        self.devices: list[Device] = servers.devices
+        self.connections: list[Connection] = [m.session for m in servers.members]
+
+    def device(self, index: int) -> Connection:
+        """The connection of device ``index`` (of :attr:`devices`), switched to that device."""
+        if not 0 <= index < len(self.devices):
+            raise CudaError(curesult.INVALID_DEVICE, f"device {index} does not exist "
+                            f"({len(self.devices)} device(s) on {len(self.connections)} servers)", "cuDeviceGet")
+        member = self.servers.device_member[index]
+        ordinal = self.devices[index].ordinal
+        member.session.set_device(ordinal)        # its own devices are all visible to it, in order
+        member.current = ordinal
+        return member.session
+
+    def copy(self, dst: DeviceBuffer, src: DeviceBuffer, size: int | None = None) -> None:
+        """Copy ``size`` bytes (default: all of ``src``) between two buffers of any devices: on the
+        server when both are its, else through this process (synchronising)."""
+        from .servers import copy_between
+        size = src.size if size is None else size
+        if size > min(src.size, dst.size):
+            raise ValueError(f"copy of {size} bytes between buffers of {src.size} and {dst.size}")
+        if dst.conn is src.conn:
+            dst.conn.memcpy_dtod(dst, src, size)
+        else:
+            copy_between(dst.conn, int(dst), src.conn, int(src), size)
+
+    def close(self) -> None:
+        self.servers.close()
+
+    def __enter__(self) -> ServerGroup:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def connect_servers(addresses: str | Sequence[str], *, token: str | None = None, backend: str = "",
+                    timeout: float | None = None) -> ServerGroup:
+    """Connect to every server of a list (``"a:7391,b:7391,/run/cricket.sock"`` or a sequence)."""
+    from .servers import Servers, parse_servers
+    listed = parse_servers(addresses if isinstance(addresses, str) else ",".join(addresses))
+    return ServerGroup(Servers.open(listed, lambda address: Connection(
+        address, token=token, backend=backend, timeout=timeout, all_devices=True)))
+
+
 def connect(address: str | tuple[str, int] | None = None, *, token: str | None = None,
             backend: str = "", timeout: float | None = None, local_backends: list[str] | None = None,
-            shared_memory: bool | None = None) -> Connection:
+            shared_memory: bool | None = None) -> Connection | ServerGroup:
     """Connect to a cricket server at ``host:port`` or a Unix socket path (default
     ``$CRICKET_SERVER``). With no address at all, start an embedded server (the best backend here,
     or ``local_backends``) that stops when the connection is closed. ``shared_memory=False`` keeps
-    copies on the socket even with a server on this host (default: ``CRICKET_SHM`` decides)."""
+    copies on the socket even with a server on this host (default: ``CRICKET_SHM`` decides).
+    Several addresses separated by commas: a :class:`ServerGroup` (:func:`connect_servers`)."""
     address = address or os.environ.get("CRICKET_SERVER") or None
+    if isinstance(address, str) and "," in address:
+        return connect_servers(address, token=token, backend=backend, timeout=timeout)
     if address is None:
         from .local_server import LocalServer
         local = LocalServer(local_backends)

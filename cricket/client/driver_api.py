@@ -472,7 +472,7 @@ def _copy(kind: int, dst: int, src: int, count: int, stream_handle: int, is_asyn
         else:
             rt.defer_dtoh(rt.dtoh_start(dst, src, count, stream), dst, count)
     else:
-        rt.conn.memcpy_dtod(dst, src, count, stream=_Stream(stream), sync=sync)
+        rt.dtod(dst, src, count, stream, sync)
     if not is_async:
         rt.synchronized()               # a blocking copy synchronises: kernels' mapped writes come back
     return SUCCESS

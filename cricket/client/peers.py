@@ -29,19 +29,30 @@ def _exists(device: int) -> bool:
 
 
 def p2p_value(attribute: int, src: int, dst: int) -> int:
-    """The server's value of a CUdevice_P2PAttribute between two visible devices (raises its error)."""
+    """The server's value of a CUdevice_P2PAttribute between two visible devices (raises its error);
+    0 for every attribute between devices of two servers (``CRICKET_SERVER`` listing several):
+    no kernel reaches another server's memory."""
     from cricket.client.session import check
     from cricket.protocol import gen as P
-    res = rt.conn._stub.CR_P2P_ATTRIBUTE(P.cr_p2p_attribute_args(
+    if not rt.same_server(src, dst):
+        return 0
+    res = rt.device_session(src)._stub.CR_P2P_ATTRIBUTE(P.cr_p2p_attribute_args(
         src=rt.devices[src].ordinal, dst=rt.devices[dst].ordinal, attribute=attribute))
     return check(res, "cuDeviceGetP2PAttribute").value
 
 
 def set_access(device: int, peer: int, enable: bool) -> None:
-    """Enable (or disable) access of visible ``device``'s kernels to ``peer``'s memory."""
+    """Enable (or disable) access of visible ``device``'s kernels to ``peer``'s memory; between
+    devices of two servers, CUDA_ERROR_PEER_ACCESS_UNSUPPORTED (cudaDeviceCanAccessPeer says 0)."""
+    from cricket.client.errors import CudaError
     from cricket.client.session import check
+    from cricket.cudafacts import curesult
     from cricket.protocol import gen as P
-    res = rt.conn._stub.CR_PEER_ACCESS(P.cr_peer_access_args(
+    if not rt.same_server(device, peer):
+        raise CudaError(curesult.PEER_ACCESS_UNSUPPORTED, f"devices {device} and {peer} are on two cricket "
+                        "servers: no peer access between them (copies work)",
+                        "cuCtxEnablePeerAccess" if enable else "cuCtxDisablePeerAccess")
+    res = rt.device_session(device)._stub.CR_PEER_ACCESS(P.cr_peer_access_args(
         device=rt.devices[device].ordinal, peer=rt.devices[peer].ordinal, enable=enable))
     check(res, "cuCtxEnablePeerAccess" if enable else "cuCtxDisablePeerAccess")
 
@@ -59,9 +70,12 @@ def can_access_peer(can_access: int, device: int, peer: int) -> int:
 
 
 def _peer_of_current(peer: int) -> int:
-    """The checks enabling and disabling share: a device that exists and is not the current one."""
+    """The checks enabling and disabling share: a device that exists, is not the current one, and
+    the current one can access (cudaErrorInvalidDevice otherwise, as the runtime API documents;
+    devices of two servers cannot)."""
     peer = _i32(peer)
-    return SUCCESS if _exists(peer) and peer != rt.thread.device else ERR_INVALID_DEVICE
+    ok = _exists(peer) and peer != rt.thread.device and rt.same_server(rt.thread.device, peer)
+    return SUCCESS if ok else ERR_INVALID_DEVICE
 
 
 @implements(RUNTIME_API, "cudaDeviceEnablePeerAccess")

@@ -56,8 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EXAMPLES
     parser.add_argument("--server", metavar="ADDR", default=os.environ.get("CRICKET_SERVER"),
-                        help="HOST:PORT or Unix socket path of a running cricket server "
-                             "(default $CRICKET_SERVER; none: start a local one)")
+                        help="HOST:PORT or Unix socket path of a running cricket server, or several "
+                             "separated by commas (their devices as one list); default "
+                             "$CRICKET_SERVER; none: start a local one")
     parser.add_argument("--backend", metavar="NAME", default=os.environ.get("CRICKET_BACKEND", ""),
                         help="backend to run on (emu, cuda); default: the server's best")
     parser.add_argument("--stats", action="store_true",
@@ -173,9 +174,9 @@ def _run(command: list[str], server: str | None, backend: str, stats: bool, forw
     local = relay = None
     started = time.monotonic()
     if server:
-        from cricket.rpc.transport import parse_address
+        from cricket.client.servers import parse_servers
         try:
-            parse_address(server)
+            parse_servers(server)
         except ValueError as exc:
             raise RunError(f"--server: {exc}") from None
     if not server:

@@ -143,6 +143,11 @@ class Runtime:
         self._conn: Any = None
         self._pid = os.getpid()
         self._broken: str | None = None
+        # CRICKET_SERVER listing several servers: their sessions and combined device list
+        # (cricket.client.servers), and the routing installed over this object's methods
+        # (cricket.client.server_routing); None with one server
+        self.servers: Any = None
+        self.routing: Any = None
         self.no_device = ""                        # why no device is visible (CUDA_VISIBLE_DEVICES)
         self._stream_epoch = 0                     # bumped when per-thread streams are gone (reset, fork)
         self.thread = _ThreadState(self)
@@ -208,6 +213,8 @@ class Runtime:
         address = os.environ.get("CRICKET_SERVER") or None
         backend = os.environ.get("CRICKET_BACKEND", "")
         local = None
+        if address is not None and "," in address:
+            return self._connect_servers(address, backend)
         try:
             if address is None:
                 # No server named: start one of our own, without this shim preloaded into it.
@@ -243,6 +250,38 @@ class Runtime:
             log.warning("%s: CUDA calls fail with cudaErrorNoDevice", self.no_device)
             raise CudaRuntimeError(ERR_NO_DEVICE, self.no_device)
 
+    def _connect_servers(self, text: str, backend: str) -> None:
+        """``CRICKET_SERVER`` lists several servers: a session with each, their devices as one list
+        (``cricket.client.servers``), and every call routed to its device's, pointer's, stream's or
+        event's server (``cricket.client.server_routing``)."""
+        from cricket.client.server_routing import ServerRouting
+        from cricket.client.servers import Servers, ServerListError, parse_servers
+        from cricket.client.session import Session
+        try:
+            addresses = parse_servers(text)
+            self.servers = Servers.open(addresses, lambda address: Session(
+                address, backend=backend, timeout=_timeout(), all_devices=True))
+        except (ServerListError, SessionUnavailable) as exc:
+            self._broken = f"CRICKET_SERVER: {exc}" if isinstance(exc, ServerListError) else str(exc)
+            log.error("%s; CUDA calls fail with cudaErrorDevicesUnavailable", self._broken)
+            raise SessionUnavailable(self._broken) from exc
+        servers = self.servers
+        for member in servers.members:
+            apply_schedule(member.session._rpc, self.schedule)
+        self.routing = ServerRouting(self, servers)
+        self.routing.install()
+        self.multi_device = True                   # every call goes to its device's server
+        log.info("connected to %d servers (%s), %d device(s) together", len(servers.members),
+                 ", ".join(f"{m.address}: {m.session.backend}, {len(m.session.server_devices)}"
+                           for m in servers.members), len(servers.devices))
+        if not servers.devices:
+            self._conn = servers.members[0].session
+            self.no_device = (f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')!r} shows none "
+                              f"of the servers' {len(servers.all_devices)} device(s)")
+            log.warning("%s: CUDA calls fail with cudaErrorNoDevice", self.no_device)
+            raise CudaRuntimeError(ERR_NO_DEVICE, self.no_device)
+        self.routing.enter(self.thread.device if self.thread.device < len(servers.devices) else 0)
+
     def _stop_embedded(self, local: Any) -> None:
         """At exit: the server this process started must not outlive it."""
         if self._pid != os.getpid():
@@ -259,6 +298,9 @@ class Runtime:
         next call opens a session of its own."""
         if self._pid != os.getpid():
             self._conn = None
+            if self.routing is not None:         # the child opens sessions of its own with every server
+                self.routing.uninstall()
+                self.servers = self.routing = None
             # a lock held by a thread that does not exist in the child would never be released
             self._lock = threading.RLock()
             self.pinned.forked()
@@ -307,7 +349,12 @@ class Runtime:
             logger.debug("%s: %s", name, exc)
 
     def lost(self, exc: BaseException) -> None:
-        """The connection failed: every later call fails at once instead of waiting."""
+        """The connection failed: every later call fails at once instead of waiting (with several
+        servers, every later call to the lost server's devices)."""
+        if self.routing is not None:
+            if error_source(exc)[0] == "connection":
+                self.routing.lost(exc)
+            return
         if error_source(exc)[0] == "connection" and not self._broken:
             self._broken = f"the connection to the cricket server was lost ({exc})"
             log.error("%s; CUDA calls now fail with cudaErrorDevicesUnavailable", self._broken)
@@ -367,17 +414,18 @@ class Runtime:
         if conn is None or self._broken or streams.epoch != self._stream_epoch:
             return
         with self._lock:
-            mine = [s for s in streams.values() if s in self.per_thread_streams]
-            self.per_thread_streams.difference_update(mine)
-        for server in mine:
+            mine = [(d, s) for d, s in streams.items() if s in self.per_thread_streams]
+            self.per_thread_streams.difference_update(s for _, s in mine)
+        for device, server in mine:
             try:
+                conn = self.device_session(device)
                 conn._check(conn._stub.CR_STREAM_DESTROY(server), "cuStreamDestroy")
             except Exception as exc:      # the thread is gone; say what was left behind
                 self.lost(exc)
                 log.debug("per-thread stream %#x of an exited thread: %s", server, exc)
                 return
         log.debug("a host thread exited: its per-thread stream(s) %s destroyed",
-                  ", ".join(f"{s:#x}" for s in mine))
+                  ", ".join(f"{s:#x}" for _, s in mine))
 
     def forget_per_thread_streams(self) -> list[int]:
         """Drop every thread's per-thread stream (each thread creates a new one at its next use);
@@ -402,6 +450,34 @@ class Runtime:
         conn = self._conn
         if conn is not None:
             apply_schedule(conn._rpc, schedule)
+
+    # Where a call goes. With one server: its session. With several, ``server_routing`` puts its
+    # own versions of these over them on this object (and of the copies' hot paths below).
+
+    def pointer_session(self, ptr: int) -> Any:
+        """The session of the server holding device address ``ptr``."""
+        return self.conn
+
+    def stream_session(self, handle: int) -> Any:
+        """The session of the server holding application stream ``handle``."""
+        return self.conn
+
+    def event_session(self, handle: int) -> Any:
+        """The session of the server holding application event ``handle``."""
+        return self.conn
+
+    def device_session(self, device: int) -> Any:
+        """The session of the server holding ``device`` (an ordinal of this process)."""
+        return self.conn
+
+    def same_server(self, device: int, peer: int) -> bool:
+        """True when the two devices (ordinals of this process) are on one server."""
+        return True
+
+    def copy_route(self, ptr: int, stream: int, sync: bool) -> tuple[Any, int, bool]:
+        """(session, server stream, sync) for a copy or memset at device address ``ptr`` in
+        server stream ``stream``."""
+        return self.conn, stream, sync
 
     def select_device(self) -> None:
         """Switch the server session to the calling thread's device if it is on another one
@@ -432,19 +508,22 @@ class Runtime:
 
     def destroy_stream(self, handle: int, server: int) -> None:
         """Destroy the server stream ``server`` of application stream ``handle``."""
-        self.conn._check(self.conn._stub.CR_STREAM_DESTROY(server), "cuStreamDestroy")
+        conn = self.stream_session(handle)
+        conn._check(conn._stub.CR_STREAM_DESTROY(server), "cuStreamDestroy")
         del self.streams[handle]
         self.nonblocking.discard(server)
 
     def synchronize_stream(self, handle: int, before: Callable[[], Any] | None = None) -> None:
         server = self.stream(handle)
         (before or self.drain)()
-        self.conn._check(self.conn._stub.CR_STREAM_SYNCHRONIZE(server), "cuStreamSynchronize")
+        conn = self.stream_session(handle)
+        conn._check(conn._stub.CR_STREAM_SYNCHRONIZE(server), "cuStreamSynchronize")
         self.synchronized()
 
     def query_stream(self, handle: int, before: Callable[[], Any] | None = None) -> int:
         """The server's status of the stream (0 done, else the error); ``before`` runs when done."""
-        res = self.conn._stub.CR_STREAM_QUERY(self.stream(handle))
+        server = self.stream(handle)
+        res = self.stream_session(handle)._stub.CR_STREAM_QUERY(server)
         if res.status == 0:
             (before or self.drain)()
             self.synchronized()
@@ -477,8 +556,9 @@ class Runtime:
         if self.ipc_events.get(event):      # another process's event: its work is not in this session
             self.synchronize_event(event)
             return
-        self.conn._stub.CR_STREAM_WAIT_EVENT_ASYNC_batched(
-            P.cr_stream_wait_args(stream=self.stream(stream), event=self.event(event)))
+        server = self.stream(stream)
+        self.stream_session(stream)._stub.CR_STREAM_WAIT_EVENT_ASYNC_batched(
+            P.cr_stream_wait_args(stream=server, event=self.event(event)))
 
     def create_event(self, flags: int) -> int:
         """A new server event; its application handle."""
@@ -490,23 +570,26 @@ class Runtime:
 
     def record_event(self, event: int, stream: int) -> None:
         from cricket.protocol import gen as P
-        self.conn._stub.CR_EVENT_RECORD_ASYNC_batched(
-            P.cr_event_record_args(event=self.event(event), stream=self.stream(stream)))
+        server = self.stream(stream)
+        conn = self.event_session(event)
+        conn._stub.CR_EVENT_RECORD_ASYNC_batched(P.cr_event_record_args(event=self.event(event), stream=server))
         self.copies.mark_event(event)      # the copies deferred before it
         if event in self.ipc_events:       # another process may wait on it (cricket.client.ipc)
-            self.conn._rpc.flush()
+            conn._rpc.flush()
 
     def synchronize_event(self, event: int, before: Callable[[], Any] | None = None) -> None:
         server = self.event(event)
         (before or self.drain)()
-        self.conn._check(self.conn._stub.CR_EVENT_SYNCHRONIZE(server), "cuEventSynchronize")
+        conn = self.event_session(event)
+        conn._check(conn._stub.CR_EVENT_SYNCHRONIZE(server), "cuEventSynchronize")
         self.synchronized()
 
     def query_event(self, event: int) -> int:
         """The server's status of the event (0 done, else the error). Once it is done, the
         device-to-host copies deferred before its record have landed too (later ones may still
         wait for their stream: a query does not wait for them)."""
-        status = self.conn._stub.CR_EVENT_QUERY(self.event(event)).status
+        server = self.event(event)
+        status = self.event_session(event)._stub.CR_EVENT_QUERY(server).status
         if status == 0:
             if self.copies.pending:
                 self.finish_deferred(self.copies.event_marks.get(event, 0))
@@ -515,14 +598,15 @@ class Runtime:
 
     def event_elapsed_ms(self, start: int, end: int) -> float:
         from cricket.protocol import gen as P
-        conn = self.conn
+        conn = self.event_session(start)
         res = conn._check(conn._stub.CR_EVENT_ELAPSED_TIME(
             P.cr_elapsed_args(start=self.event(start), end=self.event(end))), "cuEventElapsedTime")
         return res.value
 
     def destroy_event(self, event: int) -> None:
         server = self.event(event)
-        self.conn._check(self.conn._stub.CR_EVENT_DESTROY(server), "cuEventDestroy")
+        conn = self.event_session(event)
+        conn._check(conn._stub.CR_EVENT_DESTROY(server), "cuEventDestroy")
         del self.events[event]
         self.copies.event_marks.pop(event, None)
         self.ipc_events.pop(event, None)
@@ -537,7 +621,7 @@ class Runtime:
 
     def free_allocation(self, ptr: int) -> bool:
         """Free the device allocation at ``ptr`` on the server; False when it is not ours."""
-        conn = self.conn
+        conn = self.pointer_session(ptr)
         return self.release_allocation(ptr, lambda: conn._check(conn._stub.CR_MEM_FREE(ptr), "cuMemFree"))
 
     def memset(self, dst: int, value: int, count: int, stream: int, sync: bool, element_size: int = 1,
@@ -549,8 +633,8 @@ class Runtime:
         if sync:
             (before or self.drain)()
         mask = (1 << (8 * element_size)) - 1
-        self.conn.memset(dst, value & mask, count, element_size=element_size,
-                         stream=StreamRef(server), sync=bool(sync))
+        conn, server, sync = self.copy_route(dst, server, bool(sync))
+        conn.memset(dst, value & mask, count, element_size=element_size, stream=StreamRef(server), sync=sync)
 
     def reset_device(self, name: str, before: Callable[[], Any] | None = None) -> Any:
         """Free this process's device memory, streams and events (modules stay loaded), after
@@ -564,9 +648,12 @@ class Runtime:
         self.mapped_memory.forget()
         for ptr in list(self.allocations):
             self.free_allocation(ptr)
-        for table, proc in ((self.streams, "CR_STREAM_DESTROY"), (self.events, "CR_EVENT_DESTROY")):
-            for handle in list(table):
-                getattr(conn._stub, proc)(table.pop(handle))
+        for handle in list(self.streams):
+            self.stream_session(handle)._stub.CR_STREAM_DESTROY(self.streams[handle])
+            del self.streams[handle]
+        for handle in list(self.events):
+            self.event_session(handle)._stub.CR_EVENT_DESTROY(self.events[handle])
+            del self.events[handle]
         return conn
 
     # --- registry --------------------------------------------------------------------------
@@ -741,6 +828,10 @@ class Runtime:
     def htod(self, dst: int, src: int, count: int, stream: int, sync: bool) -> None:
         self.copies.htod(self._conn or self.conn, dst, src, count, stream, sync)
 
+    def dtod(self, dst: int, src: int, count: int, stream: int, sync: bool) -> None:
+        """A device-to-device copy (both API faces); across servers, ``server_routing``'s."""
+        self.conn.memcpy_dtod(dst, src, count, stream=StreamRef(stream), sync=sync)
+
     def dtoh(self, dst: int, src: int, count: int, stream: int) -> None:
         """A synchronous device-to-host copy (``dtoh_start`` and ``dtoh_finish`` in one)."""
         self.copies.dtoh(self._conn or self.conn, dst, src, count, stream)
@@ -774,7 +865,11 @@ class Runtime:
 
     def _current(self, conn: Any) -> bool:
         """True when ``conn`` is this process's session and still works."""
-        return self._conn is conn and self._pid == os.getpid() and not self._broken
+        if self._pid != os.getpid() or self._broken:
+            return False
+        if self.servers is not None:
+            return any(m.session is conn and not m.broken for m in self.servers.members)
+        return self._conn is conn
 
     def _launch_limits(self, device: int) -> tuple:
         """The launch limits of ``device`` as 8 numbers, as ``hostmem.launch_call`` checks them: max

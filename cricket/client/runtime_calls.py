@@ -164,7 +164,8 @@ def device_reset() -> int:
     conn = rt.reset_device("cudaDeviceReset", before=_synchronizing)
     mempool.forget_all()
     for server in rt.forget_per_thread_streams():
-        conn._stub.CR_STREAM_DESTROY(server)
+        if rt.routing is None:     # with several servers, each server's go with its session
+            conn._stub.CR_STREAM_DESTROY(server)
     _device_cache_config.pop(rt.thread.device, None)
     rt.thread.last_error = 0
     return SUCCESS
@@ -425,7 +426,7 @@ def _copy(dst: int, src: int, count: int, kind: int, stream_handle: int, sync: b
     else:
         if sync:
             _synchronizing()
-        rt.conn.memcpy_dtod(dst, src, count, stream=_Stream(stream), sync=bool(sync))
+        rt.dtod(dst, src, count, stream, bool(sync))
     if sync:
         rt.synchronized()               # a blocking copy synchronises: kernels' mapped writes come back
     return SUCCESS

@@ -154,11 +154,13 @@ class SessionInfo:
     first_device: int | None         # the server ordinal to switch to first (visible device 0)
 
     @classmethod
-    def from_hello(cls, ok: Any) -> SessionInfo:
+    def from_hello(cls, ok: Any, all_devices: bool = False) -> SessionInfo:
+        """``all_devices``: every device of the server is visible (one server of several, whose
+        combined list ``CUDA_VISIBLE_DEVICES`` applies to: ``cricket.client.servers``)."""
         server_devices = [Device(i, d.name, bytes(d.uuid), d.total_memory,
                                  capabilities.apply({a.attribute: a.value for a in d.attributes}))
                           for i, d in enumerate(ok.devices)]
-        devices = visible_devices.visible(server_devices)
+        devices = list(server_devices) if all_devices else visible_devices.visible(server_devices)
         # the session starts on the server's device 0
         first = devices[0].ordinal if devices and devices[0].ordinal != 0 else None
         return cls(ok.server, ok.backend, bool(ok.emulated), ok.driver_version, ok.session,
@@ -192,7 +194,8 @@ class Session:
 
     def __init__(self, address: str | tuple[str, int], *, token: str | None = None,
                  backend: str = "", timeout: float | None = None, client_name: str = "",
-                 local_server: Any = None, shared_memory: bool | None = None) -> None:
+                 local_server: Any = None, shared_memory: bool | None = None,
+                 all_devices: bool = False) -> None:
         self.address = address
         self._local_server = local_server
         # cricket.client.shm: None attaches a region at the first large copy when CRICKET_SHM
@@ -206,7 +209,7 @@ class Session:
         self.output = DeviceOutput()
         res = self._check(self._stub.CR_HELLO(hello_args(
             session_token(token, self._rpc), backend, client_name or f"cricket-python {__version__} pid {os.getpid()}")), "HELLO")
-        self.info = SessionInfo.from_hello(res.ok)
+        self.info = SessionInfo.from_hello(res.ok, all_devices)
         self.server, self.backend, self.emulated = self.info.server, self.info.backend, self.info.emulated
         self.driver_version, self.session_id = self.info.driver_version, self.info.session
         self.server_devices, self.devices = self.info.server_devices, self.info.devices
