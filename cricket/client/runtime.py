@@ -717,7 +717,7 @@ class Runtime:
     # --- host memory -------------------------------------------------------------------------
 
     def host_alloc(self, size: int) -> int:
-        return self.pinned.alloc(size)
+        return self.pinned.alloc(size, self._conn)
 
     def host_free(self, ptr: int) -> None:
         self.pinned.free(ptr)
