@@ -105,6 +105,7 @@ def _table(conn: Any) -> PinnedTable | None:
         conn._shm_pinned = False
         return None
     table = conn._shm_pinned = PinnedTable()
+    log.info("pinned host memory is mapped by the cricket server too: its copies are one memcpy there")
     return table
 
 
