@@ -27,6 +27,7 @@ import os
 import threading
 from typing import Any
 
+from ..cudafacts import curesult
 from ..protocol import PROCEDURES, PROGRAM, VERSION
 from ..protocol import gen as P
 from . import shm
@@ -60,6 +61,7 @@ class PinnedTable:
         self._lock = threading.Lock()
         self.by_address: dict[int, _Mapping] = {}
         self._index: tuple[list[int], list[_Mapping]] = ([], [])
+        self.refused = False        # the server refused a region for another reason than its bounds
 
     def _reindex(self) -> None:
         bases = sorted(self.by_address)
@@ -121,11 +123,12 @@ def alloc(conn: Any, size: int) -> int | None:
     """``size`` bytes of page-aligned pinned memory the server maps; None when it cannot be had
     (the caller allocates ordinary memory)."""
     table = _table(conn)
-    if table is None:
+    if table is None or table.refused:
         return None
     length = -(-max(size, 1) // PAGE) * PAGE
     if length > shm.MAX_SIZE:
         return None
+    res = None
     try:
         fd = os.memfd_create(f"{shm.REGION_PREFIX}pinned-{os.getpid()}", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     except OSError as exc:
@@ -146,6 +149,8 @@ def alloc(conn: Any, size: int) -> int | None:
             raise
     except OSError as exc:
         _give_up(conn, str(exc))
+        if res is None or res.status != curesult.OUT_OF_MEMORY:
+            table.refused = True            # for good: no more attempts on this connection
         return None
     finally:
         os.close(fd)

@@ -87,11 +87,11 @@ def _refuse(why: str) -> BackendError:
     return BackendError(curesult.INVALID_VALUE, f"shared region refused: {why}")
 
 
-def check_region_fd(fd: int, size: int) -> None:
-    """Raise unless ``fd`` is a sealed, fully allocated tmpfs file of ``size`` bytes."""
-    if not SHM_HEADER < size <= MAX_SHM:
-        raise _refuse(f"{size} bytes; give more than {SHM_HEADER} and at most {MAX_SHM} "
-                      "(CRICKET_SHM_SIZE)")
+def check_region_fd(fd: int, size: int, header: int = SHM_HEADER) -> None:
+    """Raise unless ``fd`` is a sealed, fully allocated tmpfs file of ``size`` bytes, more than
+    ``header``."""
+    if not header < size <= MAX_SHM:
+        raise _refuse(f"{size} bytes; give more than {header} and at most {MAX_SHM}")
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode) or _filesystem_type(fd) != TMPFS_MAGIC:
         raise _refuse("the descriptor is not a memfd on tmpfs")
@@ -113,7 +113,7 @@ class SharedRegion:
     """A client's region mapped into this process."""
 
     def __init__(self, fd: int, size: int, header: int = SHM_HEADER) -> None:
-        check_region_fd(fd, size)
+        check_region_fd(fd, size, header)
         self.header = header
         try:
             self.map = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
