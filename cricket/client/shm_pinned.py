@@ -181,30 +181,58 @@ def free(conn: Any, address: int) -> bool:
     return True
 
 
-def htod(conn: Any, dst: int, src: int, count: int, stream: int) -> bool:
-    """A synchronous copy from pinned memory the server maps; False when ``src`` is not in it."""
+# A copy larger than this goes as parts of this size, all requested before the first reply is
+# awaited: the server runs a part of up to one slot (``shm.SLOT``, its ``SHM_INLINE_MAX``) on its
+# event loop while the session's worker is idle, which saves the two thread wake-ups of a trip to
+# the worker, and the parts arrive together (one wake-up of the server and one of this thread in
+# all, where the machine is busy a wake-up may cost more than the copy).
+PART = shm.SLOT
+MAX_PARTS_IN_FLIGHT = 8
+
+
+def _copy(conn: Any, proc: int, device: int, host: int, count: int, stream: int, name: str) -> bool:
     table = getattr(conn, "_shm_pinned", None)
-    mapping = table.find(src, count) if table else None
+    mapping = table.find(host, count) if table else None
     if mapping is None:
         return False
-    reply = conn._rpc.call(PROGRAM, VERSION, PROC_HTOD, [P.pack_cr_pinned_copy_args_fixed(
-        region=mapping.region, device=dst, stream=stream, offset=src - mapping.address, size=count)])
-    if reply != _STATUS_OK:
-        conn._check(P.unpack_cr_status_res(reply), "cuMemcpyHtoD")
+    rpc = conn._rpc
+    region, offset = mapping.region, host - mapping.address
+    if count <= PART:
+        reply = rpc.call(PROGRAM, VERSION, proc, [P.pack_cr_pinned_copy_args_fixed(
+            region=region, device=device, stream=stream, offset=offset, size=count)])
+        if reply != _STATUS_OK:
+            conn._check(P.unpack_cr_status_res(reply), name)
+        return True
+    calls: list = []
+    error = None
+    done = 0
+    try:
+        while done < count or calls:
+            while done < count and len(calls) < MAX_PARTS_IN_FLIGHT:
+                n = min(PART, count - done)
+                calls.append(rpc.start(PROGRAM, VERSION, proc, [P.pack_cr_pinned_copy_args_fixed(
+                    region=region, device=device + done, stream=stream, offset=offset + done, size=n)]))
+                done += n
+            reply = calls.pop(0).result()
+            if reply != _STATUS_OK and error is None:
+                error = P.unpack_cr_status_res(reply)
+                done = count                    # send no more parts; collect those sent
+    finally:
+        for call in calls:                      # an exception above: the replies still come
+            call.result()
+    if error is not None:
+        conn._check(error, name)
     return True
+
+
+def htod(conn: Any, dst: int, src: int, count: int, stream: int) -> bool:
+    """A synchronous copy from pinned memory the server maps; False when ``src`` is not in it."""
+    return _copy(conn, PROC_HTOD, dst, src, count, stream, "cuMemcpyHtoD")
 
 
 def dtoh(conn: Any, dst: int, src: int, count: int, stream: int) -> bool:
     """A synchronous copy into pinned memory the server maps; False when ``dst`` is not in it."""
-    table = getattr(conn, "_shm_pinned", None)
-    mapping = table.find(dst, count) if table else None
-    if mapping is None:
-        return False
-    reply = conn._rpc.call(PROGRAM, VERSION, PROC_DTOH, [P.pack_cr_pinned_copy_args_fixed(
-        region=mapping.region, device=src, stream=stream, offset=dst - mapping.address, size=count)])
-    if reply != _STATUS_OK:
-        conn._check(P.unpack_cr_status_res(reply), "cuMemcpyDtoH")
-    return True
+    return _copy(conn, PROC_DTOH, src, dst, count, stream, "cuMemcpyDtoH")
 
 
 _MAP_FIXED = 0x10
