@@ -38,6 +38,7 @@ PROC_HTOD = PROCEDURES["CR_MEMCPY_HTOD_PINNED"]
 PROC_DTOH = PROCEDURES["CR_MEMCPY_DTOH_PINNED"]
 PAGE = mmap.PAGESIZE
 _STATUS_OK = P.pack_cr_status_res(P.cr_status_res(status=0))
+_table_lock = threading.Lock()
 
 
 class _Mapping:
@@ -100,13 +101,17 @@ def _table(conn: Any) -> PinnedTable | None:
     table = getattr(conn, "_shm_pinned", None)
     if table is not None:
         return table or None
-    why = None if shm.enabled() else "CRICKET_SHM=0"
-    why = why or shm._local_peer(conn._rpc)
-    if why is not None:
-        log.debug("pinned memory stays ordinary memory (%s)", why)
-        conn._shm_pinned = False
-        return None
-    table = conn._shm_pinned = PinnedTable()
+    with _table_lock:
+        table = getattr(conn, "_shm_pinned", None)
+        if table is not None:
+            return table or None
+        why = None if shm.enabled() else "CRICKET_SHM=0"
+        why = why or shm._local_peer(conn._rpc)
+        if why is not None:
+            log.debug("pinned memory stays ordinary memory (%s)", why)
+            conn._shm_pinned = False
+            return None
+        table = conn._shm_pinned = PinnedTable()
     log.info("pinned host memory is mapped by the cricket server too: its copies are one memcpy there")
     return table
 
