@@ -7,7 +7,7 @@ here (a compiled method would gain nothing there).
 """
 from cricket._cext import hostmem
 from cricket.client import copies as _twin
-from cricket.client import shm
+from cricket.client import shm, shm_pinned
 from cricket.client.direct import (
     COPY_CHUNK, PROC_DTOH, PROC_HTOD_ASYNC, dtoh_args, htod_buffers, receive_data_into,
 )
@@ -16,6 +16,8 @@ from cricket.protocol import PROGRAM, VERSION
 cdef Py_ssize_t CHUNK = COPY_CHUNK
 cdef Py_ssize_t SHM_MIN = shm.MIN_COPY
 cdef object DtohCopy = shm.DtohCopy
+cdef object _pinned_htod = shm_pinned.htod
+cdef object _pinned_dtoh = shm_pinned.dtoh
 cdef object _view = hostmem.view
 cdef object _read = hostmem.read
 cdef object _Twin = _twin.Copies
@@ -38,6 +40,8 @@ cdef class Copies:
         self.stats.bytes_htod += count
         if self.pending:
             self.settle_host_range(src, count)
+        if sync and _pinned_htod(conn, dst, src, count, stream):
+            return None
         if count >= SHM_MIN:
             done = shm.htod(conn, dst, _view(src, count), stream, sync)
             dst += done
@@ -57,6 +61,9 @@ cdef class Copies:
 
     cpdef dtoh(self, object conn, size_t dst, unsigned long long src, Py_ssize_t count,
                unsigned long long stream):
+        if _pinned_dtoh(conn, dst, src, count, stream):
+            self.stats.bytes_dtoh += count
+            return None
         if count >= SHM_MIN or count > CHUNK:
             if shm.dtoh(conn, _view(dst, count), src, stream):
                 self.stats.bytes_dtoh += count

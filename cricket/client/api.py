@@ -26,6 +26,7 @@ from ..protocol import gen as P
 from .errors import CudaError  # noqa: F401  (part of this module's API)
 from .kernel_args import pack_kernel_args
 from .launch_check import check_launch, dims
+from . import shm_pinned
 from .session import (  # noqa: F401  (part of this module's API)
     ATTRIBUTE_NAMES, ELF_MAGIC, FATBIN_MAGIC, MAX_RECORD, Device, Dim3, Session, _as_bytes, _dim3, _stream,
     image_kind,
@@ -243,8 +244,64 @@ def _padded(container: bytes) -> bytes:
     return container + b"\0" * (-len(container) % 8)
 
 
+class HostBuffer:
+    """Pinned host memory (``Connection.alloc_host``): ``view`` is its bytes, writable. With a server
+    on this host the server maps it too, and a synchronous copy from or to it is one memcpy, the
+    server's; elsewhere it is ordinary memory and its copies take the other paths."""
+
+    def __init__(self, conn: Connection, size: int) -> None:
+        self.conn = conn
+        self.size = size
+        self.address = shm_pinned.alloc(conn, size)
+        if self.address is None:
+            self._keep: Any = bytearray(size)
+            self.view = memoryview(self._keep)
+        else:
+            import ctypes
+            self.view = memoryview((ctypes.c_char * size).from_address(self.address)).cast("B")
+
+    def __repr__(self) -> str:
+        where = "mapped by the server" if self.address is not None else "not shared"
+        return f"HostBuffer({self.size} bytes, {where})"
+
+    def __enter__(self) -> HostBuffer:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.free()
+
+    def free(self) -> None:
+        """Unmap it; views of it must not be used afterwards."""
+        self.view.release()
+        if self.address is not None:
+            shm_pinned.free(self.conn, self.address)
+            self.address = None
+
+
 class Connection(Session):
     """One session with a cricket server (see :func:`connect`), handing out Python objects."""
+
+    def alloc_host(self, size: int) -> HostBuffer:
+        """``size`` bytes of pinned host memory (as cudaMallocHost gives; see :class:`HostBuffer`)."""
+        return HostBuffer(self, size)
+
+    def memcpy_htod(self, dst: int, data: Any, *, stream: Any = None, sync: bool = True) -> None:
+        if isinstance(data, HostBuffer):
+            if sync and data.address is not None and shm_pinned.htod(self, int(dst), data.address, data.size,
+                                                                     _stream(stream)):
+                return
+            data = data.view
+        super().memcpy_htod(dst, data, stream=stream, sync=sync)
+
+    def memcpy_dtoh(self, src: int, size: int, *, stream: Any = None, into: Any = None) -> Any:
+        """As ``Session.memcpy_dtoh``; ``into`` may be a :class:`HostBuffer` (returned)."""
+        if isinstance(into, HostBuffer):
+            if size <= into.size and into.address is not None and shm_pinned.dtoh(
+                    self, into.address, int(src), size, _stream(stream)):
+                return into
+            super().memcpy_dtoh(src, size, stream=stream, into=into.view)
+            return into
+        return super().memcpy_dtoh(src, size, stream=stream, into=into)
 
     def alloc(self, size: int) -> DeviceBuffer:
         res = self._check(self._stub.CR_MEM_ALLOC(size), "cuMemAlloc")

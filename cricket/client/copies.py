@@ -4,7 +4,8 @@ pinned memory), which ``Copies`` owns and completes in issue order.
 
 Pure-Python twin of ``cricket._cext.copies`` (``cext/copies.pyx``, interface in
 ``cricket/_cext/copies.pxd``); ``cricket._select.load`` picks one, ``CRICKET_PUREPYTHON=1`` this one.
-A copy of at least ``shm.MIN_COPY`` bytes goes through shared memory when the server is on this
+A synchronous copy from or to pinned memory the server maps (``shm_pinned``) names its range; a
+copy of at least ``shm.MIN_COPY`` bytes goes through shared memory when the server is on this
 host; the rest over the socket (``direct``: chunks of ``COPY_CHUNK``, large replies received
 straight into the application's memory).
 """
@@ -14,7 +15,7 @@ import threading
 from typing import Any
 
 from cricket import _select
-from cricket.client import shm
+from cricket.client import shm, shm_pinned
 from cricket.client.direct import (
     COPY_CHUNK, PROC_DTOH, PROC_HTOD_ASYNC, dtoh_args, htod_buffers, receive_data_into,
 )
@@ -55,6 +56,8 @@ class Copies:
         self.stats.bytes_htod += count
         if self.pending:               # the source may be the target of a copy deferred before
             self.settle_host_range(src, count)
+        if sync and shm_pinned.htod(conn, dst, src, count, stream):    # pinned memory the server maps
+            return
         if count >= shm.MIN_COPY:      # through shared memory with a server on this host
             done = shm.htod(conn, dst, hostmem.view(src, count), stream, sync)
             dst, src, count = dst + done, src + done, count - done
@@ -76,6 +79,9 @@ class Copies:
         """A synchronous device-to-host copy: ``dtoh_start`` and ``dtoh_finish`` in one, for a
         caller with no deferred copies to complete in between. A copy that fits one chunk and
         stays on the socket is one call whose reply is read inline."""
+        if shm_pinned.dtoh(conn, dst, src, count, stream):     # pinned memory the server maps
+            self.stats.bytes_dtoh += count
+            return
         if count >= shm.MIN_COPY or count > COPY_CHUNK:
             if shm.dtoh(conn, hostmem.view(dst, count), src, stream):
                 self.stats.bytes_dtoh += count

@@ -804,7 +804,11 @@ class Runtime:
     # --- host memory -------------------------------------------------------------------------
 
     def host_alloc(self, size: int) -> int:
-        return self.pinned.alloc(size)
+        try:
+            conn = self.conn                # the server may map it (pinned.py)
+        except Exception:                   # no server: ordinary memory; the next call reports it
+            conn = None
+        return self.pinned.alloc(size, conn)
 
     def host_free(self, ptr: int) -> None:
         self.pinned.free(ptr)

@@ -120,9 +120,10 @@ def _local_peer(rpc: Any) -> str | None:
     return None if is_loopback(host) else f"the server at {host} is on another host"
 
 
-def _hand_over(rpc: Any, fd: int, size: int) -> None:
-    """Give the server the region's descriptor: a ticket, the descriptor to the server's inbox
-    with it, then CR_SHM_ATTACH_FD. Raises OSError saying why when any step fails."""
+def send_descriptor(rpc: Any, fd: int) -> None:
+    """Give the server a memfd: a ticket of the session, then the descriptor to the server's
+    inbox with it (the attach call that names what it is comes next). Raises OSError saying why
+    when a step fails."""
     res = P.unpack_cr_shm_ticket_res(rpc.call(PROGRAM, VERSION, PROC_TICKET, []))
     if res.status != 0:
         raise OSError(f"the server refused it: {res.message}")
@@ -133,6 +134,12 @@ def _hand_over(rpc: Any, fd: int, size: int) -> None:
         answer = inbox.recv(P.CRICKET_MAX_MESSAGE)
     if answer != b"\0":
         raise OSError(f"the server's descriptor inbox refused it: {answer[1:].decode(errors='replace')}")
+
+
+def _hand_over(rpc: Any, fd: int, size: int) -> None:
+    """Give the server the region's descriptor, then CR_SHM_ATTACH_FD. Raises OSError saying why
+    when any step fails."""
+    send_descriptor(rpc, fd)
     res = P.unpack_cr_status_res(rpc.call(PROGRAM, VERSION, PROC_ATTACH_FD, [P.pack_cr_size(size)]))
     if res.status != 0:
         raise OSError(f"the server refused it: {res.message}")

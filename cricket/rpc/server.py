@@ -74,6 +74,11 @@ _UNADMITTED_READ_SIZE = 16 * 1024    # the read buffer of a connection not admit
                                      # waiting to authenticate cost little memory
 _DIRECT_READ = 64 * 1024   # a record with at least this much still to come is received in place
 _LAST = 0x80000000
+# A sched_yield in the polling window that returns later than this gave the CPU to another process
+# for a time slice (a yield to nobody returns in a microsecond or so, one to the peer that is about
+# to send a call in tens): the machine is busy, and the loop stops polling for CONTENDED_PAUSE.
+CONTENDED_YIELD = 200e-6
+CONTENDED_PAUSE = 0.05
 _SINK_HEAD = 4 + 40        # record mark, call header with AUTH_NONE: what a sink's check reads first
 _SMALL_REPLY = 16384       # replies up to this size are joined into one write
 _QUEUE_PAUSE = 4096        # queued records per connection before reading is paused
@@ -155,6 +160,7 @@ class Server:
         self.poll = max(float(poll), 0.0)
         self._poll_until = 0.0
         self._polling = False
+        self._contended_until = 0.0     # no polling before this time: the CPU was wanted elsewhere
         self.max_record_size = max_record_size
         self.max_fragment = max_fragment
         self.authenticators = default_authenticators() if authenticators is None else dict(authenticators)
@@ -316,14 +322,25 @@ class Server:
         that yields the CPU and schedules itself again keeps the loop's poll of its sockets at a
         zero timeout; new bytes, and results handed over by worker threads, are then taken at
         once. With other threads runnable the yield gives them the CPU first."""
-        self._poll_until = time.perf_counter() + self.poll
+        now = time.perf_counter()
+        if now < self._contended_until:
+            return
+        self._poll_until = now + self.poll
         if not self._polling:
             self._polling = True
             asyncio.get_running_loop().call_soon(self._poll_again)
 
     def _poll_again(self) -> None:
-        if time.perf_counter() < self._poll_until:
+        now = time.perf_counter()
+        if now < self._poll_until:
             os.sched_yield()
+            # A yield that took long gave the CPU to another runnable process: polling on would
+            # take its time (or our peer's) on a busy machine. Sleep in the loop's poll instead,
+            # and poll again only after a while (measured beside a CPU hog in docs/copies.md).
+            if time.perf_counter() - now > CONTENDED_YIELD:
+                self._contended_until = now + CONTENDED_PAUSE
+                self._polling = False
+                return
             asyncio.get_running_loop().call_soon(self._poll_again)
         else:
             self._polling = False

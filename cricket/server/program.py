@@ -62,6 +62,9 @@ _QUICK: dict[str, tuple[str, Callable[[tuple], bool]]] = {
     "memcpy_dtoh": ("quick_memory_ops", _ALWAYS),
     "memcpy_htod_shm": ("quick_memory_ops", lambda a: a[3] <= SHM_INLINE_MAX),  # (dst, stream, offset, size)
     "memcpy_dtoh_shm": ("quick_memory_ops", lambda a: a[3] <= SHM_INLINE_MAX),  # (src, stream, offset, size)
+    # (region, device address, stream, offset, size)
+    "memcpy_htod_pinned": ("quick_memory_ops", lambda a: a[4] <= SHM_INLINE_MAX),
+    "memcpy_dtoh_pinned": ("quick_memory_ops", lambda a: a[4] <= SHM_INLINE_MAX),
     "mem_alloc": ("quick_memory_ops", _ALWAYS),
     "mem_free": ("quick_memory_ops", _ALWAYS),
     "mem_get_info": ("quick_memory_ops", _ALWAYS),
@@ -347,6 +350,20 @@ class CricketProgram(Skeleton):
     def CR_MEMCPY_DTOH_SHM(self, a):
         return self._call(P.cr_status_res, shm.memcpy_dtoh_shm, a.src, a.stream, a.offset, a.size,
                           moved=("dtoh", "shm", a.size))
+
+    def CR_SHM_ATTACH_PINNED(self, size):
+        return self._call(P.cr_pinned_res, shm.shm_attach_pinned, size, current_call().peer, arm="region")
+
+    def CR_SHM_DETACH_PINNED(self, region):
+        return self._call(P.cr_status_res, shm.shm_detach_pinned, region)
+
+    def CR_MEMCPY_HTOD_PINNED(self, a):
+        return self._call(P.cr_status_res, shm.memcpy_htod_pinned, a.region, a.device, a.stream, a.offset,
+                          a.size, moved=("htod", "shm", a.size))
+
+    def CR_MEMCPY_DTOH_PINNED(self, a):
+        return self._call(P.cr_status_res, shm.memcpy_dtoh_pinned, a.region, a.device, a.stream, a.offset,
+                          a.size, moved=("dtoh", "shm", a.size))
 
     # --- modules -------------------------------------------------------------------------
 

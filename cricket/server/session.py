@@ -172,6 +172,7 @@ class Session:
         self.on_free: list[Callable[[], Any]] = []     # features' state to drop at free_all
         self.async_error: BackendError | None = None
         self.shared_region: Any = None   # the client's shared memory (cricket.server.shm), if attached
+        self.pinned_regions: Any = None  # its pinned host memory mapped here (shm.PinnedRegions)
         self.heap_charged = 0            # device malloc heap bytes beyond the default, in the memory budget
         self.memory_account: Any = None  # its SessionMemory, for what the backend charges itself
         self.shm_ticket: Any = None      # its ticket for handing the region over (cricket.server.fd_inbox)

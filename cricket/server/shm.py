@@ -16,6 +16,14 @@ pages allocated: no later ``ftruncate`` can pull pages from under the server (SI
 or writing the mapping allocates nothing. (A client could still punch holes into its pages; under
 strict overcommit, ``vm.overcommit_memory=2``, refilling one could then fail with SIGBUS.)
 
+Pinned host memory (``cudaMallocHost``) may come the same way, one memfd per allocation
+(``CR_SHM_ATTACH_PINNED``, :class:`PinnedRegions` in ``Session.pinned_regions``): a copy between it
+and the device is then one memcpy here and none in the client. The same checks apply to each; a
+session maps at most ``CRICKET_MAX_PINNED_REGIONS`` of them (fewer with ``CRICKET_PINNED_REGIONS`` in
+the server's environment) and the server at most :data:`DEFAULT_PINNED_TOTAL` in all
+(``CRICKET_PINNED_REGIONS_TOTAL``); past either the attach is refused and the client keeps that
+allocation's copies on the other paths.
+
 Refused, with a clear error and no mapping: a peer that is not on this host (TCP from an address
 that is not loopback), ``CRICKET_SHM=0`` in the server's environment, any descriptor failing the
 checks above, a size over ``CRICKET_MAX_SHM``. Every copy's range is checked against the mapping
@@ -31,6 +39,7 @@ import mmap
 import os
 import stat
 import struct
+import threading
 from typing import Any
 
 from .. import _env
@@ -38,6 +47,7 @@ from ..cudafacts import curesult
 from ..rpc.transport import is_loopback
 from ..backends.base import BackendError
 from .fd_inbox import FdInbox
+from ..protocol import gen as P
 from .session import Session
 
 log = logging.getLogger(__name__)
@@ -48,6 +58,7 @@ TMPFS_MAGIC = 0x01021994     # statfs f_type of tmpfs, where memfd_create puts i
 NEEDED_SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
 WRITE_SEALS = fcntl.F_SEAL_WRITE | getattr(fcntl, "F_SEAL_FUTURE_WRITE", 0x10)
 _SEQUENCE = struct.Struct("=Q")
+DEFAULT_PINNED_TOTAL = 16384     # pinned regions mapped by the whole server (each is a mapping)
 _libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
 
 
@@ -76,11 +87,11 @@ def _refuse(why: str) -> BackendError:
     return BackendError(curesult.INVALID_VALUE, f"shared region refused: {why}")
 
 
-def check_region_fd(fd: int, size: int) -> None:
-    """Raise unless ``fd`` is a sealed, fully allocated tmpfs file of ``size`` bytes."""
-    if not SHM_HEADER < size <= MAX_SHM:
-        raise _refuse(f"{size} bytes; give more than {SHM_HEADER} and at most {MAX_SHM} "
-                      "(CRICKET_SHM_SIZE)")
+def check_region_fd(fd: int, size: int, header: int = SHM_HEADER) -> None:
+    """Raise unless ``fd`` is a sealed, fully allocated tmpfs file of ``size`` bytes, more than
+    ``header``."""
+    if not header < size <= MAX_SHM:
+        raise _refuse(f"{size} bytes; give more than {header} and at most {MAX_SHM}")
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode) or _filesystem_type(fd) != TMPFS_MAGIC:
         raise _refuse("the descriptor is not a memfd on tmpfs")
@@ -101,8 +112,9 @@ def check_region_fd(fd: int, size: int) -> None:
 class SharedRegion:
     """A client's region mapped into this process."""
 
-    def __init__(self, fd: int, size: int) -> None:
-        check_region_fd(fd, size)
+    def __init__(self, fd: int, size: int, header: int = SHM_HEADER) -> None:
+        check_region_fd(fd, size, header)
+        self.header = header
         try:
             self.map = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         except OSError as exc:
@@ -115,10 +127,10 @@ class SharedRegion:
 
     def range(self, offset: int, size: int, what: str) -> memoryview:
         """The bytes [offset, offset+size) of the data area; raises unless they lie inside it."""
-        if offset < SHM_HEADER or size < 0 or offset + size > self.size:
+        if offset < self.header or size < 0 or offset + size > self.size:
             raise BackendError(curesult.INVALID_VALUE,
                                f"{what}: region range {offset}+{size} lies outside the data area "
-                               f"[{SHM_HEADER}, {self.size}) of the shared region")
+                               f"[{self.header}, {self.size}) of the shared region")
         return self.view[offset:offset + size]
 
     def publish(self, sequence: int) -> None:
@@ -133,6 +145,77 @@ class SharedRegion:
             log.warning("a shared region is still in use; unmapped when released")
 
 
+def _count_from_env(name: str, default: int, most: int | None = None) -> int:
+    text = os.environ.get(name, "").strip()
+    try:
+        value = int(text) if text else default
+    except ValueError:
+        log.warning("%s=%r is not a number; using %d", name, text, default)
+        value = default
+    return max(0, min(value, most) if most is not None else value)
+
+
+class PinnedRegions:
+    """One session's pinned regions by number; the server-wide count is the class's."""
+
+    _total = 0
+    _total_lock = threading.Lock()
+
+    def __init__(self) -> None:
+        self.regions: dict[int, SharedRegion] = {}
+        self._next = 1
+
+    def attach(self, fd: int, size: int) -> int:
+        """Map ``fd`` (checked as a region is) and return its number; refused past the bounds."""
+        most = _count_from_env("CRICKET_PINNED_REGIONS", P.CRICKET_MAX_PINNED_REGIONS,
+                               P.CRICKET_MAX_PINNED_REGIONS)
+        if len(self.regions) >= most:
+            raise BackendError(curesult.OUT_OF_MEMORY,
+                               f"this session already maps {len(self.regions)} pinned regions, its most "
+                               f"(CRICKET_PINNED_REGIONS); free pinned memory first")
+        total = _count_from_env("CRICKET_PINNED_REGIONS_TOTAL", DEFAULT_PINNED_TOTAL)
+        with PinnedRegions._total_lock:
+            if PinnedRegions._total >= total:
+                raise BackendError(curesult.OUT_OF_MEMORY,
+                                   f"the server already maps {PinnedRegions._total} pinned regions, its "
+                                   f"most (CRICKET_PINNED_REGIONS_TOTAL)")
+            PinnedRegions._total += 1
+        try:
+            region = SharedRegion(fd, size, header=0)
+        except BaseException:
+            with PinnedRegions._total_lock:
+                PinnedRegions._total -= 1
+            raise
+        number = self._next
+        self._next = (self._next % 0xFFFFFFFF) + 1
+        while number in self.regions:           # after 2**32 attaches: skip the numbers in use
+            number = self._next
+            self._next = (self._next % 0xFFFFFFFF) + 1
+        self.regions[number] = region
+        return number
+
+    def get(self, number: int) -> SharedRegion:
+        region = self.regions.get(number)
+        if region is None:
+            raise BackendError(curesult.INVALID_VALUE,
+                               f"pinned region {number} is not mapped in this session")
+        return region
+
+    def detach(self, number: int) -> None:
+        self.get(number)
+        self._drop(self.regions.pop(number))
+
+    def close(self) -> None:
+        while self.regions:
+            self._drop(self.regions.popitem()[1])
+
+    @staticmethod
+    def _drop(region: SharedRegion) -> None:
+        region.close()
+        with PinnedRegions._total_lock:
+            PinnedRegions._total -= 1
+
+
 def region_of(session: Session) -> SharedRegion:
     region = session.shared_region
     if region is None:
@@ -142,6 +225,16 @@ def region_of(session: Session) -> SharedRegion:
 
 
 # --- the procedures (run on the session's worker) ------------------------------------------------
+
+def _take_ticket_fd(session: Session) -> int:
+    ticket, session.shm_ticket = session.shm_ticket, None
+    fd = ticket.take() if ticket is not None else -1
+    if fd < 0:
+        raise BackendError(curesult.INVALID_VALUE,
+                           "no descriptor came with this session's ticket: call CR_SHM_TICKET and "
+                           "send the memfd to its address first")
+    return fd
+
 
 def _check_peer(session: Session, peer: Any) -> None:
     if session.backend is None:
@@ -172,12 +265,7 @@ def shm_ticket(session: Session, inbox: FdInbox, peer: Any) -> tuple[str, bytes]
 def shm_attach_fd(session: Session, size: int, peer: Any) -> None:
     """Map the descriptor that came to the inbox with this session's ticket."""
     _check_peer(session, peer)
-    ticket, session.shm_ticket = session.shm_ticket, None
-    fd = ticket.take() if ticket is not None else -1
-    if fd < 0:
-        raise BackendError(curesult.INVALID_VALUE,
-                           "no descriptor came with this session's ticket: call CR_SHM_TICKET and "
-                           "send the memfd to its address first")
+    fd = _take_ticket_fd(session)
     try:
         region = SharedRegion(fd, size)
     finally:
@@ -218,8 +306,58 @@ def memcpy_dtoh_shm(session: Session, src: int, stream: int, offset: int, size: 
     session.device_of(src).memcpy_dtoh_host(src, into, region.address + offset, session.stream(stream))
 
 
+def shm_attach_pinned(session: Session, size: int, peer: Any) -> int:
+    """Map the descriptor that came with this session's ticket as a pinned region; its number."""
+    _check_peer(session, peer)
+    fd = _take_ticket_fd(session)
+    try:
+        if session.pinned_regions is None:
+            session.pinned_regions = PinnedRegions()
+        number = session.pinned_regions.attach(fd, size)
+    finally:
+        os.close(fd)
+    log.debug("session %d: pinned region %d of %d bytes attached", session.id, number, size)
+    return number
+
+
+def _pinned(session: Session, number: int) -> SharedRegion:
+    if session.pinned_regions is None:
+        raise BackendError(curesult.INVALID_VALUE,
+                           f"pinned region {number} is not mapped in this session")
+    return session.pinned_regions.get(number)
+
+
+def shm_detach_pinned(session: Session, number: int) -> None:
+    _pinned(session, number)
+    session.pinned_regions.detach(number)
+
+
+def memcpy_htod_pinned(session: Session, region: int, dst: int, stream: int, offset: int,
+                       size: int) -> None:
+    if session.backend is None:
+        raise BackendError(curesult.NOT_INITIALIZED, "call HELLO before any other procedure")
+    pinned = _pinned(session, region)
+    data = pinned.range(offset, size, "copy to device")
+    session.allocations.check(dst, size)
+    session.device_of(dst).memcpy_htod_host(dst, data, pinned.address + offset, session.stream(stream))
+
+
+def memcpy_dtoh_pinned(session: Session, region: int, src: int, stream: int, offset: int,
+                       size: int) -> None:
+    if session.backend is None:
+        raise BackendError(curesult.NOT_INITIALIZED, "call HELLO before any other procedure")
+    session.raise_async_error()
+    pinned = _pinned(session, region)
+    into = pinned.range(offset, size, "copy from device")
+    session.allocations.check(src, size)
+    session.device_of(src).memcpy_dtoh_host(src, into, pinned.address + offset, session.stream(stream))
+
+
 def detach(session: Session) -> None:
-    """Unmap the session's region (at the end of the connection, on its worker)."""
+    """Unmap the session's regions (at the end of the connection, on its worker)."""
+    pinned, session.pinned_regions = session.pinned_regions, None
+    if pinned is not None:
+        pinned.close()
     ticket, session.shm_ticket = session.shm_ticket, None
     if ticket is not None:
         ticket.close()

@@ -268,6 +268,9 @@ def test_cuda_program_copies_every_size_class_through_the_shim(emu_server, shm_p
     assert r.returncode == 0 and "PASS" in r.stdout, r.stdout + r.stderr
     attached = "shared region of" in r.stderr
     assert attached == (env.get("CRICKET_SHM") != "0"), r.stderr
+    pinned_shared = "pinned host memory is mapped by the cricket server" in r.stderr
+    assert pinned_shared == (env.get("CRICKET_SHM") != "0"), r.stderr
+    assert "pinned host memory not shared" not in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("shared", [None, False], ids=["shm", "socket"])

@@ -52,3 +52,31 @@ def test_without_a_window_the_loop_never_polls(tmp_path, yields):
         assert [calc.ADD(i, 1) for i in range(50)] == [i + 1 for i in range(50)]
         time.sleep(0.05)
     assert yields == []
+
+
+def test_a_yield_that_gave_the_cpu_away_stops_the_polling_for_a_while(tmp_path, monkeypatch, loop_factory):
+    """A sched_yield that returns late (another process ran: a busy machine) ends the window at
+    once, and no call polls again until CONTENDED_PAUSE has passed; the calls are answered."""
+    from cricket.rpc import server as server_module
+    calls: list[float] = []
+    real = os.sched_yield
+
+    def busy_machine() -> None:          # each yield comes back after someone else's time slice
+        if threading.current_thread().name == "cricket-rpc-server":
+            calls.append(time.perf_counter())
+            time.sleep(2 * server_module.CONTENDED_YIELD)
+        real()
+    monkeypatch.setattr(os, "sched_yield", busy_machine)
+    monkeypatch.setattr(server_module, "CONTENDED_PAUSE", 0.5)
+    server = Server([CalcV1()], poll=0.05)
+    with ServerThread(server, str(tmp_path / "calc.sock"), loop_factory=loop_factory) as st, \
+            Client(st.address, timeout=10) as rpc:
+        calc = CalcClient(rpc)
+        started = time.perf_counter()
+        assert [calc.ADD(i, i) for i in range(20)] == [2 * i for i in range(20)]
+        within_pause = time.perf_counter() - started < 0.5
+        assert len(calls) == 1 or not within_pause          # one yield, then no polling in the pause
+        time.sleep(0.6)
+        assert calc.ADD(2, 2) == 4                          # after the pause it polls again
+        time.sleep(0.05)
+        assert len(calls) >= 2
