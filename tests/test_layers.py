@@ -3,6 +3,7 @@ cricket imports itself back through others, and no C file of a native library ca
 file that calls it (docs/architecture.md)."""
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
@@ -105,7 +106,15 @@ def _library_files(patterns: list[str]) -> list[Path]:
 
 def test_import_linter_contracts_are_kept(capsys):
     from importlinter.cli import lint_imports
-    status = lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True)
+    # import-linter configures logging with disable_existing_loggers: the tests after this one
+    # must still see cricket's log records
+    loggers = [lg for lg in logging.root.manager.loggerDict.values()
+               if isinstance(lg, logging.Logger) and not lg.disabled]
+    try:
+        status = lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True)
+    finally:
+        for lg in loggers:
+            lg.disabled = False
     report = capsys.readouterr().out
     assert status == 0, report
     assert "2 kept, 0 broken" in report
