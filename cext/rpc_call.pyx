@@ -74,7 +74,7 @@ cdef inline bint _in_record(RecordReader reader):
 cdef class CallPath:
     """See the twin, ``cricket.rpc.rpc_call.CallPath``."""
 
-    def __init__(self, client, sock, RecordReader reader, bytearray rbuf, bytes auth, send_lock,
+    def __init__(self, client, sock, RecordReader reader, bytearray rbuf, bytes auth,
                  bint plain, double spin, bint yield_cpu):
         if type(sock) is not _socket_type:
             raise TypeError("the compiled call path takes plain sockets only (TLS takes the twin)")
@@ -90,21 +90,55 @@ cdef class CallPath:
         _store(self._head + 12, 2)          # RPC version; the message type CALL is 0
         memcpy(self._head + 28, PyBytes_AS_STRING(auth), len(auth))
         self._head_size = 24 + len(auth)
-        self._acquire = send_lock.acquire
-        self._release = send_lock.release
+        self._acquire = client._send_lock.acquire
+        self._release = client._send_lock.release
+        self._lock_acquire = client._lock.acquire
+        self._lock_release = client._lock.release
+        self._xids = client._xids
         self.plain = plain
         self.spin = spin
         self.yield_cpu = yield_cpu
+        self.reading = False
+        self.sleepers = 0
 
-    cpdef object call(self, unsigned int xid, unsigned int prog, unsigned int vers,
-                      unsigned int proc, object buffers, double timeout):
+    cpdef object call(self, unsigned int prog, unsigned int vers, unsigned int proc,
+                      object buffers):
+        cdef object client = self._client
+        cdef object timeout
+        cdef unsigned int xid
+        if len(buffers) >= IOV_MAX:
+            return None
+        self._lock_acquire()
+        try:
+            if self.reading:
+                return None
+            self.reading = True
+        finally:
+            self._lock_release()
+        try:
+            timeout = client._timeout_s
+            if client._rcvtimeo != timeout:
+                client._set_rcvtimeo(timeout)
+            xid = next(self._xids) & 0xFFFFFFFF
+            return self._exchange(xid, prog, vers, proc, buffers,
+                                  -1.0 if timeout is None else timeout)
+        finally:
+            self._lock_acquire()
+            try:
+                self.reading = False
+                if self.sleepers:
+                    client._cond.notify_all()
+            finally:
+                self._lock_release()
+
+    cdef object _exchange(self, unsigned int xid, unsigned int prog, unsigned int vers,
+                          unsigned int proc, object buffers, double timeout):
+        """Send the call, then receive its reply (this thread holds the reader role)."""
         cdef Py_buffer views[IOV_MAX]
         cdef iovec iov[IOV_MAX]
         cdef msghdr msg
         cdef Py_ssize_t size = self._head_size, sent = 0, got = 0, j
         cdef int err = 0
-        if len(buffers) >= IOV_MAX:
-            return None
         try:
             for b in buffers:
                 if got >= IOV_MAX - 1:

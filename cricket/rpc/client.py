@@ -137,8 +137,6 @@ class Client:
         self._send_lock = threading.Lock()
         self._lock = threading.Lock()                 # guards the fields below
         self._cond = threading.Condition(self._lock)  # threads waiting for a reply sleep here
-        self._reading = False                         # one thread reads the socket at a time
-        self._sleepers = 0
         self._waiting: set[int] = set()
         self._replies: dict[int, bytes] = {}
         self._batch: list[Any] = []
@@ -147,8 +145,10 @@ class Client:
         self._spin = spin_seconds()
         self._spin_yields = True          # give the CPU away between polls (see set_polling)
         self._peek = bytearray(1)
+        # The call path also holds the reader role (``reading``: one thread reads the socket at
+        # a time) and counts the threads asleep on _cond (``sleepers``), both guarded by _lock.
         path = CallPath if type(self._sock) is socket.socket else rpc_call.CallPath
-        self._path = path(self, self._sock, self._reader, rbuf, self._auth_bytes, self._send_lock,
+        self._path = path(self, self._sock, self._reader, rbuf, self._auth_bytes,
                           self._check_verifier is None, self._spin, self._spin_yields)
 
     # --- public API -----------------------------------------------------------------------------
@@ -166,27 +166,11 @@ class Client:
     def call(self, prog: int, vers: int, proc: int, buffers: Buffers = ()) -> memoryview:
         """Call a procedure with encoded arguments; returns the encoded result."""
         if not self._batch and self._error is None:
-            # Nothing queued to go first and no other thread reading: this thread becomes the
-            # reader before it sends, and the call path does the rest (in C on a plain socket).
-            lock = self._lock
-            with lock:
-                lead = not self._reading
-                if lead:
-                    self._reading = True
-            if lead:
-                timeout = self._timeout_s
-                try:
-                    if self._rcvtimeo != timeout:
-                        self._set_rcvtimeo(timeout)
-                    result = self._path.call(next(self._xids) & 0xFFFFFFFF, prog, vers, proc, buffers,
-                                             -1.0 if timeout is None else timeout)
-                finally:
-                    with lock:
-                        self._reading = False
-                        if self._sleepers:
-                            self._cond.notify_all()
-                if result is not None:
-                    return result
+            # Nothing queued to go first: unless another thread reads the socket, this thread
+            # becomes the reader and the call path does the rest (in C on a plain socket).
+            result = self._path.call(prog, vers, proc, buffers)
+            if result is not None:
+                return result
         xid = self._send(prog, vers, proc, buffers, True)[0]
         return self._wait(xid, self._timeout_s)
 
@@ -344,8 +328,8 @@ class Client:
                 reading = self._error is None
             else:
                 with self._lock:
-                    if not self._reading and self._error is None:
-                        self._reading = reading = taken = True
+                    if not self._path.reading and self._error is None:
+                        self._path.reading = reading = taken = True
             try:
                 poller.register(fd, select.POLLOUT | (select.POLLIN if reading else 0))
                 wait_ms = 50 if deadline is None else max(0, min(50, int((deadline - time.monotonic()) * 1000)))
@@ -373,8 +357,8 @@ class Client:
             finally:
                 if taken:
                     with self._lock:
-                        self._reading = False
-                        if self._sleepers:
+                        self._path.reading = False
+                        if self._path.sleepers:
                             self._cond.notify_all()
             if progress:
                 deadline = None if timeout is None else time.monotonic() + timeout
@@ -419,18 +403,18 @@ class Client:
                     raise self._error
                 if xid not in self._waiting:
                     raise RpcError(f"no call with xid {xid:#x} is waiting for a reply")
-                if not self._reading:
-                    self._reading = True
+                if not self._path.reading:
+                    self._path.reading = True
                     break
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     self._waiting.discard(xid)
                     raise self._timeout(timeout)
-                self._sleepers += 1
+                self._path.sleepers += 1
                 try:
                     cond.wait(remaining)
                 finally:
-                    self._sleepers -= 1
+                    self._path.sleepers -= 1
         try:
             remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
             if self._rcvtimeo != remaining:
@@ -438,9 +422,9 @@ class Client:
             return self._path.receive(xid, -1.0 if remaining is None else remaining)
         finally:
             with cond:
-                self._reading = False
+                self._path.reading = False
                 self._waiting.discard(xid)
-                if self._sleepers:
+                if self._path.sleepers:
                     cond.notify_all()
 
     def set_polling(self, seconds: float, yield_cpu: bool = True) -> None:
@@ -477,10 +461,10 @@ class Client:
         if self._check_verifier is not None:
             return self._wait(xid, self.timeout)
         with self._lock:
-            lead = not (self._reading or xid in self._replies or self._reader.in_record
+            lead = not (self._path.reading or xid in self._replies or self._reader.in_record
                         or self._error is not None)
             if lead:
-                self._reading = True
+                self._path.reading = True
         if not lead:
             return self._wait(xid, self.timeout)
         n = len(sink.view)
@@ -508,9 +492,9 @@ class Client:
                 self._hand_over([record], xid)
         finally:
             with self._lock:
-                self._reading = False
+                self._path.reading = False
                 self._waiting.discard(xid)
-                if self._sleepers:
+                if self._path.sleepers:
                     self._cond.notify_all()
 
     def _recv_exact(self, view: memoryview, mid_record: bool) -> None:
@@ -577,7 +561,7 @@ class Client:
             with self._lock:
                 if rxid in self._waiting:
                     self._replies[rxid] = record
-                    if self._sleepers:
+                    if self._path.sleepers:
                         self._cond.notify_all()
                 else:
                     log.debug("dropping a reply to xid %#x that nobody waits for", rxid)

@@ -33,37 +33,64 @@ def _nbytes(b: Any) -> int:
 
 
 class CallPath:
-    """The blocking call of one :class:`cricket.rpc.Client`, for the thread that holds the
-    client's reader role (no other thread reads the socket meanwhile).
+    """The blocking call of one :class:`cricket.rpc.Client`: taken when no other thread reads the
+    client's socket; this thread then holds the client's reader role until the reply is in.
 
     ``reader`` is the client's record reader, ``rbuf`` its receive buffer, ``auth`` the credential
-    and verifier every call carries, ``send_lock`` the lock every sender holds; ``plain``: replies
-    carry no verifier to check; ``spin`` and ``yield_cpu``: the polling window before a thread
-    sleeps in the read (see :meth:`cricket.rpc.Client.set_polling`), public and changeable.
+    and verifier every call carries; ``plain``: replies carry no verifier to check; ``spin`` and
+    ``yield_cpu``: the polling window before a thread sleeps in the read (see
+    :meth:`cricket.rpc.Client.set_polling`), public and changeable. ``reading`` (the reader role:
+    one thread reads the socket at a time) and ``sleepers`` (threads asleep on the client's
+    condition) are the client's, guarded by its ``_lock``; its ``_send_lock`` and xid counter are
+    shared too.
     """
 
     def __init__(self, client: Any, sock: Any, reader: Any, rbuf: bytearray, auth: bytes,
-                 send_lock: Any, plain: bool, spin: float, yield_cpu: bool) -> None:
+                 plain: bool, spin: float, yield_cpu: bool) -> None:
         self._client = client
         self._sock = sock
         self._reader = reader
         self._rbuf = memoryview(rbuf)
         self._auth = auth
         self._head_size = 24 + len(auth)
-        self._send_lock = send_lock
+        self._send_lock = client._send_lock
+        self._lock = client._lock
+        self._xids = client._xids
         self._peek = bytearray(1)
         self.plain = plain
         self.spin = spin
         self.yield_cpu = yield_cpu
+        self.reading = False      # a thread reads the socket (the client's reader role)
+        self.sleepers = 0         # threads asleep on the client's condition, waiting for a reply
 
-    def call(self, xid: int, prog: int, vers: int, proc: int, buffers: Any,
-             timeout: float) -> memoryview | None:
-        """Send the call ``xid`` with its encoded arguments ``buffers`` and return its result
-        bytes once the reply has come (``timeout`` seconds at most, negative: no limit). None when
-        the call has too many pieces for one gathering write (nothing was sent: the client's
-        general path takes it). Replies to other threads' calls that come first are handed over."""
+    def call(self, prog: int, vers: int, proc: int, buffers: Any) -> memoryview | None:
+        """Send a call with its encoded arguments ``buffers`` and return its result bytes once
+        the reply has come (within the client's timeout). None when another thread reads the
+        socket or the call has too many pieces for one gathering write: nothing was sent, and
+        the client's general path takes it. Replies to other threads' calls that come first are
+        handed over."""
         if len(buffers) >= IOV_MAX:
             return None
+        client = self._client
+        with self._lock:
+            if self.reading:
+                return None
+            self.reading = True
+        try:
+            timeout = client._timeout_s
+            if client._rcvtimeo != timeout:
+                client._set_rcvtimeo(timeout)
+            return self._exchange(next(self._xids) & 0xFFFFFFFF, prog, vers, proc, buffers,
+                                  -1.0 if timeout is None else timeout)
+        finally:
+            with self._lock:
+                self.reading = False
+                if self.sleepers:
+                    client._cond.notify_all()
+
+    def _exchange(self, xid: int, prog: int, vers: int, proc: int, buffers: Any,
+                  timeout: float) -> memoryview:
+        """Send the call, then receive its reply (this thread holds the reader role)."""
         size = self._head_size
         for b in buffers:
             size += _nbytes(b)
@@ -84,7 +111,8 @@ class CallPath:
         return self.receive(xid, timeout)
 
     def receive(self, xid: int, timeout: float) -> memoryview:
-        """Read records until the reply to ``xid`` has come; return its result bytes."""
+        """Read records until the reply to ``xid`` has come (``timeout`` seconds at most,
+        negative: no limit); return its result bytes. The caller holds the reader role."""
         client = self._client
         sock = self._sock
         rbuf = self._rbuf
