@@ -8,11 +8,14 @@ Interface: ``cricket/_cext/rpc_call.pxd``; pure-Python twin (same API, documente
 client (``cricket/rpc/client.py``), so each is written once.
 """
 import os
+import weakref
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.exc cimport PyErr_CheckSignals
+from cpython.ref cimport PyObject
+from cpython.weakref cimport PyWeakref_GetObject
 from libc.errno cimport EAGAIN, EINTR, errno
 from libc.stdint cimport uint32_t
 from libc.string cimport memcmp, memcpy, memset
@@ -24,7 +27,7 @@ from cricket._cext.socket_poll cimport poll_fd
 
 import socket
 
-from cricket.rpc.errors import RecordTooLarge, RpcError
+from cricket.rpc.errors import RecordTooLarge, RpcConnectionError, RpcError
 
 cdef extern from "<sys/socket.h>" nogil:
     cdef struct msghdr:
@@ -80,7 +83,7 @@ cdef class CallPath:
             raise TypeError("the compiled call path takes plain sockets only (TLS takes the twin)")
         if len(auth) > HEAD_ROOM - 28:
             raise ValueError(f"credential and verifier of {len(auth)} bytes exceed {HEAD_ROOM - 28}")
-        self._client = client
+        self._client = weakref.ref(client)     # no cycle: a dropped client closes its socket
         self._sock = sock
         self._fd = sock.fileno()
         self._reader = reader
@@ -101,9 +104,16 @@ cdef class CallPath:
         self.reading = False
         self.sleepers = 0
 
+    cdef object _owner(self):
+        """The client (held weakly)."""
+        cdef PyObject *client = PyWeakref_GetObject(self._client)
+        if <object>client is None:
+            raise RpcConnectionError("the RPC client this call path served is gone")
+        return <object>client
+
     cpdef object call(self, unsigned int prog, unsigned int vers, unsigned int proc,
                       object buffers):
-        cdef object client = self._client
+        cdef object client = self._owner()
         cdef object timeout
         cdef unsigned int xid
         if len(buffers) >= IOV_MAX:
@@ -178,11 +188,11 @@ cdef class CallPath:
         """The socket took part of the call (or none): the client sends the rest as it drains."""
         if sent < 0:
             if err != EAGAIN and err != EINTR:
-                raise self._client._send_failed(OSError(err, os.strerror(err)))
+                raise self._owner()._send_failed(OSError(err, os.strerror(err)))
             sent = 0
         pieces = [PyBytes_FromStringAndSize(<char *>self._head, self._head_size + 4)]
         pieces.extend(buffers)
-        self._client._write_rest(pieces, sent, True)
+        self._owner()._write_rest(pieces, sent, True)
 
     cpdef object receive(self, unsigned int xid, double timeout):
         cdef RecordReader reader = self._reader
@@ -227,29 +237,29 @@ cdef class CallPath:
                     try:
                         records = reader._feed(rbuf, n)
                     except RecordTooLarge as exc:
-                        raise self._client._fail(exc) from None
+                        raise self._owner()._fail(exc) from None
                 if records:
                     rec = records[0]
                     if not (len(records) == 1 and PyBytes_GET_SIZE(rec) >= 4
                             and _load(<unsigned char *>PyBytes_AS_STRING(rec)) == xid):
-                        rec = self._client._hand_over(records, xid)
+                        rec = self._owner()._hand_over(records, xid)
                     if rec is not None:
                         return self._result(rec)
             elif n == 0:
-                self._client._lost()
+                self._owner()._lost()
             elif err == EINTR:
                 PyErr_CheckSignals()
             elif err != EAGAIN:
-                raise self._client._read_failed(OSError(err, os.strerror(err)))
+                raise self._owner()._read_failed(OSError(err, os.strerror(err)))
             if deadline >= 0:
                 remaining = deadline - _now()
                 if remaining <= 0:
-                    raise self._client._timeout(timeout)
-                if remaining < self._client._rcvtimeo:
-                    self._client._set_rcvtimeo(remaining)
+                    raise self._owner()._timeout(timeout)
+                if remaining < self._owner()._rcvtimeo:
+                    self._owner()._set_rcvtimeo(remaining)
 
     cdef object _result(self, bytes record):
         if (self.plain and PyBytes_GET_SIZE(record) >= 24
                 and memcmp(PyBytes_AS_STRING(record) + 4, SUCCESS_TAIL, 20) == 0):
             return memoryview(record)[24:]
-        return self._client._result(record)
+        return self._owner()._result(record)

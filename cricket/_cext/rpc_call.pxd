@@ -3,7 +3,7 @@
 from cricket._cext.record cimport RecordReader
 
 cdef class CallPath:
-    cdef object _client           # the rpc.Client it serves: its rare paths (errors, hand-over)
+    cdef object _client           # a weak reference to the rpc.Client it serves (its rare paths)
     cdef object _sock             # kept open while this path uses its descriptor
     cdef int _fd
     cdef RecordReader _reader
@@ -29,3 +29,4 @@ cdef class CallPath:
     cpdef object receive(self, unsigned int xid, double timeout)
     cdef _send_rest(self, Py_ssize_t sent, int err, object buffers)
     cdef object _result(self, bytes record)
+    cdef object _owner(self)

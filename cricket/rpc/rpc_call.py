@@ -13,11 +13,12 @@ import errno
 import socket
 import struct
 import time
+import weakref
 from typing import Any
 
 from . import socket_poll
 from .constants import LAST_FRAGMENT, MAX_FRAGMENT
-from .errors import RecordTooLarge, RpcError
+from .errors import RecordTooLarge, RpcConnectionError, RpcError
 
 MARKED_HEAD = struct.Struct(">7I")     # record mark, xid, CALL, rpcvers 2, prog, vers, proc
 SUCCESS_NONE_TAIL = b"\0\0\0\1" + b"\0" * 16   # a reply's bytes 4-24: accepted, AUTH_NONE, SUCCESS
@@ -47,7 +48,7 @@ class CallPath:
 
     def __init__(self, client: Any, sock: Any, reader: Any, rbuf: bytearray, auth: bytes,
                  plain: bool, spin: float, yield_cpu: bool) -> None:
-        self._client = client
+        self._client_ref = weakref.ref(client)    # no cycle: a dropped client closes its socket
         self._sock = sock
         self._reader = reader
         self._rbuf = memoryview(rbuf)
@@ -63,6 +64,13 @@ class CallPath:
         self.reading = False      # a thread reads the socket (the client's reader role)
         self.sleepers = 0         # threads asleep on the client's condition, waiting for a reply
 
+    def _owner(self) -> Any:
+        """The client (held weakly)."""
+        client = self._client_ref()
+        if client is None:
+            raise RpcConnectionError("the RPC client this call path served is gone")
+        return client
+
     def call(self, prog: int, vers: int, proc: int, buffers: Any) -> memoryview | None:
         """Send a call with its encoded arguments ``buffers`` and return its result bytes once
         the reply has come (within the client's timeout). None when another thread reads the
@@ -71,7 +79,7 @@ class CallPath:
         handed over."""
         if len(buffers) >= IOV_MAX:
             return None
-        client = self._client
+        client = self._owner()
         with self._lock:
             if self.reading:
                 return None
@@ -104,16 +112,16 @@ class CallPath:
             except (BlockingIOError, InterruptedError):
                 sent = 0
             except OSError as exc:
-                raise self._client._send_failed(exc) from exc
+                raise self._owner()._send_failed(exc) from exc
             if sent != size + 4:
                 # The socket is full: the client sends the rest as it drains, reading meanwhile.
-                self._client._write_rest(pieces, sent, True)
+                self._owner()._write_rest(pieces, sent, True)
         return self.receive(xid, timeout)
 
     def receive(self, xid: int, timeout: float) -> memoryview:
         """Read records until the reply to ``xid`` has come (``timeout`` seconds at most,
         negative: no limit); return its result bytes. The caller holds the reader role."""
-        client = self._client
+        client = self._owner()
         sock = self._sock
         rbuf = self._rbuf
         reader = self._reader
@@ -167,4 +175,4 @@ class CallPath:
     def _result(self, record: bytes) -> memoryview:
         if self.plain and record[4:24] == SUCCESS_NONE_TAIL:
             return memoryview(record)[24:]
-        return self._client._result(record)
+        return self._owner()._result(record)

@@ -152,3 +152,25 @@ def test_a_server_that_goes_away_is_reported_by_both(call_path):
     with pytest.raises(RpcConnectionError):
         calc.ADD(1, 2)
     rpc.close()
+
+
+def test_a_client_dropped_without_close_is_freed_at_once(call_path, calc_server, hooks):
+    # No reference cycle between the client and its call path: the last reference going closes
+    # the socket, without waiting for the garbage collector (a program that drops a connection
+    # it failed to set up must not keep a session open on the server).
+    import gc
+    import time
+    import weakref
+    gc.disable()
+    try:
+        rpc = Client(calc_server.address)
+        assert CalcClient(rpc).ADD(1, 1) == 2
+        gone = weakref.ref(rpc)
+        del rpc
+        assert gone() is None
+    finally:
+        gc.enable()
+    deadline = time.monotonic() + 30
+    while len(hooks.disconnected) < len(hooks.connected) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert hooks.disconnected == hooks.connected
