@@ -174,3 +174,27 @@ def test_a_client_dropped_without_close_is_freed_at_once(call_path, calc_server,
     while len(hooks.disconnected) < len(hooks.connected) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert hooks.disconnected == hooks.connected
+
+
+def test_a_call_the_socket_cannot_take_at_once_is_sent_as_it_drains(call_path):
+    # A listener that accepts but never reads: the part the socket took first is followed by the
+    # client's wait for room (reading replies meanwhile), which gives up after the timeout and
+    # fails the connection with the reason.
+    import socket as _socket
+    with _socket.create_server(("127.0.0.1", 0)) as lsock:
+        rpc = Client(lsock.getsockname(), timeout=0.5)
+        conn, _ = lsock.accept()
+        try:
+            with pytest.raises(RpcTimeout, match="stopped reading"):
+                rpc.call(CALC_PROG, 1, 2, [b"\x01\0\0\0", bytes(16 << 20)])     # 16 MiB ECHO
+            with pytest.raises(RpcTimeout):
+                rpc.call(CALC_PROG, 1, 0)
+        finally:
+            conn.close()
+            rpc.close()
+
+
+def test_a_large_call_to_a_reading_server_arrives_whole(call_path, calc_server):
+    data = bytes(range(256)) * (7 * 4096)           # 7 MiB: more than the socket takes at once
+    with Client(calc_server.address) as rpc:
+        assert CalcClient(rpc).ECHO(data) == data
