@@ -25,10 +25,14 @@ NOTES: dict[str, list[str]] = {
         "~48% of samples in the event loop's C code (epoll, read), ~41% in transport.write, ~10% in "
         "Python frames (buffer_updated → RecordReader.feed → _deliver → handle, 0.3-1 µs per "
         "record with a transport that only counts). A NULL call is bound by the kernel, not by Python.",
-        "breakdown (NULL, client side: helper `core`'s part, not changed here): \"C client → our "
-        "server\" against \"our client → our server\" in the same run prices our client: ~3-5 µs "
-        "more per call than libtirpc's client (0.15-0.2× of the C round trip), in its Python "
-        "frames (call, xid matching, reply decode).",
+        "breakdown (NULL, client side): user-space instructions per call counted by callgrind "
+        "(the system calls are the same two on both clients): libtirpc's client 1,470; ours 24,911 "
+        "when `Client.call` was Python (header by struct, locks, recv_into, RecordReader.feed, "
+        "slices to match the xid and the header), 6,700 since the call runs in C "
+        "(cext/rpc_call.pyx: ~3,900 in the C call, the rest the Python frame of Client.call and "
+        "the client's locks). What is left against the C pair is the server: C client → our server "
+        "prices it (our server 14,382 instructions per NULL against 1,991 for libtirpc's: uvloop's "
+        "protocol callbacks and the record's Python frames). See docs/rpc-call-path.md.",
         "breakdown (many clients): one event loop is one core; 8-32 C clients keep it busy, and "
         "then the server's ~10-15 µs of CPU per call (system calls included) is the limit. "
         "`--workers N` (cricket.rpc.server_workers) serves from N processes; the parent hands "
@@ -42,13 +46,18 @@ NOTES: dict[str, list[str]] = {
     ],
     "latency": [
         "breakdown (ECHO 4 B - 1 KiB, server side): the same 3 system calls per call as NULL "
-        "(strace -c); the difference is Python: handling an ECHO record costs ~3.7-6 µs against "
-        "~0.3-1 µs for NULL (the NULL fast path answers from the header). Of that: Unpacker + "
-        "unpack_opaque_view ~0.5 µs, the call context for current_call() (a contextvar set and "
-        "reset) ~0.4 µs, building the reply ~0.4 µs (now ~0.25 µs: one bytes object, "
-        "Packer.get_record), the rest frames and calls (dispatch, decode_args, the handler, the "
-        "result-type check). Timed alone with a transport that only counts; py-spy of the "
-        "server during ECHO 4 B: ~43% in transport.write, ~42% in the event loop, ~12% Python.",
+        "(strace -c); the difference is Python. Counted by callgrind on the server process: "
+        "27,906 instructions per ECHO 4 B call against 14,382 per NULL (libtirpc's server: 2,752 and "
+        "1,991). The NULL fast path answers from the header; an ECHO record goes through "
+        "buffer_updated → data_received → handle → decode_args → the handler → reply → "
+        "encode_result, with an Unpacker, the call context (a contextvar set and reset, ~0.13 µs) "
+        "and a Packer (~0.36 µs with the reply's bytes). Two frames went (_deliver for a lone "
+        "record, dispatch folded into handle); the rest is the skeleton contract's three Python "
+        "callables per call, which only a compiled per-record dispatch would remove (not built). "
+        "Client side: libtirpc's client 2,397 instructions per ECHO 4 B, ours 32,684 on main and "
+        "12,370 now (5,700 of them the stub's Packer and Unpacker). With rows this close, the "
+        "machine's load decides more than the code: three runs of one tree spread 1.0-1.6× "
+        "(docs/rpc-call-path.md).",
     ],
     "copy": [
         "breakdown (shared memory vs memcpy): a host → device copy through shared memory is two "

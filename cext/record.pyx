@@ -1,5 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-"""TCP record marking (RFC 5531 §11) in Cython; the pure-Python twin is ``cricket/rpc/_record.py``.
+"""TCP record marking (RFC 5531 §11) in Cython; the pure-Python twin is ``cricket/rpc/_record.py``,
+the interface ``cricket/_cext/record.pxd``.
 
 A record is a sequence of fragments, each behind a 4-byte header: bit 31 marks the last fragment,
 bits 0-30 give its length. :class:`RecordReader` reassembles records from arbitrary stream chunks
@@ -151,17 +152,8 @@ cdef class FillableBytes:
 
 
 cdef class RecordReader:
-    """Reassembles records from stream chunks; ``feed`` returns the records completed so far."""
-    cdef Py_ssize_t _max
-    cdef unsigned char _hdr[4]
-    cdef int _hdr_len
-    cdef list _parts
-    cdef Py_ssize_t _size
-    cdef Py_ssize_t _frag_left
-    cdef bint _in_header
-    cdef bint _last
-    cdef bytes _rec           # a one-fragment record being filled in place, else None
-    cdef Py_ssize_t _fill     # bytes of _rec filled so far
+    """Reassembles records from stream chunks; ``feed`` returns the records completed so far.
+    (Its fields are declared in ``cricket/_cext/record.pxd``.)"""
 
     def __init__(self, Py_ssize_t max_record_size=DEFAULT_MAX_RECORD):
         if max_record_size < 0:

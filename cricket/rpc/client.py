@@ -8,7 +8,6 @@ the next normal call (in the same write) or on :meth:`Client.flush`.
 """
 from __future__ import annotations
 
-import errno
 import itertools
 import logging
 import os
@@ -22,13 +21,15 @@ from typing import Any
 
 from cricket._select import load
 
-from . import message
+from . import message, rpc_call
 from .._env import MAX_POLL_US, poll_us
 from .auth import AuthNone, ClientAuth
 from .constants import DEFAULT_MAX_RECORD, LAST_FRAGMENT, MAX_FRAGMENT
 from .errors import ProtocolError, RecordTooLarge, RpcConnectionError, RpcError, RpcTimeout
 from .heap import keep_large_buffers
 from .record import RecordReader
+from .rpc_call import IOV_MAX as _IOV_MAX, MARKED_HEAD as _MARKED_HEAD, NOWAIT as _NOWAIT
+from .rpc_call import SUCCESS_NONE_TAIL as _SUCCESS_NONE_TAIL
 from .sink import ReplySink
 from .transport import Address, connect_socket, parse_address
 
@@ -36,21 +37,14 @@ log = logging.getLogger(__name__)
 
 # The wait for a reply: polled in C without the GIL, or its pure-Python twin.
 wait_readable = load("cricket._cext.socket_poll", "cricket.rpc.socket_poll").wait_readable
+# The whole blocking call (send, wait, read, check) in C for plain sockets, or its twin; TLS
+# sockets always take the twin.
+CallPath = load("cricket._cext.rpc_call", "cricket.rpc.rpc_call").CallPath
 
 Buffers = Sequence[bytes | bytearray | memoryview]
-_MARKED_HEAD = struct.Struct(">7I")     # record mark, xid, CALL, rpcvers 2, prog, vers, proc
 _TIMEVAL = struct.Struct("@ll")
-_SUCCESS_NONE_TAIL = b"\0\0\0\1" + b"\0" * 16
 _BATCH_FLUSH = 256 * 1024      # queued batched bytes that force a write
 _RECV_SIZE = 256 * 1024
-_DIRECT_RECV = 64 * 1024   # a reply with at least this much still to come is received in place
-
-
-# A peer that went away makes a send fail with EPIPE instead of raising SIGPIPE, which would kill
-# a program that embeds the client with the default SIGPIPE action (native CUDA programs).
-_NOSIGNAL = getattr(socket, "MSG_NOSIGNAL", 0)
-_NOWAIT = _NOSIGNAL | socket.MSG_DONTWAIT
-_IOV_MAX = 64            # pieces per gathering write (Linux allows 1024; a few suffice)
 
 
 def _nbytes(b: Any) -> int:
@@ -137,13 +131,12 @@ class Client:
         self._rcvtimeo: float | None = None
         self._set_sndtimeo(timeout)
         self._reader = RecordReader(max_record_size)
-        self._rbuf = memoryview(bytearray(_RECV_SIZE))
+        rbuf = bytearray(_RECV_SIZE)
+        self._rbuf = memoryview(rbuf)
         self._xids = itertools.count(first_xid())
         self._send_lock = threading.Lock()
         self._lock = threading.Lock()                 # guards the fields below
         self._cond = threading.Condition(self._lock)  # threads waiting for a reply sleep here
-        self._reading = False                         # one thread reads the socket at a time
-        self._sleepers = 0
         self._waiting: set[int] = set()
         self._replies: dict[int, bytes] = {}
         self._batch: list[Any] = []
@@ -152,6 +145,11 @@ class Client:
         self._spin = spin_seconds()
         self._spin_yields = True          # give the CPU away between polls (see set_polling)
         self._peek = bytearray(1)
+        # The call path also holds the reader role (``reading``: one thread reads the socket at
+        # a time) and counts the threads asleep on _cond (``sleepers``), both guarded by _lock.
+        path = CallPath if type(self._sock) is socket.socket else rpc_call.CallPath
+        self._path = path(self, self._sock, self._reader, rbuf, self._auth_bytes,
+                          self._check_verifier is None, self._spin, self._spin_yields)
 
     # --- public API -----------------------------------------------------------------------------
 
@@ -167,59 +165,14 @@ class Client:
 
     def call(self, prog: int, vers: int, proc: int, buffers: Buffers = ()) -> memoryview:
         """Call a procedure with encoded arguments; returns the encoded result."""
-        if buffers or self._batch or self._error is not None:
-            xid, head = self._send(prog, vers, proc, buffers, True)
-        else:                                   # no arguments, nothing queued: send inline
-            xid = next(self._xids) & 0xFFFFFFFF
-            head = _MARKED_HEAD.pack(self._bare_mark, xid, 0, 2, prog, vers, proc) + self._auth_bytes
-            self._waiting.add(xid)
-            with self._send_lock:
-                try:
-                    self._write([head])
-                except RpcError:
-                    self._waiting.discard(xid)
-                    raise
-        lock = self._lock
-        timeout = self._timeout_s
-        with lock:
-            lead = not self._reading and xid not in self._replies
-            if lead:
-                self._reading = True
-        if not lead:
-            return self._wait(xid, timeout)
-        # This thread is the reader: read until its own reply arrives. The first read usually
-        # brings exactly that reply, so it is tried inline before the general loop.
-        try:
-            record = None
-            if self._spin:
-                self.spin_until_readable()
-            if self._rcvtimeo == timeout:
-                try:
-                    n = self._sock.recv_into(self._rbuf)
-                except OSError:
-                    n = -1
-                if n > 0:
-                    try:
-                        records = self._reader.feed(self._rbuf[:n])
-                    except RecordTooLarge as exc:
-                        raise self._fail(exc) from None
-                    if len(records) == 1 and records[0][:4] == head[4:8]:
-                        record = records[0]
-                    else:
-                        record = self._hand_over(records, xid)
-                elif n == 0:
-                    self._lost()
-            if record is None:
-                record = self._read_until(xid, head[4:8], timeout)
-        finally:
-            with lock:
-                self._reading = False
-                self._waiting.discard(xid)
-                if self._sleepers:
-                    self._cond.notify_all()
-        if self._check_verifier is None and record[4:24] == _SUCCESS_NONE_TAIL:
-            return memoryview(record)[24:]
-        return memoryview(record)[message.decode_reply(record, self._check_verifier):]
+        if not self._batch and self._error is None:
+            # Nothing queued to go first: unless another thread reads the socket, this thread
+            # becomes the reader and the call path does the rest (in C on a plain socket).
+            result = self._path.call(prog, vers, proc, buffers)
+            if result is not None:
+                return result
+        xid = self._send(prog, vers, proc, buffers, True)[0]
+        return self._wait(xid, self._timeout_s)
 
     def start(self, prog: int, vers: int, proc: int, buffers: Buffers = ()) -> PendingCall:
         """Send a call without waiting for its reply (pipelining)."""
@@ -343,7 +296,7 @@ class Client:
         if sent != total:
             self._write_rest(pieces, sent)
 
-    def _write_rest(self, pieces: list[Any], sent: int) -> None:
+    def _write_rest(self, pieces: list[Any], sent: int, reader_held: bool = False) -> None:
         """The socket is full: send the rest of ``pieces`` (``sent`` bytes are gone) as it drains,
         and meanwhile read the replies that have arrived.
 
@@ -352,7 +305,8 @@ class Client:
         wait (an asynchronous device-to-host copy, then a large host-to-device one) would wait for
         the server while the server waits for it. Reading while blocked breaks that cycle: the
         replies are kept for the threads that wait for them. Without progress either way for the
-        client's timeout, the connection fails.
+        client's timeout, the connection fails. ``reader_held``: the calling thread holds the
+        reader role already (the call path's) and keeps it.
         """
         rest = []
         for piece in pieces:                    # what is left, as views (no joining, no copy)
@@ -369,10 +323,13 @@ class Client:
         timeout = self.timeout
         deadline = None if timeout is None else time.monotonic() + timeout
         while rest:
-            reading = False
-            with self._lock:
-                if not self._reading and self._error is None:
-                    self._reading = reading = True
+            reading = taken = False
+            if reader_held:
+                reading = self._error is None
+            else:
+                with self._lock:
+                    if not self._path.reading and self._error is None:
+                        self._path.reading = reading = taken = True
             try:
                 poller.register(fd, select.POLLOUT | (select.POLLIN if reading else 0))
                 wait_ms = 50 if deadline is None else max(0, min(50, int((deadline - time.monotonic()) * 1000)))
@@ -398,10 +355,10 @@ class Client:
                                 rest[0] = head[n:]
                                 n = 0
             finally:
-                if reading:
+                if taken:
                     with self._lock:
-                        self._reading = False
-                        if self._sleepers:
+                        self._path.reading = False
+                        if self._path.sleepers:
                             self._cond.notify_all()
             if progress:
                 deadline = None if timeout is None else time.monotonic() + timeout
@@ -446,34 +403,37 @@ class Client:
                     raise self._error
                 if xid not in self._waiting:
                     raise RpcError(f"no call with xid {xid:#x} is waiting for a reply")
-                if not self._reading:
-                    self._reading = True
+                if not self._path.reading:
+                    self._path.reading = True
                     break
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     self._waiting.discard(xid)
                     raise self._timeout(timeout)
-                self._sleepers += 1
+                self._path.sleepers += 1
                 try:
                     cond.wait(remaining)
                 finally:
-                    self._sleepers -= 1
+                    self._path.sleepers -= 1
         try:
             remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-            record = self._read_until(xid, xid.to_bytes(4, "big"), remaining)
+            if self._rcvtimeo != remaining:
+                self._set_rcvtimeo(remaining)
+            return self._path.receive(xid, -1.0 if remaining is None else remaining)
         finally:
             with cond:
-                self._reading = False
+                self._path.reading = False
                 self._waiting.discard(xid)
-                if self._sleepers:
+                if self._path.sleepers:
                     cond.notify_all()
-        return self._result(record)
 
     def set_polling(self, seconds: float, yield_cpu: bool = True) -> None:
         """Poll the socket for up to ``seconds`` before a thread waiting for a reply sleeps (0:
         sleep at once), yielding the CPU between polls or not (pure spinning)."""
         self._spin = min(max(float(seconds), 0.0), MAX_POLL_US / 1e6)
         self._spin_yields = bool(yield_cpu)
+        self._path.spin = self._spin
+        self._path.yield_cpu = self._spin_yields
 
     def spin_until_readable(self) -> None:
         """Poll the socket (without sleeping) for up to the polling window, or until bytes or the
@@ -483,56 +443,6 @@ class Client:
         busy machine the server, or whatever else is runnable, then gets the CPU first
         (``socket_poll``; the compiled one polls without holding the GIL)."""
         wait_readable(self._sock, self._peek, self._spin, self._spin_yields)
-
-    def _read_until(self, xid: int, xid_bytes: bytes, timeout: float | None) -> bytes:
-        """Read records (as the one reading thread) until the reply to ``xid`` arrives."""
-        sock = self._sock
-        rbuf = self._rbuf
-        deadline = None if timeout is None else time.monotonic() + timeout
-        if self._rcvtimeo != timeout:
-            self._set_rcvtimeo(timeout)
-        reader = self._reader
-        spin = self._spin
-        first = True
-        while True:
-            if spin and (first or reader.in_record):
-                # Also for the rest of a record that came in part: it is on its way, so polling
-                # for it beats sleeping in the read and being woken for each piece.
-                self.spin_until_readable()
-            first = False
-            # The rest of a large reply goes straight into the reply's own bytes (no copy).
-            window = reader.writable()
-            if window is not None and len(window) < _DIRECT_RECV:
-                window = None
-            try:
-                n = sock.recv_into(rbuf if window is None else window)
-            except (BlockingIOError, socket.timeout, InterruptedError):
-                n = -1
-            except OSError as exc:
-                if exc.errno != errno.EAGAIN:
-                    raise self._read_failed(exc) from exc
-                n = -1
-            if n == 0:
-                self._lost()
-            if n > 0:
-                if window is not None:
-                    records = reader.advance(n)
-                else:
-                    try:
-                        records = reader.feed(rbuf[:n])
-                    except RecordTooLarge as exc:
-                        raise self._fail(exc) from None
-                if len(records) == 1 and records[0][:4] == xid_bytes:
-                    return records[0]           # the common case: just our reply
-                mine = self._hand_over(records, xid)
-                if mine is not None:
-                    return mine
-            if deadline is not None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise self._timeout(timeout)
-                if remaining < self._rcvtimeo:   # type: ignore[operator]
-                    self._set_rcvtimeo(remaining)
 
     # --- receiving into a reply sink ------------------------------------------------------------
 
@@ -551,10 +461,10 @@ class Client:
         if self._check_verifier is not None:
             return self._wait(xid, self.timeout)
         with self._lock:
-            lead = not (self._reading or xid in self._replies or self._reader.in_record
+            lead = not (self._path.reading or xid in self._replies or self._reader.in_record
                         or self._error is not None)
             if lead:
-                self._reading = True
+                self._path.reading = True
         if not lead:
             return self._wait(xid, self.timeout)
         n = len(sink.view)
@@ -582,9 +492,9 @@ class Client:
                 self._hand_over([record], xid)
         finally:
             with self._lock:
-                self._reading = False
+                self._path.reading = False
                 self._waiting.discard(xid)
-                if self._sleepers:
+                if self._path.sleepers:
                     self._cond.notify_all()
 
     def _recv_exact(self, view: memoryview, mid_record: bool) -> None:
@@ -651,7 +561,7 @@ class Client:
             with self._lock:
                 if rxid in self._waiting:
                     self._replies[rxid] = record
-                    if self._sleepers:
+                    if self._path.sleepers:
                         self._cond.notify_all()
                 else:
                     log.debug("dropping a reply to xid %#x that nobody waits for", rxid)

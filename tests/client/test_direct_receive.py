@@ -9,6 +9,7 @@ from cricket.client import direct
 from cricket.client.api import CudaError, connect
 from cricket.client.local_server import LocalServer
 from cricket.protocol import MAX_INLINE
+from cricket.rpc import rpc_call
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +37,14 @@ def _fed_bytes(conn, monkeypatch) -> list[int]:
             fed.append(n)
             return reader.advance(n)
 
-    monkeypatch.setattr(conn._rpc, "_reader", Spy())
+    rpc = conn._rpc
+    spy = Spy()
+    monkeypatch.setattr(rpc, "_reader", spy)
+    # The compiled call path reassembles in C, out of the spy's sight: calls take the twin's,
+    # reading through the spy, while the test runs.
+    monkeypatch.setattr(rpc, "_path", rpc_call.CallPath(
+        rpc, rpc._sock, spy, rpc._rbuf.obj, rpc._auth_bytes, rpc._check_verifier is None,
+        rpc._spin, rpc._spin_yields))
     return fed
 
 

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from cricket.rpc import Client, RpcConnectionError, RpcTimeout, Server, ServerThread
-from cricket.rpc import client as client_module, socket_poll
+from cricket.rpc import client as client_module, rpc_call, socket_poll
 from cricket.rpc.client import spin_seconds
 from rpc_calc import CALC_PROG, CalcClient, CalcV1
 
@@ -40,9 +40,10 @@ def _yields_while_waiting(rpc, monkeypatch) -> int:
 
 
 def test_a_polling_client_gives_its_cpu_away_unless_told_to_spin(monkeypatch, unix_server):
-    # The pure-Python poll, whose os.sched_yield calls can be counted (the compiled one calls
-    # sched_yield in C on the same condition: tests/rpc/test_rpc_socket_poll.py).
+    # The pure-Python call path and poll, whose os.sched_yield calls can be counted (the compiled
+    # ones call sched_yield in C on the same condition: tests/rpc/test_rpc_socket_poll.py).
     monkeypatch.setattr(client_module, "wait_readable", socket_poll.wait_readable)
+    monkeypatch.setattr(client_module, "CallPath", rpc_call.CallPath)
     monkeypatch.setenv("CRICKET_SPIN_US", "5000")
     with Client(unix_server.address, timeout=10) as rpc:
         assert _yields_while_waiting(rpc, monkeypatch) > 0          # the default: poll, yielding
