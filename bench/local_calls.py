@@ -3,7 +3,9 @@
     python bench/local_calls.py [--iterations N] [--runs R] [--reference-tree DIR] [--backend NAME]
 
 ``bench/local_calls.cu`` (nvcc ``-cudart shared``, linked with ``libcuda.so.1``) times, in
-nanoseconds per call (the median of 5 batches of N calls), the runtime calls the client answers
+nanoseconds per call (the median of 5 batches of N calls; the calling thread's CPU time for the
+calls answered in the process, so that a busy machine's other work does not count, and wall-clock
+time for the round trips), the runtime calls the client answers
 without the server (cudaGetDeviceCount, cudaGetDevice, cudaSetDevice to the current device,
 cudaGetLastError, cudaPeekAtLastError, cudaDeviceGetAttribute), the driver calls the libcuda.so.1
 replacement answers in C (cuDeviceGetCount, cuCtxGetCurrent, cuDeviceGetAttribute), one the
