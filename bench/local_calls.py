@@ -1,6 +1,6 @@
 """The calls a process answers itself, through the runtime and the driver faces, against another tree.
 
-    python bench/local_calls.py [--iterations N] [--runs R] [--reference-tree DIR] [--backend NAME]
+    python bench/local_calls.py [--iterations N] [--runs R] [--reference-tree DIR ...] [--backend NAME]
 
 ``bench/local_calls.cu`` (nvcc ``-cudart shared``, linked with ``libcuda.so.1``) times, in
 nanoseconds per call (the median of 5 batches of N calls; the calling thread's CPU time for the
@@ -13,11 +13,12 @@ driver face's guard answers in Python (cuCtxGetLimit), and a round trip through 
 nothing queued (cuCtxSynchronize, cudaDeviceSynchronize).
 
 The reference is the same program run by another source tree, built there with its own ``.venv``
-(``--reference-tree``, e.g. a clone at an older commit after ``make build``), against a server of
-that tree: the two trees' runs alternate, R runs each, and each figure is the median of its runs.
-Without a reference tree the table shows this tree's figures alone.
+(``--reference-tree``, e.g. a clone at an older commit after ``make build``; given more than once,
+each is a reference of its own), against a server of that tree: the trees' runs alternate, R runs
+each, and each figure is the median of its runs. Without a reference tree the table shows this
+tree's figures alone.
 
-Prints a Markdown table: what, ours, reference, ratio, goal.
+Prints a Markdown table: what, ours, then reference and ratio for each reference tree, goal.
 """
 from __future__ import annotations
 
@@ -94,27 +95,34 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=100000, help="calls per timed batch")
     parser.add_argument("--runs", type=int, default=3, help="runs of the program per tree")
-    parser.add_argument("--reference-tree", type=Path, help="another checkout, built (`make build`)")
+    parser.add_argument("--reference-tree", type=Path, action="append", default=[],
+                        help="another checkout, built (`make build`); may be repeated")
     parser.add_argument("--backend", default="emu")
     args = parser.parse_args(argv)
-    reference = args.reference_tree.resolve() if args.reference_tree else None
-    if reference is not None and not (reference / ".venv" / "bin" / "python").exists():
-        raise SystemExit(f"local_calls.py: {reference} has no .venv; run `make build` there first")
-    trees = [ROOT] + ([reference] if reference else [])
-    results = measure(trees, args.iterations, max(1, args.runs), args.backend)
-    ours = results[0]
-    ref = results[1] if reference else {}
-    print(f"backend {args.backend}; ns per call, the median of {max(1, args.runs)} runs per tree (runs "
-          f"alternating), each the median of 5 batches of {args.iterations} calls (round trips: of "
-          f"{max(100, args.iterations // 100)}); reference: {reference or 'none'}\n")
-    print("| what | ours | reference | ratio | goal |")
-    print("| --- | --- | --- | --- | --- |")
+    references = [tree.resolve() for tree in args.reference_tree]
+    for tree in references:
+        if not (tree / ".venv" / "bin" / "python").exists():
+            raise SystemExit(f"local_calls.py: {tree} has no .venv; run `make build` there first")
+    runs = max(1, args.runs)
+    ours, *refs = measure([ROOT, *references], args.iterations, runs, args.backend)
+    print(f"backend {args.backend}; ns per call, the median of {runs} runs per tree (runs alternating), "
+          f"each the median of 5 batches of {args.iterations} calls (round trips: of "
+          f"{max(100, args.iterations // 100)})\n")
+    head = ["what", "ours"]
+    for i, tree in enumerate(references, 1):
+        head += [f"reference {i}: {tree.name}", "ratio"]
+    print("| " + " | ".join(head + ["goal"]) + " |")
+    print("|" + " --- |" * (len(head) + 1))
+
+    def text(v: float | None) -> str:
+        return "—" if v is None else f"{v:.1f} ns"
     for what, key, goal in ROWS:
         mine = ours.get(key)
-        other = ref.get(key)
-        ratio = f"{mine / other:.2f}" if mine is not None and other else "—"
-        text = (lambda v: "—" if v is None else f"{v:.1f} ns")
-        print(f"| {what} | {text(mine)} | {text(other)} | {ratio} | {goal if other else '—'} |")
+        row = [what, text(mine)]
+        for ref in refs:
+            other = ref.get(key)
+            row += [text(other), f"{mine / other:.2f}" if mine is not None and other else "—"]
+        print("| " + " | ".join(row + [goal if refs else "—"]) + " |")
     return 0
 
 
