@@ -11,9 +11,8 @@ ever reaches C: it is logged and becomes ``CUDA_ERROR_UNKNOWN``.
 The Python-visible functions are shared with the pure-Python twin ``cricket.client.cuda_api``.
 """
 from libc.stdint cimport uint64_t
-from libc.string cimport strlen
 
-from cricket._cext.runtime_guard cimport Entry
+from cricket._cext.runtime_guard cimport Entry, call_name
 
 import atexit
 import logging
@@ -29,7 +28,6 @@ cdef int CUDA_ERROR_NOT_SUPPORTED = 801
 cdef int CUDA_ERROR_UNKNOWN = 999
 
 cdef dict _IMPL = driver_api.IMPLEMENTATIONS
-cdef dict _call_names = {}            # address of the C name -> str (the names are static strings)
 cdef set _missing_logged = set()
 cdef void (*_mark_dead)() noexcept nogil
 cdef bint _attached = False
@@ -74,9 +72,7 @@ cdef api int cricket_drv_call(const char *name, const uint64_t *args, int nargs)
     with gil:
         pyname = None
         try:
-            pyname = _call_names.get(<size_t>name)
-            if pyname is None:
-                pyname = _call_names.setdefault(<size_t>name, name[:strlen(name)].decode())
+            pyname = call_name(name)
             fn = _IMPL.get(pyname)
             if fn is None:
                 if pyname not in _missing_logged:

@@ -25,7 +25,7 @@ from cpython.memoryview cimport PyMemoryView_FromMemory
 import atexit
 import logging
 
-from cricket._cext.runtime_guard cimport Entry
+from cricket._cext.runtime_guard cimport Entry, call_name
 from cricket.client import runtime_api
 
 log = logging.getLogger("cricket.client.cudart_api")
@@ -292,7 +292,6 @@ cdef api char cricket___cudaInitModule(void **handle) noexcept nogil:
 
 # ------------------------------------------------------------------ the generic entry
 
-cdef dict _call_names = {}            # address of the C name -> str (the names are static strings)
 
 
 cdef api int cricket_call(const char *name, const uint64_t *args, int nargs) noexcept nogil:
@@ -302,9 +301,7 @@ cdef api int cricket_call(const char *name, const uint64_t *args, int nargs) noe
     with gil:
         pyname = None
         try:
-            pyname = _call_names.get(<size_t>name)
-            if pyname is None:
-                pyname = _call_names.setdefault(<size_t>name, name[:strlen(name)].decode())
+            pyname = call_name(name)
             fn = _IMPL.get(pyname)
             if fn is None:
                 _impl(pyname)

@@ -8,9 +8,10 @@ Interface: ``cricket/_cext/runtime_guard.pxd``; pure-Python twin (same API, docu
 of them only for a Python implementation. A Python caller calls an entry as the twin's.
 """
 from cpython.long cimport PyLong_FromUnsignedLongLong
-from cpython.ref cimport Py_INCREF
+from cpython.ref cimport PyObject, Py_INCREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport uint64_t
+from libc.string cimport strlen
 
 from cricket.client import runtime_guard as _twin
 
@@ -20,6 +21,27 @@ cdef object _failed = _twin.failed
 
 cdef enum:
     WORDS = 16      # room for a Python caller's arguments as words (the shim passes at most 12)
+    NAME_SLOTS = 1024
+
+
+# The shims' entries pass the CUDA function's name, a static C string: its str is found by the
+# string's address, in a direct-mapped table first (no Python int made for the address), else in
+# the dict that keeps every name made.
+cdef dict _names = {}
+cdef const char *_slot_name[NAME_SLOTS]
+cdef PyObject *_slot_str[NAME_SLOTS]
+
+
+cdef str call_name(const char *name):
+    cdef size_t slot = (<size_t>name >> 3) % NAME_SLOTS
+    if _slot_name[slot] == name:
+        return <str><object>_slot_str[slot]
+    text = _names.get(<size_t>name)
+    if text is None:
+        text = _names.setdefault(<size_t>name, name[:strlen(name)].decode())
+    _slot_str[slot] = <PyObject *>text        # (the dict holds the reference)
+    _slot_name[slot] = name
+    return text
 
 
 cdef tuple words_tuple(const uint64_t *args, int nargs):

@@ -16,3 +16,6 @@ cdef class RuntimeCall(Entry):
 
 cdef tuple words_tuple(const uint64_t *args, int nargs)
 cdef bint ints_as_words(tuple args, uint64_t *words, int room) noexcept
+
+# The Python name of a shim's C function name (a static string), found by its address.
+cdef str call_name(const char *name)
