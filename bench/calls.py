@@ -53,12 +53,19 @@ def _examples_build():
 
 
 
-def start_server(directory: Path, backend: str) -> tuple[subprocess.Popen, str]:
+def tree_python(tree: Path) -> str:
+    """The Python that runs cricket from the source tree ``tree``: this one's for this tree, else
+    the tree's own ``.venv`` (another checkout, built there, e.g. the reference of a comparison)."""
+    return sys.executable if tree == ROOT else str(tree / ".venv" / "bin" / "python")
+
+
+def start_server(directory: Path, backend: str, tree: Path = ROOT) -> tuple[subprocess.Popen, str]:
+    """``cricket server`` of the source tree ``tree`` on a Unix socket in ``directory``."""
     address = str(directory / "server.sock")
     ready = directory / "ready"
-    proc = subprocess.Popen([sys.executable, "-m", "cricket", "server", "--unix", address,
+    proc = subprocess.Popen([tree_python(tree), "-m", "cricket", "server", "--unix", address,
                              "--backend", backend, "--ready-file", str(ready)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tree)
     deadline = time.monotonic() + 60
     while not ready.exists():
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -164,13 +171,14 @@ def raw_socket_us(sizes: list[int], reps: list[int] | None = None, *, trials: in
     return out
 
 
-def run_program(program: Path, address: str, iterations: int, max_copy: int,
-                env: dict[str, str] | None = None) -> dict[str, float]:
-    """One run of ``program`` through ``cricket run``: its "NAME MICROSECONDS" lines. ``env``
-    adds to the environment (e.g. ``CRICKET_SHM=0``)."""
-    res = subprocess.run([sys.executable, "-m", "cricket", "run", "--server", address, "--",
-                          str(program), str(iterations), str(max_copy)],
-                         capture_output=True, text=True, cwd=ROOT, timeout=1800,
+def run_program(program: Path, address: str, iterations: int, max_copy: int | None,
+                env: dict[str, str] | None = None, tree: Path = ROOT) -> dict[str, float]:
+    """One run of ``program`` through ``cricket run`` of the source tree ``tree``: its "NAME
+    VALUE" lines. ``env`` adds to the environment (e.g. ``CRICKET_SHM=0``)."""
+    sizes = [] if max_copy is None else [str(max_copy)]
+    res = subprocess.run([tree_python(tree), "-m", "cricket", "run", "--server", address, "--",
+                          str(program), str(iterations), *sizes],
+                         capture_output=True, text=True, cwd=tree, timeout=1800,
                          env=dict(os.environ, **env) if env else None)
     if res.returncode != 0:
         raise SystemExit(f"calls.py: {program.name} failed ({res.returncode}):\n{res.stdout}{res.stderr}")

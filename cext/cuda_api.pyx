@@ -4,13 +4,15 @@
 The library takes the ``cdef api`` functions below from ``__pyx_capi__`` (``cext/common/
 bootstrap.c`` checks their signatures). ``cricket_drv_call`` receives a driver function's
 documented name and its arguments as 64-bit words, calls the implementation registered under that
-name in ``cricket.client.driver_api.IMPLEMENTATIONS`` and returns its ``CUresult``. No exception
+name in ``cricket.client.driver_api.IMPLEMENTATIONS`` and returns its ``CUresult`` (an entry of
+the compiled guard, ``cext/driver_guard.pyx``, gets the words as they are). No exception
 ever reaches C: it is logged and becomes ``CUDA_ERROR_UNKNOWN``.
 
 The Python-visible functions are shared with the pure-Python twin ``cricket.client.cuda_api``.
 """
 from libc.stdint cimport uint64_t
-from libc.string cimport strlen
+
+from cricket._cext.runtime_guard cimport Entry, call_name
 
 import atexit
 import logging
@@ -26,7 +28,6 @@ cdef int CUDA_ERROR_NOT_SUPPORTED = 801
 cdef int CUDA_ERROR_UNKNOWN = 999
 
 cdef dict _IMPL = driver_api.IMPLEMENTATIONS
-cdef dict _call_names = {}            # address of the C name -> str (the names are static strings)
 cdef set _missing_logged = set()
 cdef void (*_mark_dead)() noexcept nogil
 cdef bint _attached = False
@@ -71,9 +72,7 @@ cdef api int cricket_drv_call(const char *name, const uint64_t *args, int nargs)
     with gil:
         pyname = None
         try:
-            pyname = _call_names.get(<size_t>name)
-            if pyname is None:
-                pyname = _call_names.setdefault(<size_t>name, name[:strlen(name)].decode())
+            pyname = call_name(name)
             fn = _IMPL.get(pyname)
             if fn is None:
                 if pyname not in _missing_logged:
@@ -81,6 +80,8 @@ cdef api int cricket_drv_call(const char *name, const uint64_t *args, int nargs)
                     log.warning("%s reaches Python but has no implementation in "
                                 "cricket.client.driver_api; it returns CUDA_ERROR_NOT_SUPPORTED", pyname)
                 return CUDA_ERROR_NOT_SUPPORTED
+            if isinstance(fn, Entry):      # the compiled guard (driver_guard): the words as they are
+                return (<Entry>fn).call(args, nargs)
             if nargs == 0:
                 return fn()
             if nargs == 1:

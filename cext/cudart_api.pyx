@@ -10,7 +10,9 @@ value of the C return type), because a ``noexcept`` function would otherwise ret
 means ``cudaSuccess``.
 
 ``cricket_call`` is the generic entry of ``forward_runtime.c``: the CUDA function's name and its
-arguments as 64-bit words, passed on as ints to the implementation of that name.
+arguments as 64-bit words, passed on as ints to the implementation of that name, or as the words
+themselves to an entry of the compiled guard (``runtime_guard.Entry``: the guard makes the ints
+for its implementation; ``cext/runtime_local.pyx`` answers without any).
 
 The Python-visible functions (``CAPI_NAMES``, ``attached``, ``error_string``, ``error_name``,
 ``read_fatbin``) are shared with the pure-Python twin ``cricket.client.cudart_api``.
@@ -23,6 +25,7 @@ from cpython.memoryview cimport PyMemoryView_FromMemory
 import atexit
 import logging
 
+from cricket._cext.runtime_guard cimport Entry, call_name
 from cricket.client import runtime_api
 
 log = logging.getLogger("cricket.client.cudart_api")
@@ -289,7 +292,6 @@ cdef api char cricket___cudaInitModule(void **handle) noexcept nogil:
 
 # ------------------------------------------------------------------ the generic entry
 
-cdef dict _call_names = {}            # address of the C name -> str (the names are static strings)
 
 
 cdef api int cricket_call(const char *name, const uint64_t *args, int nargs) noexcept nogil:
@@ -299,13 +301,13 @@ cdef api int cricket_call(const char *name, const uint64_t *args, int nargs) noe
     with gil:
         pyname = None
         try:
-            pyname = _call_names.get(<size_t>name)
-            if pyname is None:
-                pyname = _call_names.setdefault(<size_t>name, name[:strlen(name)].decode())
+            pyname = call_name(name)
             fn = _IMPL.get(pyname)
             if fn is None:
                 _impl(pyname)
                 return CUDA_ERROR_NOT_SUPPORTED
+            if isinstance(fn, Entry):      # the compiled guard's, or answered in C (runtime_local)
+                return (<Entry>fn).call(args, nargs)
             if nargs == 0:
                 return fn()
             if nargs == 1:

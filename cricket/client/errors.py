@@ -3,9 +3,11 @@
 ``CudaError`` carries a driver ``CUresult`` (what the server answers), ``CudaRuntimeError`` a
 ``cudaError_t`` (what the client runtime decides itself). :func:`error_source` sorts any exception
 raised below the API faces so that each face translates it into its own codes
-(:func:`cuda_error_of` for the runtime API, ``driver_face.result_of`` for the driver API).
+(:func:`cuda_error_of` for the runtime API, :func:`result_of` for the driver API).
 """
 from __future__ import annotations
+
+import sys
 
 from cricket.cudafacts import curesult
 from cricket.cudafacts.cudart_errors import CODES, ERRORS
@@ -61,6 +63,14 @@ class SessionUnavailable(CudaRuntimeError):
         super().__init__(ERR_UNAVAILABLE, message)
 
 
+class DriverApiError(Exception):
+    """A driver call failed: ``code`` is the CUresult it returns."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 class RuntimeApiError(Exception):
     """Misuse of a registry (a name registered twice, a fatbin handle never registered)."""
 
@@ -88,3 +98,24 @@ def cuda_error_of(exc: BaseException) -> int:
     if source == "driver":
         return code if code in ERRORS else ERR_UNKNOWN
     return {"connection": ERR_UNAVAILABLE, "argument": ERR_INVALID_VALUE}.get(source, ERR_UNKNOWN)
+
+
+# The cudaError_t codes the client runtime raises that differ from the CUresult of the same failure.
+_RUNTIME_TO_DRIVER = {ERR_INVALID_CONFIG: curesult.INVALID_VALUE, ERR_INVALID_DEVPTR: curesult.INVALID_VALUE,
+                      ERR_INVALID_SYMBOL: curesult.NOT_FOUND, ERR_INVALID_FUNCTION: curesult.INVALID_HANDLE,
+                      ERR_INVALID_KIND: curesult.INVALID_VALUE}
+
+
+def result_of(exc: BaseException) -> int:
+    """The CUresult for an exception raised below the driver API."""
+    if isinstance(exc, DriverApiError):
+        return exc.code
+    linker = sys.modules.get("cricket.client.jit_link")     # loaded by the first cuLink* call
+    if linker is not None and isinstance(exc, linker.LinkError):
+        return exc.code
+    source, code = error_source(exc)
+    if source == "driver":
+        return code
+    if source == "runtime":
+        return _RUNTIME_TO_DRIVER.get(code, code)
+    return {"connection": curesult.DEVICE_UNAVAILABLE, "argument": curesult.INVALID_VALUE}.get(source, curesult.UNKNOWN)

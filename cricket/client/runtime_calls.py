@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import logging
 
+from cricket import _select
 from cricket.client import context_limits, device_records, launch_attributes, managed, mapped, mempool
 from cricket.client.faces import implements
 from cricket.client.runtime_face import RUNTIME_API
+from cricket.client.runtime_local import i32 as _i32
 from cricket.cudafacts import occupancy
 from cricket.cudafacts.cudart_errors import CODES, CUDART_VERSION
-from cricket.cudafacts.device_attributes import MAX as ATTRIBUTE_MAX
 from cricket.client.runtime import (
     D2D, D2H,
     ERR_HOST_NOT_REGISTERED, ERR_HOST_REGISTERED, ERR_INVALID_CONFIG, ERR_INVALID_DEVICE,
@@ -26,11 +27,6 @@ from cricket.client.runtime import (
 log = logging.getLogger(__name__)
 
 rt = RUNTIME
-
-
-def _i32(v: int) -> int:
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if v & 0x80000000 else v
 
 
 def _dim(xy: int, z: int) -> tuple[int, int, int]:
@@ -45,42 +41,11 @@ def _synchronizing() -> None:
 
 # ------------------------------------------------------------------ errors and devices
 
-@implements(RUNTIME_API, "cudaGetLastError", guarded=False)
-def cuda_get_last_error() -> int:
-    err, rt.thread.last_error = rt.thread.last_error, 0
-    return err
-
-
-@implements(RUNTIME_API, "cudaPeekAtLastError", guarded=False)
-def cuda_peek_at_last_error() -> int:
-    return rt.thread.last_error
-
-
-
-
-@implements(RUNTIME_API, "cudaGetDeviceCount")
-def get_device_count(count: int) -> int:
-    if not count:
-        return ERR_INVALID_VALUE
-    hostmem.store_i32(count, len(rt.devices))
-    return SUCCESS
-
-
-@implements(RUNTIME_API, "cudaGetDevice")
-def get_device(device: int) -> int:
-    if not device:
-        return ERR_INVALID_VALUE
-    hostmem.store_i32(device, rt.thread.device)
-    return SUCCESS
-
-
-@implements(RUNTIME_API, "cudaSetDevice")
-def set_device(device: int) -> int:
-    device = _i32(device)
-    if not 0 <= device < len(rt.devices):
-        return ERR_INVALID_DEVICE
-    rt.set_device(device)      # this host thread's device; the server follows at its next call
-    return SUCCESS
+# What the process answers from what it holds (the last error, the device count, the thread's
+# device, HELLO's attributes): compiled entries in cext/runtime_local.pyx, their twin in
+# runtime_local.py.
+for _name, _entry in _select.load("cricket._cext.runtime_local", "cricket.client.runtime_local").entries(rt).items():
+    RUNTIME_API.register(_name, _entry)
 
 
 @implements(RUNTIME_API, "cudaInitDevice")
@@ -112,14 +77,6 @@ def get_device_flags(flags: int) -> int:
     if not flags:
         return ERR_INVALID_VALUE
     hostmem.store_u32(flags, rt.device_flags.get(rt.thread.device, 0))
-    return SUCCESS
-
-
-@implements(RUNTIME_API, "cudaDeviceGetAttribute")
-def device_get_attribute(value: int, attribute: int, device: int) -> int:
-    if not value or not 0 < attribute < ATTRIBUTE_MAX:
-        return ERR_INVALID_VALUE
-    hostmem.store_i32(value, rt.device_attribute(_i32(device), attribute))
     return SUCCESS
 
 

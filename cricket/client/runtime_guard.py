@@ -12,7 +12,12 @@ from typing import Any
 from cricket.client.errors import ERR_NO_DEVICE, ERR_UNAVAILABLE, ERR_UNKNOWN, cuda_error_of
 
 
-class RuntimeCall:
+class Entry:
+    """An implementation the libcudart shim's entry calls (in the compiled module, with the C
+    argument words as they came; here with ints, as Python callers do)."""
+
+
+class RuntimeCall(Entry):
     """``fn`` guarded for ``runtime`` (the process's ``Runtime``); ``needs_device``: without a
     visible device the call fails with cudaErrorNoDevice (the version calls do not)."""
 
