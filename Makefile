@@ -3,9 +3,35 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
 PYTEST_ARGS ?=
-# Test folders whose modules have a Cython implementation and a pure-Python twin:
-# they run a second time with CRICKET_PUREPYTHON=1.
-TWIN_TESTS = $(wildcard tests/xdr tests/rpcgen tests/rpc tests/preload tests/protocol tests/client tests/client_runtime)
+# The twin pass: the tests run a second time with CRICKET_PUREPYTHON=1 are those whose code picks
+# a compiled module or its pure-Python twin at import (cricket._select.load, the generated codecs)
+# and depends on it: the RPC runtime and the codecs, the client's hot paths, the shims' entry
+# points, programs run through the client. Not here: tests that run both implementations side by
+# side already (tests/xdr, the record and socket-poll tests), and tests of code with no twin beneath
+# it (rpcgen's parser and command, the shim's symbol tables, `cricket run`'s signals and options).
+# tests/test_twin_pass.py checks that every file exists and every twin is exercised by one of them.
+TWIN_TESTS = \
+	tests/rpcgen/test_rpcgen_codegen.py tests/rpcgen/test_rpcgen_int_arrays.py \
+	tests/rpcgen/test_rpcgen_opaque_views.py tests/rpcgen/test_rpcgen_layouts.py \
+	tests/rpcgen/test_rpcgen_stubs.py tests/rpcgen/test_rpcgen_c_interop.py \
+	tests/rpcgen/test_rpcgen_system_files.py \
+	tests/rpc \
+	tests/protocol/test_protocol_module.py tests/protocol/test_layouts_follow_cricket_x.py \
+	tests/preload/test_cudart_api.py tests/preload/test_runtime_api.py tests/preload/test_python_host.py \
+	tests/preload/test_native_host.py tests/preload/test_driver_link.py \
+	tests/preload/test_primary_context.py tests/preload/test_sass_only_launch.py \
+	tests/client/test_aio_client.py tests/client/test_aio_device_output.py \
+	tests/client/test_aio_large_copies.py tests/client/test_api_connect.py \
+	tests/client/test_direct_receive.py tests/client/test_launch_checks.py tests/client/test_shm_copies.py \
+	tests/client_runtime/test_client_hostmem.py tests/client_runtime/test_copies.py \
+	tests/client_runtime/test_launch_queue.py tests/client_runtime/test_runtime_guard.py \
+	tests/client_runtime/test_client_runtime_core.py tests/client_runtime/test_client_examples.py \
+	tests/client_runtime/test_memory_examples.py tests/client_runtime/test_async_copy_stress.py \
+	tests/client_runtime/test_client_full_duplex.py tests/client_runtime/test_client_mapped_memory.py \
+	tests/client_runtime/test_client_per_thread.py tests/client_runtime/test_device_printf_output.py \
+	tests/client_runtime/test_client_threads_memory.py tests/client_runtime/test_graphs_examples.py \
+	tests/client_runtime/test_client_launch_attributes.py tests/client_runtime/test_multi_device.py \
+	tests/driver/test_one_client_state.py
 
 .PHONY: all venv build compile test test-fast test-torch demo examples bench clean
 
