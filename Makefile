@@ -3,6 +3,10 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
 PYTEST_ARGS ?=
+# Test processes (pytest-xdist): `make test PYTEST_JOBS=2` spreads the test files over two workers
+# (a file's tests stay together, with its module-scoped servers); empty: one process.
+PYTEST_JOBS ?=
+XDIST = $(if $(PYTEST_JOBS),-n $(PYTEST_JOBS) --dist loadfile)
 # The twin pass: the tests run a second time with CRICKET_PUREPYTHON=1 are those whose code picks
 # a compiled module or its pure-Python twin at import (cricket._select.load, the generated codecs)
 # and depends on it: the RPC runtime and the codecs, the client's hot paths, the shims' entry
@@ -85,13 +89,13 @@ compile: $(VENV)/.tools
 	$(PY) setup.py -q build_ext --inplace
 
 test: build
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 ifneq ($(TWIN_TESTS),)
-	CRICKET_PUREPYTHON=1 $(PY) -m pytest $(PYTEST_ARGS) $(TWIN_TESTS)
+	CRICKET_PUREPYTHON=1 $(PY) -m pytest $(XDIST) $(PYTEST_ARGS) $(TWIN_TESTS)
 endif
 
 test-fast: build
-	$(PY) -m pytest -x -q -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -x -q -m "not slow" $(XDIST) $(PYTEST_ARGS)
 
 # Stock PyTorch (the CUDA 13 wheel, about 5 GB) in a cached venv of its own, with cricket's
 # dependencies, for tests/torch: they run it through `cricket run` on emu (README, "PyTorch").
