@@ -40,7 +40,8 @@ TWIN_TESTS = \
 	tests/client_runtime/test_memory_examples.py \
 	tests/client_runtime/test_client_full_duplex.py tests/client_runtime/test_client_mapped_memory.py \
 	tests/client_runtime/test_client_per_thread.py tests/client_runtime/test_device_printf_output.py \
-	tests/client_runtime/test_client_threads_memory.py tests/client_runtime/test_graphs_examples.py \
+	tests/client_runtime/test_client_threads_memory.py tests/client_runtime/test_client_wait_schedule.py \
+	tests/client_runtime/test_graphs_examples.py \
 	tests/client_runtime/test_client_launch_attributes.py tests/client_runtime/test_multi_device.py \
 	tests/driver/test_one_client_state.py
 
