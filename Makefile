@@ -3,9 +3,47 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
 PYTEST_ARGS ?=
-# Test folders whose modules have a Cython implementation and a pure-Python twin:
-# they run a second time with CRICKET_PUREPYTHON=1.
-TWIN_TESTS = $(wildcard tests/xdr tests/rpcgen tests/rpc tests/preload tests/protocol tests/client tests/client_runtime)
+# Test processes (pytest-xdist): `make test PYTEST_JOBS=2` spreads the test files over two workers
+# (a file's tests stay together, with its module-scoped servers); empty: one process.
+PYTEST_JOBS ?=
+XDIST = $(if $(PYTEST_JOBS),-n $(PYTEST_JOBS) --dist loadfile)
+# The twin pass: the tests run a second time with CRICKET_PUREPYTHON=1 are those whose code picks
+# a compiled module or its pure-Python twin at import (cricket._select.load, the generated codecs)
+# and depends on it: the RPC runtime and the codecs, the client's hot paths, the shims' entry
+# points, programs run through the client. Not here: tests that run both implementations side by
+# side already (tests/xdr, the record and socket-poll tests), and tests of code with no twin beneath
+# it (rpcgen's parser and command, the shim's symbol tables, `cricket run`'s signals and options,
+# the examples' immediate binding), nor the long copy soak (its short sequences run here).
+# tests/test_twin_pass.py checks that every file exists and every twin is exercised by one of them.
+TWIN_TESTS = \
+	tests/rpcgen/test_rpcgen_codegen.py tests/rpcgen/test_rpcgen_int_arrays.py \
+	tests/rpcgen/test_rpcgen_opaque_views.py tests/rpcgen/test_rpcgen_layouts.py \
+	tests/rpcgen/test_rpcgen_stubs.py tests/rpcgen/test_rpcgen_c_interop.py \
+	tests/rpcgen/test_rpcgen_system_files.py \
+	tests/rpc \
+	tests/protocol/test_protocol_module.py tests/protocol/test_layouts_follow_cricket_x.py \
+	tests/preload/test_cudart_api.py tests/preload/test_runtime_api.py tests/preload/test_python_host.py \
+	tests/preload/test_native_host.py tests/preload/test_driver_link.py \
+	tests/preload/test_primary_context.py tests/preload/test_sass_only_launch.py \
+	tests/client/test_aio_client.py tests/client/test_aio_device_output.py \
+	tests/client/test_aio_large_copies.py tests/client/test_api_connect.py \
+	tests/client/test_direct_receive.py tests/client/test_launch_checks.py tests/client/test_shm_copies.py \
+	tests/client_runtime/test_client_hostmem.py tests/client_runtime/test_copies.py \
+	tests/client_runtime/test_launch_queue.py tests/client_runtime/test_runtime_guard.py \
+	tests/client_runtime/test_client_runtime_core.py \
+	tests/client_runtime/test_client_examples.py::test_example_passes_through_cricket_run \
+	tests/client_runtime/test_client_examples.py::test_kernel_printf_reaches_the_program_output_not_the_server \
+	tests/client_runtime/test_client_examples.py::test_python_host_reaches_the_shim_through_ctypes \
+	tests/client_runtime/test_client_examples.py::test_error_paths_report_the_cuda_errors \
+	tests/client_runtime/test_async_copy_stress.py::test_async_copies_keep_stream_order_through_the_shim \
+	tests/client_runtime/test_async_copy_stress.py::test_async_copies_keep_stream_order_with_static_cudart \
+	tests/client_runtime/test_memory_examples.py \
+	tests/client_runtime/test_client_full_duplex.py tests/client_runtime/test_client_mapped_memory.py \
+	tests/client_runtime/test_client_per_thread.py tests/client_runtime/test_device_printf_output.py \
+	tests/client_runtime/test_client_threads_memory.py tests/client_runtime/test_client_wait_schedule.py \
+	tests/client_runtime/test_graphs_examples.py \
+	tests/client_runtime/test_client_launch_attributes.py tests/client_runtime/test_multi_device.py \
+	tests/driver/test_one_client_state.py
 
 .PHONY: all venv build compile test test-fast test-torch demo examples bench clean
 
@@ -58,14 +96,15 @@ build: $(VENV)/.tools
 compile: $(VENV)/.tools
 	$(PY) setup.py -q build_ext --inplace
 
+# --durations: each run lists its slowest tests, where the next cut of issue 20 would come from.
 test: build
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(XDIST) --durations=25 $(PYTEST_ARGS)
 ifneq ($(TWIN_TESTS),)
-	CRICKET_PUREPYTHON=1 $(PY) -m pytest $(PYTEST_ARGS) $(TWIN_TESTS)
+	CRICKET_PUREPYTHON=1 $(PY) -m pytest $(XDIST) $(PYTEST_ARGS) $(TWIN_TESTS)
 endif
 
 test-fast: build
-	$(PY) -m pytest -x -q -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -x -q -m "not slow" $(XDIST) $(PYTEST_ARGS)
 
 # Stock PyTorch (the CUDA 13 wheel, about 5 GB) in a cached venv of its own, with cricket's
 # dependencies, for tests/torch: they run it through `cricket run` on emu (README, "PyTorch").

@@ -1,10 +1,15 @@
-"""Shared fixtures: real tools (nvcc, gcc, the system rpcgen) found once, skipped with a reason when absent."""
+"""Shared fixtures: real tools (nvcc, gcc, the system rpcgen) found once, skipped with a reason when
+absent; nvcc builds shared by the whole run; a lock shared by the run's processes (pytest-xdist)."""
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
 import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -46,3 +51,75 @@ def pytest_collection_modifyitems(config, items):
             reason = gpu_unavailable_reason()
             if reason:
                 item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def run_folder(tmp_path_factory) -> Path:
+    """The folder every process of this run shares: pytest's base temporary folder, or, in a
+    pytest-xdist worker (whose base folder is its own), the one above it."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@contextlib.contextmanager
+def file_lock(path: Path):
+    """Held by one process at a time (flock): the run's other processes wait."""
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@pytest.fixture(scope="session")
+def run_lock(tmp_path_factory):
+    """``with run_lock(name):`` one test process of the run at a time, for work on files outside
+    pytest's temporary folders (the shim built into cricket/_preload, build/examples)."""
+    folder = run_folder(tmp_path_factory) / "locks"
+    folder.mkdir(exist_ok=True)
+    threads = threading.Lock()
+
+    @contextlib.contextmanager
+    def hold(name: str):
+        with threads, file_lock(folder / f"{name}.lock"):
+            yield
+    return hold
+
+
+class NvccBuilds:
+    """Each nvcc command (arguments and output name) run once per test run and its output shared by
+    every test that asks for it; the run's processes (pytest-xdist workers) share the builds too."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._guard = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+
+    def __call__(self, *args: str | os.PathLike, output: str) -> Path:
+        """``nvcc ARGS -o FOLDER/OUTPUT`` unless built already; returns the output's path."""
+        if not HAVE_NVCC:
+            pytest.skip("nvcc (CUDA 13) not found on PATH")
+        argv = [str(a) for a in args]
+        key = hashlib.sha256("\0".join([output, *argv]).encode()).hexdigest()[:20]
+        out_dir = self.folder / key
+        out, done = out_dir / output, out_dir / ".done"
+        with self._guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock, file_lock(self.folder / f"{key}.lock"):
+            if not done.exists():
+                out_dir.mkdir(exist_ok=True)
+                cmd = ["nvcc", *argv, "-o", str(out)]
+                r = subprocess.run(cmd, capture_output=True, text=True, cwd=out_dir, timeout=600)
+                if r.returncode != 0:
+                    raise AssertionError(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stderr}")
+                done.touch()
+        return out
+
+
+@pytest.fixture(scope="session")
+def nvcc_build(tmp_path_factory) -> NvccBuilds:
+    """``nvcc_build(*nvcc_args, output="name")``: the path of that build, compiled at most once per
+    run (skips the test where nvcc is missing)."""
+    folder = run_folder(tmp_path_factory) / "nvcc"
+    folder.mkdir(exist_ok=True)
+    return NvccBuilds(folder)

@@ -12,11 +12,12 @@ MEMORY_EXAMPLES = ["stream_ordered_memory", "managed_memory", "ipc_memory", "vmm
 
 
 @pytest.fixture(scope="module")
-def memory_examples(shim):
+def memory_examples(shim, run_lock):
     import shutil
     if not shutil.which("nvcc"):
         pytest.skip("nvcc (CUDA 13) not found on PATH")
-    return examples_build.build(MEMORY_EXAMPLES, EXAMPLES_OUT, jobs=2)
+    with run_lock("examples"):
+        return examples_build.build(MEMORY_EXAMPLES, EXAMPLES_OUT, jobs=2)
 
 
 @pytest.mark.nvcc

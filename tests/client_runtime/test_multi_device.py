@@ -45,12 +45,13 @@ def test_two_devices_example_passes(examples, two_device_server):
 
 
 @pytest.mark.nvcc
-def test_two_devices_example_passes_with_static_cudart(shim, two_device_server):
+def test_two_devices_example_passes_with_static_cudart(shim, two_device_server, run_lock):
     from cricket.client import driver_env
     if not driver_env.available():
         pytest.skip("the libcuda.so.1 replacement is not built; run make build")
-    static = examples_build.build(["multi_device", "peer_access"], ROOT / "build" / "examples-static",
-                                  cudart="static")
+    with run_lock("examples"):
+        static = examples_build.build(["multi_device", "peer_access"], ROOT / "build" / "examples-static",
+                                      cudart="static")
     _passes(cricket_run([str(static["multi_device"])], server=two_device_server.address))
     _peers_pass(cricket_run([str(static["peer_access"])], server=two_device_server.address))
 

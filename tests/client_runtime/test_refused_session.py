@@ -13,8 +13,9 @@ TOKEN = "the-right-token"
 
 
 @pytest.fixture(scope="module")
-def device_info(examples) -> dict[str, Path]:
-    static = examples_build.build(["device_info"], ROOT / "build" / "examples-static", cudart="static")
+def device_info(examples, run_lock) -> dict[str, Path]:
+    with run_lock("examples"):
+        static = examples_build.build(["device_info"], ROOT / "build" / "examples-static", cudart="static")
     return {"shared": examples["device_info"], "static": static["device_info"]}
 
 

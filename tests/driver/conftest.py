@@ -92,10 +92,7 @@ def server(start_server):
     return start_server(["emu"])
 
 
-@pytest.fixture(scope="module")
-def vadd_ptx(tmp_path_factory):
-    """PTX of programs/vadd_kernel.cu (nvcc), for the cuda-python programs that launch it."""
-    out = tmp_path_factory.mktemp("vadd") / "vadd.ptx"
-    subprocess.run(["nvcc", "-ptx", "-arch=sm_75", "-o", str(out), str(HERE / "programs" / "vadd_kernel.cu")],
-                   check=True)
-    return out
+@pytest.fixture(scope="session")
+def vadd_ptx(nvcc_build):
+    """PTX of programs/vadd_kernel.cu (nvcc, once per run), for the cuda-python programs that launch it."""
+    return nvcc_build("-ptx", "-arch=sm_75", HERE / "programs" / "vadd_kernel.cu", output="vadd.ptx")

@@ -156,12 +156,9 @@ print("destroy again", d.cuCtxDestroy(ctx)[0].name)
 
 
 @pytest.mark.nvcc
-def test_memory_modules_and_streams_are_freed_with_their_context(driver_dir, server, tmp_path):
+def test_memory_modules_and_streams_are_freed_with_their_context(driver_dir, server, vadd_ptx):
     pytest.importorskip("cuda.bindings.driver", reason="cuda-python not installed (pip install cuda-python)")
-    from .test_driver_end_to_end import PROGRAMS
-    ptx = tmp_path / "vadd.ptx"
-    subprocess.run(["nvcc", "-ptx", "-arch=sm_75", "-o", str(ptx), str(PROGRAMS / "vadd_kernel.cu")], check=True)
-    proc = subprocess.run([sys.executable, "-c", CUDA_PYTHON_PROGRAM, str(ptx)], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-c", CUDA_PYTHON_PROGRAM, str(vadd_ptx)], capture_output=True, text=True,
                           env=environment(driver_dir, server), timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.splitlines() == [

@@ -38,7 +38,7 @@ def parse(stdout: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def queries(server) -> dict[str, dict[str, str]]:
+def queries(server, run_lock) -> dict[str, dict[str, str]]:
     if not shutil.which("nvcc"):
         pytest.skip("nvcc (CUDA 13) not found on PATH")
     if not driver_env.available() or not SHIM.exists():
@@ -47,8 +47,9 @@ def queries(server) -> dict[str, dict[str, str]]:
         pytest.skip("this Python has no shared libpython for a native program to embed")
     results = {}
     for cudart, outdir in (("shared", "examples"), ("static", "examples-static")):
-        exe = examples_build.build(["device_query"], ROOT / "build" / outdir, jobs=1,
-                                   cudart=cudart)["device_query"]
+        with run_lock("examples"):
+            exe = examples_build.build(["device_query"], ROOT / "build" / outdir, jobs=1,
+                                       cudart=cudart)["device_query"]
         proc = cricket_run([str(exe)], server)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "PASS: device query" in proc.stdout and "FAIL" not in proc.stdout, proc.stdout

@@ -98,16 +98,12 @@ def test_native_program_without_a_server_fails_at_the_first_forwarded_call(drive
 # ------------------------------------------------------------------ cuda-python driver API
 
 @pytest.fixture(scope="module")
-def images(tmp_path_factory) -> dict[str, Path]:
-    out = tmp_path_factory.mktemp("vadd-images")
-    built = {}
-    for kind in ("ptx", "cubin", "fatbin"):
-        built[kind] = out / f"vadd.{kind}"
-        subprocess.run(["nvcc", f"-{kind}", "-arch=sm_75", "-o", str(built[kind]),
-                        str(PROGRAMS / "vadd_kernel.cu")], check=True)
-    built["sass-fatbin"] = out / "vadd-sass.fatbin"            # SASS only, as cuBLAS ships most kernels
-    subprocess.run(["nvcc", "-fatbin", "-gencode", "arch=compute_75,code=sm_75", "-o", str(built["sass-fatbin"]),
-                    str(PROGRAMS / "vadd_kernel.cu")], check=True)
+def images(nvcc_build) -> dict[str, Path]:
+    built = {kind: nvcc_build(f"-{kind}", "-arch=sm_75", PROGRAMS / "vadd_kernel.cu", output=f"vadd.{kind}")
+             for kind in ("ptx", "cubin", "fatbin")}
+    # SASS only, as cuBLAS ships most kernels
+    built["sass-fatbin"] = nvcc_build("-fatbin", "-gencode", "arch=compute_75,code=sm_75",
+                                      PROGRAMS / "vadd_kernel.cu", output="vadd-sass.fatbin")
     return built
 
 

@@ -41,7 +41,7 @@ SELF_CHECKING = [e.name for e in examples_build.EXAMPLES if e.name not in NOT_SE
 
 
 @pytest.fixture(scope="module")
-def static_examples() -> dict[str, Path]:
+def static_examples(run_lock) -> dict[str, Path]:
     if not shutil.which("nvcc"):
         pytest.skip("nvcc (CUDA 13) not found on PATH")
     if not driver_env.available():
@@ -50,7 +50,8 @@ def static_examples() -> dict[str, Path]:
         pytest.skip(f"the libcudart shim is not built ({SHIM}); run make build")
     if not libpython():
         pytest.skip("this Python has no shared libpython for a native program to embed")
-    return examples_build.build(None, OUT, jobs=2, cudart="static")
+    with run_lock("examples"):
+        return examples_build.build(None, OUT, jobs=2, cudart="static")
 
 
 def cricket_run(args: list[str], server: LocalServer, **env: str) -> subprocess.CompletedProcess:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -17,7 +16,6 @@ import pytest
 
 
 ROOT = Path(__file__).resolve().parents[2]
-KERNEL = Path(__file__).resolve().parent / "programs" / "vadd_kernel.cu"
 
 PROBE = textwrap.dedent('''
     import ctypes, json, os, struct, sys
@@ -75,12 +73,8 @@ PROBE = textwrap.dedent('''
 
 
 @pytest.fixture(scope="module")
-def ptx(tmp_path_factory) -> Path:
-    if not shutil.which("nvcc"):
-        pytest.skip("nvcc (CUDA 13) not found on PATH")
-    out = tmp_path_factory.mktemp("attrs") / "vadd.ptx"
-    subprocess.run(["nvcc", "-ptx", "-arch=sm_75", "-o", str(out), str(KERNEL)], check=True)
-    return out
+def ptx(vadd_ptx) -> Path:
+    return vadd_ptx
 
 
 @pytest.mark.nvcc

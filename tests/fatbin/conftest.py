@@ -45,24 +45,18 @@ VARIANTS: dict[str, tuple[list[str], list[str], str]] = {
 
 
 class NvccBuilds:
-    """Compiles every variant in the background (two at a time) the first time one is asked for."""
+    """Compiles every variant in the background (two at a time) the first time one is asked for,
+    through the run's shared nvcc builds (``nvcc_build``)."""
 
-    def __init__(self, root: pathlib.Path):
-        self.root = root
+    def __init__(self, nvcc_build):
+        self.nvcc_build = nvcc_build
         self._lock = threading.Lock()
         self._futures: dict[str, concurrent.futures.Future] = {}
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)
 
     def _compile(self, name: str) -> pathlib.Path:
         options, sources, output = VARIANTS[name]
-        out_dir = self.root / name
-        out_dir.mkdir(parents=True, exist_ok=True)
-        out = out_dir / output
-        cmd = ["nvcc", *options, "-o", str(out), *(str(CUDA / s) for s in sources)]
-        r = subprocess.run(cmd, capture_output=True, text=True, cwd=out_dir)
-        if r.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stderr}")
-        return out
+        return self.nvcc_build(*options, *(CUDA / s for s in sources), output=output)
 
     def path(self, name: str) -> pathlib.Path:
         with self._lock:
@@ -76,10 +70,10 @@ class NvccBuilds:
 
 
 @pytest.fixture(scope="session")
-def nvcc_builds(tmp_path_factory):
+def nvcc_builds(nvcc_build):
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc (CUDA 13) not found on PATH")
-    builds = NvccBuilds(tmp_path_factory.mktemp("nvcc"))
+    builds = NvccBuilds(nvcc_build)
     yield builds
     builds.close()
 

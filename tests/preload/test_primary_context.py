@@ -27,14 +27,15 @@ _spec.loader.exec_module(examples_build)
 
 
 @pytest.mark.nvcc
-def test_runtime_calls_make_the_primary_context_current():
+def test_runtime_calls_make_the_primary_context_current(run_lock):
     if not shutil.which("nvcc"):
         pytest.skip("nvcc (CUDA 13) not found on PATH")
     if not driver_env.available():
         pytest.skip(f"the libcuda.so.1 replacement is not built in {driver_env.DRIVER_DIR}; run make build")
     if not libpython():
         pytest.skip("this Python has no shared libpython for a native program to embed")
-    program = examples_build.build(["runtime_primary_context"], ROOT / "build" / "examples")["runtime_primary_context"]
+    with run_lock("examples"):
+        program = examples_build.build(["runtime_primary_context"], ROOT / "build" / "examples")["runtime_primary_context"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("CRICKET_") and k != "LD_PRELOAD"}
     env["PYTHONPATH"] = str(ROOT)
     proc = subprocess.run([sys.executable, "-m", "cricket", "run", "--backend", "emu", "--", str(program)],

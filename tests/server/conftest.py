@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -17,19 +16,10 @@ REPO = HERE.parents[1]
 
 
 @pytest.fixture(scope="session")
-def fatbins(tmp_path_factory) -> dict[str, Path]:
+def fatbins(nvcc_build) -> dict[str, Path]:
     """The kernels of tests/server/cuda compiled by nvcc into fatbins (SASS and PTX for sm_75)."""
-    if not shutil.which("nvcc"):
-        pytest.skip("nvcc (CUDA 13) not found on PATH")
-    out = tmp_path_factory.mktemp("fatbins")
-    built = {}
-    for cu in sorted(CUDA_DIR.glob("*.cu")):
-        target = out / f"{cu.stem}.fatbin"
-        r = subprocess.run(["nvcc", "-fatbin", "-arch=sm_75", "-o", str(target), str(cu)],
-                           capture_output=True, text=True)
-        assert r.returncode == 0, f"nvcc failed on {cu.name}:\n{r.stderr}"
-        built[cu.stem] = target
-    return built
+    return {cu.stem: nvcc_build("-fatbin", "-arch=sm_75", cu, output=f"{cu.stem}.fatbin")
+            for cu in sorted(CUDA_DIR.glob("*.cu"))}
 
 
 class ServerProcess:

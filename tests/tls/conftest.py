@@ -37,3 +37,19 @@ def start_server(tmp_path):
     yield start
     for s in started:
         s.stop()
+
+
+@pytest.fixture(scope="module")
+def shared_server(tmp_path_factory):
+    """``shared_server(*args)``: an emu server with these CLI arguments, one per set of arguments
+    for the whole module, for tests that check a handshake or a session and no server state."""
+    servers: dict = {}
+
+    def start(*args: str):
+        if args not in servers:
+            servers[args] = ServerProcess(tmp_path_factory.mktemp("server"), "--backend", "emu", *args)
+        return servers[args]
+
+    yield start
+    for s in servers.values():
+        s.stop()

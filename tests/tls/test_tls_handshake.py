@@ -29,8 +29,8 @@ def _stdlib_context(certs) -> ssl.SSLContext:
     return ctx
 
 
-def test_probe_gets_starttls_then_tls13_with_alpn_sunrpc(start_server, certs):
-    server = start_server(*tls_args(certs))
+def test_probe_gets_starttls_then_tls13_with_alpn_sunrpc(shared_server, certs):
+    server = shared_server(*tls_args(certs))
     with socket.create_connection((server.host, server.port), timeout=30) as sock:
         sock.sendall(probe_record(0x1234))
         reply = read_record(sock)
@@ -44,32 +44,32 @@ def test_probe_gets_starttls_then_tls13_with_alpn_sunrpc(start_server, certs):
             assert read_record(tls) == struct.pack(">6I", 0x5678, 1, 0, 0, 0, 0)
 
 
-def test_server_without_tls_answers_the_probe_with_auth_error(start_server):
-    server = start_server()
+def test_server_without_tls_answers_the_probe_with_auth_error(shared_server):
+    server = shared_server()
     with socket.create_connection((server.host, server.port), timeout=30) as sock:
         sock.sendall(probe_record(7))
         xid, mtype, stat, reject = struct.unpack(">4I", read_record(sock)[:16])
         assert (xid, mtype, stat, reject) == (7, 1, 1, 1)        # MSG_DENIED / AUTH_ERROR
 
 
-def test_client_asking_for_tls_of_a_plain_server_says_so(start_server, certs, monkeypatch):
-    server = start_server()
+def test_client_asking_for_tls_of_a_plain_server_says_so(shared_server, certs, monkeypatch):
+    server = shared_server()
     for k, v in tls_env(certs).items():
         monkeypatch.setenv(k, v)
     with pytest.raises(TlsError, match="does not offer RPC-over-TLS"):
         connect(server.address)
 
 
-def test_plain_calls_are_served_when_tls_is_only_offered(start_server, certs, monkeypatch):
-    server = start_server(*tls_args(certs))
+def test_plain_calls_are_served_when_tls_is_only_offered(shared_server, certs, monkeypatch):
+    server = shared_server(*tls_args(certs))
     monkeypatch.delenv("CRICKET_TLS", raising=False)
     with connect(server.address) as conn:
         assert conn.backend == "emu"
         assert not conn._rpc.encrypted
 
 
-def test_tls_required_refuses_a_plain_client_with_auth_error(start_server, certs, monkeypatch):
-    server = start_server(*tls_args(certs, required=True))
+def test_tls_required_refuses_a_plain_client_with_auth_error(shared_server, certs, monkeypatch):
+    server = shared_server(*tls_args(certs, required=True))
     monkeypatch.delenv("CRICKET_TLS", raising=False)
     with pytest.raises(AuthError) as info:
         connect(server.address)
@@ -79,8 +79,8 @@ def test_tls_required_refuses_a_plain_client_with_auth_error(start_server, certs
         assert struct.unpack(">5I", read_record(sock)[:20]) == (9, 1, 1, 1, AuthStat.AUTH_TOOWEAK)
 
 
-def test_blocking_client_runs_a_session_inside_tls(start_server, certs, monkeypatch):
-    server = start_server(*tls_args(certs, required=True))
+def test_blocking_client_runs_a_session_inside_tls(shared_server, certs, monkeypatch):
+    server = shared_server(*tls_args(certs, required=True))
     for k, v in tls_env(certs, client_cert=False).items():
         monkeypatch.setenv(k, v)
     data = bytes(range(256)) * 4096 + b"tail"        # more than one TLS record, odd length
@@ -91,8 +91,8 @@ def test_blocking_client_runs_a_session_inside_tls(start_server, certs, monkeypa
         conn.ping()
 
 
-def test_asyncio_client_runs_a_session_inside_tls(start_server, certs, monkeypatch):
-    server = start_server(*tls_args(certs, required=True))
+def test_asyncio_client_runs_a_session_inside_tls(shared_server, certs, monkeypatch):
+    server = shared_server(*tls_args(certs, required=True))
     for k, v in tls_env(certs, client_cert=False).items():
         monkeypatch.setenv(k, v)
 
@@ -110,10 +110,10 @@ def test_asyncio_client_runs_a_session_inside_tls(start_server, certs, monkeypat
     assert "TLS TLSv1.3" in server.output()
 
 
-def test_large_and_pipelined_copies_arrive_intact_inside_tls(start_server, certs, monkeypatch):
+def test_large_and_pipelined_copies_arrive_intact_inside_tls(shared_server, certs, monkeypatch):
     """Copies larger than the socket buffers, in both directions, with asynchronous copies queued
     between them (the client then writes while replies wait to be read)."""
-    server = start_server(*tls_args(certs, required=True))
+    server = shared_server(*tls_args(certs, required=True))
     for k, v in tls_env(certs, client_cert=False).items():
         monkeypatch.setenv(k, v)
     rng = __import__("random").Random(16)

@@ -1,8 +1,6 @@
 """Fixtures for watching a server: real `cricket server` processes and an nvcc-built kernel."""
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -24,10 +22,5 @@ def start_server(tmp_path):
 
 
 @pytest.fixture(scope="session")
-def vadd_fatbin(tmp_path_factory) -> Path:
-    if not shutil.which("nvcc"):
-        pytest.skip("nvcc (CUDA 13) not found on PATH")
-    out = tmp_path_factory.mktemp("watch") / "vadd.fatbin"
-    r = subprocess.run(["nvcc", "-fatbin", "-arch=sm_75", "-o", str(out), str(VADD)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    return out
+def vadd_fatbin(nvcc_build) -> Path:
+    return nvcc_build("-fatbin", "-arch=sm_75", VADD, output="vadd.fatbin")
