@@ -5,7 +5,7 @@ PY      = $(VENV)/bin/python
 PYTEST_ARGS ?=
 # Test processes (pytest-xdist): `make test PYTEST_JOBS=2` spreads the test files over two workers
 # (a file's tests stay together, with its module-scoped servers); empty: one process.
-PYTEST_JOBS ?=
+PYTEST_JOBS ?= 2
 XDIST = $(if $(PYTEST_JOBS),-n $(PYTEST_JOBS) --dist loadfile)
 # The twin pass: the tests run a second time with CRICKET_PUREPYTHON=1 are those whose code picks
 # a compiled module or its pure-Python twin at import (cricket._select.load, the generated codecs)
@@ -43,7 +43,8 @@ TWIN_TESTS = \
 	tests/client_runtime/test_client_threads_memory.py tests/client_runtime/test_client_wait_schedule.py \
 	tests/client_runtime/test_graphs_examples.py \
 	tests/client_runtime/test_client_launch_attributes.py tests/client_runtime/test_multi_device.py \
-	tests/driver/test_one_client_state.py
+	tests/client_runtime/test_runtime_local.py tests/client/test_shm_pinned.py \
+	tests/driver/test_one_client_state.py tests/driver/test_driver_guard.py
 
 .PHONY: all venv build compile test test-fast test-torch demo examples bench clean
 
