@@ -3,8 +3,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
 PYTEST_ARGS ?=
-# Test processes (pytest-xdist): `make test PYTEST_JOBS=2` spreads the test files over two workers
-# (a file's tests stay together, with its module-scoped servers); empty: one process.
+# Test processes (pytest-xdist): the test files are spread over two workers (a file's tests stay
+# together, with its module-scoped servers); `make test PYTEST_JOBS=` runs one process.
 PYTEST_JOBS ?= 2
 XDIST = $(if $(PYTEST_JOBS),-n $(PYTEST_JOBS) --dist loadfile)
 # The twin pass: the tests run a second time with CRICKET_PUREPYTHON=1 are those whose code picks
