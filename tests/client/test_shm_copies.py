@@ -210,32 +210,23 @@ def _tcp_server(tmp_path: Path, host: str):
         proc.wait(10)
 
 
-def test_a_forked_child_attaches_a_region_of_its_own(emu_server):
+def test_a_forked_child_attaches_a_region_of_its_own(emu_server, in_forked_child):
     gpu = connect(emu_server.address)
     try:
         data = _pattern(MIB, 5)
         gpu.to_device(data)
         parent_region = gpu._shm_region
         assert isinstance(parent_region, shm.SharedRegion)
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:                                            # child: never the parent's region
-            status = 1
-            try:
-                ok = shm.region(gpu) is None
-                with connect(emu_server.address) as child:
-                    buf = child.to_device(data)
-                    ok = ok and child.memcpy_dtoh(buf, len(data)) == data
-                    ok = ok and isinstance(child._shm_region, shm.SharedRegion)
-                    ok = ok and child._shm_region is not parent_region
-                status = 0 if ok else 2
-            finally:
-                os.write(write, bytes([status]))
-                os._exit(0)
-        os.close(write)
-        result = os.read(read, 1)
-        os.waitpid(pid, 0)
-        assert result == b"\0"
+
+        def child_check() -> bool:                              # never the parent's region
+            ok = shm.region(gpu) is None
+            with connect(emu_server.address) as child:
+                buf = child.to_device(data)
+                ok = ok and child.memcpy_dtoh(buf, len(data)) == data
+                ok = ok and isinstance(child._shm_region, shm.SharedRegion)
+                return ok and child._shm_region is not parent_region
+
+        assert in_forked_child(child_check)
         # the parent's region still works after the child came and went
         buf = gpu.to_device(data[::-1])
         assert gpu.memcpy_dtoh(buf, len(data)) == data[::-1]

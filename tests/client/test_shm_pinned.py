@@ -6,7 +6,6 @@ still right, and a forked child's pinned memory is its own. Real `cricket server
 from __future__ import annotations
 
 import logging
-import os
 
 import pytest
 
@@ -83,32 +82,23 @@ def test_past_the_servers_bound_allocations_are_ordinary_memory_with_one_warning
     assert len(warnings) == 1 and "CRICKET_PINNED_REGIONS" in warnings[0]
 
 
-def test_a_forked_childs_pinned_memory_is_its_own(emu_server):
+def test_a_forked_childs_pinned_memory_is_its_own(emu_server, in_forked_child):
     gpu = connect(emu_server.address)
     try:
         host = gpu.alloc_host(MIB)
         data = _pattern(MIB, 5)
         host.view[:] = data
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            status = 1
-            try:
-                shm_pinned.forked(gpu)
-                ok = host.view == data                      # the bytes stayed
-                host.view[:] = bytes(MIB)                   # ... and are the child's alone now
-                with connect(emu_server.address) as child:
-                    dev = child.alloc(MIB)
-                    child.memcpy_htod(dev, host)
-                    ok = ok and child.memcpy_dtoh(dev, MIB) == bytes(MIB)
-                status = 0 if ok else 2
-            finally:
-                os.write(write, bytes([status]))
-                os._exit(0)
-        os.close(write)
-        result = os.read(read, 1)
-        os.waitpid(pid, 0)
-        assert result == b"\0"
+
+        def child_check() -> bool:
+            shm_pinned.forked(gpu)
+            ok = host.view == data                      # the bytes stayed
+            host.view[:] = bytes(MIB)                   # ... and are the child's alone now
+            with connect(emu_server.address) as child:
+                dev = child.alloc(MIB)
+                child.memcpy_htod(dev, host)
+                return ok and child.memcpy_dtoh(dev, MIB) == bytes(MIB)
+
+        assert in_forked_child(child_check)
         assert host.view == data                            # the child's writes did not reach us
         dev = gpu.alloc(MIB)
         gpu.memcpy_htod(dev, host)
