@@ -33,7 +33,9 @@ ok(d.cuStreamCopyAttributes(0, 0))
 
 
 def run(driver_dir, **env) -> subprocess.CompletedProcess:
-    full = {k: v for k, v in os.environ.items() if not k.startswith(("CRICKET_DRIVER_", "CUDA_PYTHON_"))}
+    # (CRICKET_SERVER too: a test before this one in the same process may have started a server)
+    full = {k: v for k, v in os.environ.items()
+            if not k.startswith(("CRICKET_DRIVER_", "CUDA_PYTHON_")) and k != "CRICKET_SERVER"}
     full.update(LD_LIBRARY_PATH=str(driver_dir), **env)
     return subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True, env=full, timeout=120)
 
