@@ -575,6 +575,9 @@ class CricketProgram(Skeleton):
     def CR_SERVER_STATUS(self):
         session = self._session()
         try:
-            return P.cr_server_status_res(status=0, server=server_status(self.service, session))
+            status = server_status(self.service, session)
         except BackendError as exc:
             return P.cr_server_status_res(status=exc.code, message=_message(exc.message))
+        if self.service.peers is not None:       # the other workers of `cricket server --workers N`
+            return self.service.peers.with_their_sessions(status)
+        return P.cr_server_status_res(status=0, server=status)
