@@ -130,7 +130,7 @@ async def serve(config: ServerConfig) -> int:
         socket_id = None
         if config.unix_path:
             path = Path(config.unix_path)
-            _take_unix_path(path)
+            take_unix_path(path)
             address = await _listen(server, str(path), str(path))
             shown = str(path)
             socket_id = _inode(path)
@@ -230,7 +230,7 @@ def _inode(path: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-def _take_unix_path(path: Path) -> None:
+def take_unix_path(path: Path) -> None:
     """Make ``path`` free for the server's socket: a stale socket (nobody accepts on it) is removed;
     a live one, anything that is not a socket, or a missing folder is a ServerStartError."""
     if not path.parent.is_dir():

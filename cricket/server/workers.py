@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import itertools
 import logging
 import os
 import secrets
@@ -24,8 +23,8 @@ from typing import Any
 from ..backends.registry import BackendRegistry, parse_backend_option
 from ..rpc.transport import new_event_loop
 from . import ipc, ledger
-from .app import (ServerConfig, ServerStartError, _take_unix_path, build, close_on_signal, listen_error,
-                  load_backends, serve_metrics)
+from .app import (ServerConfig, ServerStartError, build, close_on_signal, listen_error, load_backends,
+                  serve_metrics, take_unix_path)
 from .metrics import figures, merge
 from .session import Session
 from .tls_options import exposure_problem
@@ -61,7 +60,7 @@ def run_workers(config: ServerConfig, workers: int) -> int:
     """Serve ``config`` from ``workers`` processes until SIGINT/SIGTERM or a worker's end."""
     from ..rpc.server_workers import bind_listeners, serve_in_workers
     if config.unix_path:
-        _take_unix_path(Path(config.unix_path))
+        take_unix_path(Path(config.unix_path))
         address: Any = config.unix_path
         shown = config.unix_path
     else:
@@ -92,7 +91,7 @@ def run_workers(config: ServerConfig, workers: int) -> int:
             os.replace(tmp, config.ready_file)
 
     def worker_main(pair, ready, index: int) -> int:
-        Session._ids = itertools.count(index + 1, workers)      # session ids unique in the server
+        Session.number_from(index + 1, workers)      # session ids unique in the server
         ipc.mark_handles(tag, index)
         sys.setswitchinterval(float(os.environ.get("CRICKET_SWITCH_INTERVAL", "0.001")))
         loop = new_event_loop()
