@@ -116,11 +116,13 @@ def gather(paths: list[str], request: bytes) -> list[Any]:
     return [a for a in (ask(p, request) for p in paths) if a is not None]
 
 
-def sessions_of(service: Any) -> list[dict[str, Any]]:
-    """A worker's sessions as CR_SERVER_STATUS lists them, in plain values."""
+def sessions_of(service: Any) -> dict[str, Any]:
+    """A worker's sessions as CR_SERVER_STATUS lists them, in plain values: how many, and the rows
+    of as many as a reply holds."""
     from .status import session_status
-    rows = [session_status(s) for s in list(service.sessions.values())[:P.CRICKET_MAX_STATUS_SESSIONS]]
-    return [{name: getattr(row, name) for name in row.__slots__} for row in rows]
+    sessions = list(service.sessions.values())
+    rows = [session_status(s) for s in sessions[:P.CRICKET_MAX_STATUS_SESSIONS]]
+    return {"total": len(sessions), "rows": [{name: getattr(row, name) for name in row.__slots__} for row in rows]}
 
 
 class Peers:
@@ -132,10 +134,10 @@ class Peers:
     async def with_their_sessions(self, status: P.cr_server_status) -> P.cr_server_status_res:
         """CR_SERVER_STATUS's reply: ``status`` (this worker's) with the other workers' sessions."""
         answers = await asyncio.gather(*(ask_async(p, SESSIONS) for p in self.paths))
-        for rows in answers:
-            if rows is None:
+        for answer in answers:
+            if answer is None:
                 continue
-            status.sessions_total += len(rows)
+            status.sessions_total += answer["total"]
             room = P.CRICKET_MAX_STATUS_SESSIONS - len(status.sessions)
-            status.sessions += [P.cr_session_status(**row) for row in rows[:max(room, 0)]]
+            status.sessions += [P.cr_session_status(**row) for row in answer["rows"][:max(room, 0)]]
         return P.cr_server_status_res(status=0, server=status)
