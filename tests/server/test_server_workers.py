@@ -88,21 +88,17 @@ def test_cricket_run_programs_get_right_results_on_both_workers(start_server, nv
 
 def test_the_device_memory_budget_holds_across_workers(start_server):
     server = start_server("--workers", "2", "--backend", "emu", "--device-memory", "96M")
-    with connect(server.address) as second_worker_client:
-        with connect(server.address) as first_worker_client:
-            pass
-        with connect(server.address) as first:            # the first worker's turn again
-            first.alloc(64 * MIB)
-            second = second_worker_client
-            assert second.mem_get_info()[0] == 32 * MIB
-            second.alloc(32 * MIB)
+    with connect(server.address) as here:
+        with connect(server.address) as there:               # the next connection: the other worker
+            there.alloc(64 * MIB)
+            assert here.mem_get_info()[0] == 32 * MIB        # what the other worker holds counts
+            here.alloc(32 * MIB)
             with pytest.raises(CudaError) as refused:
-                second.alloc(MIB)
-            assert refused.value.code == curesult.OUT_OF_MEMORY
-            assert "--device-memory" in refused.value.message
-        # the closed session's share is free again, for a session on the other worker
-        _until(lambda: second.mem_get_info()[0] == 64 * MIB)
-        second.alloc(64 * MIB)
+                here.alloc(MIB)
+            assert (refused.value.code, "--device-memory" in refused.value.message) == (curesult.OUT_OF_MEMORY, True)
+        # the closed session's bytes are free again, for the session on the other worker
+        _until(lambda: here.mem_get_info()[0] == 64 * MIB)
+        here.alloc(64 * MIB)
 
 
 def test_max_sessions_holds_across_workers(start_server):
