@@ -96,6 +96,10 @@ def _copied() -> Any:
 class CricketProgram(Skeleton):
     """The served program. Pass :meth:`on_connect` / :meth:`on_disconnect` to the RPC server."""
 
+    # NULL is answered by the RPC runtime's fast path (the generated method would raise
+    # NotImplementedError on every ping, which the runtime then answers the same way).
+    CR_NULL = None
+
     def __init__(self, service: CricketService) -> None:
         super().__init__()
         self.service = service
