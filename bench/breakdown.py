@@ -39,10 +39,10 @@ NOTES: dict[str, list[str]] = {
         "connections out in turn, so each worker has the same number and fairness holds. "
         "SO_REUSEPORT (the kernel hashes each connection to a worker) was measured first: 8 "
         "clients split 5/3 or 6/2 most of the time, fastest client 2.9× the slowest against 1.4× "
-        "for libtirpc. `cricket server` keeps one process: its server-wide quotas and the "
-        "operator's status view (CR_SERVER_STATUS lists every session) live in that process; with "
-        "workers, each would need the parent to merge the workers' session lists and to hold the "
-        "server-wide budgets, which is not built yet.",
+        "for libtirpc. `cricket server --workers N` serves the same way, with the server-wide "
+        "bounds in a shared ledger and the status view and metrics over every worker "
+        "(docs/server-workers.md); its NULL costs more than the bare RPC server's (its program's "
+        "admission and per-call hooks).",
     ],
     "latency": [
         "breakdown (ECHO 4 B - 1 KiB, server side): the same 3 system calls per call as NULL "

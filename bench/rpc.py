@@ -51,13 +51,15 @@ static double now(void) {
     struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-int main(int argc, char **argv) {  /* HOST PORT N_CALLS SECONDS */
+int main(int argc, char **argv) {  /* HOST PORT N_CALLS SECONDS [PROGRAM VERSION] */
     struct sockaddr_in sin; int sock = RPC_ANYSOCK; CLIENT *cl;
+    unsigned long prog = argc > 6 ? strtoul(argv[5], NULL, 0) : INTEROP_PROG;
+    unsigned long vers = argc > 6 ? strtoul(argv[6], NULL, 0) : INTEROP_V1;
     long n = atol(argv[3]), i, done = 0; double secs = atof(argv[4]), t0, t1;
     struct timeval tv = {25, 0};
     memset(&sin, 0, sizeof sin); sin.sin_family = AF_INET; sin.sin_port = htons(atoi(argv[2]));
     inet_pton(AF_INET, argv[1], &sin.sin_addr);
-    cl = clnttcp_create(&sin, INTEROP_PROG, INTEROP_V1, &sock, 0, 0);
+    cl = clnttcp_create(&sin, prog, vers, &sock, 0, 0);  /* NULL is answered by any program */
     if (!cl) { clnt_pcreateerror("clnttcp_create"); return 1; }
     for (i = 0; i < 200; i++)
         clnt_call(cl, NULLPROC, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_void, NULL, tv);
@@ -100,10 +102,10 @@ def _pin(cpus) -> None:
 class Proc:
     """A server process that prints 'listening HOST:PORT' when ready."""
 
-    def __init__(self, cmd: list[str], env: dict | None = None) -> None:
+    def __init__(self, cmd: list[str], env: dict | None = None, address_of=listening_address) -> None:
         self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                   env=env, preexec_fn=lambda: _pin(SERVER_CPU))
-        address = listening_address(self.p.stdout.readline())
+        address = address_of(self.p.stdout.readline())
         if address is None:
             self.p.kill()
             raise RuntimeError(f"server {cmd[0]} did not start")
@@ -122,6 +124,18 @@ def py_server(workers: int = 1) -> Proc:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "tests" / "rpc"), str(ROOT)]))
     return Proc([sys.executable, "-m", "cricket.rpc", "serve", "--listen", "127.0.0.1:0",
                  "--workers", str(workers), "rpc_interop:InteropServer"], env)
+
+
+# `cricket server` (cricket.x); the C bench client calls its NULL procedure as CRICKET_PROG v1.
+CRICKET_PROGRAM = ("0x20c41c70", "1")
+
+
+def cricket_server(workers: int = 1) -> Proc:
+    """`cricket server --workers N` on the emu backend."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), CRICKET_LOG="warning")
+    return Proc([sys.executable, "-m", "cricket", "server", "--listen", "127.0.0.1:0", "--backend", "emu",
+                 "--workers", str(workers)], env,
+                lambda line: listening_address(line.replace("cricket server listening on", "listening", 1)))
 
 
 def c_round_trip(client: str, address, calls: int) -> float:
@@ -212,9 +226,10 @@ def c_concurrent(client: str, address, clients: int, seconds: float) -> float:
     return sum(c_client_rates(client, address, clients, seconds))
 
 
-def c_client_rates(client: str, address, clients: int, seconds: float) -> list[float]:
-    """Calls per second of each of ``clients`` concurrent C client processes."""
-    procs = [subprocess.Popen([client, address[0], str(address[1]), "0", str(seconds)],
+def c_client_rates(client: str, address, clients: int, seconds: float, program: tuple = ()) -> list[float]:
+    """Calls per second of each of ``clients`` concurrent C client processes (``program``: the
+    program number and version to call NULL of, as text; the interop program's by default)."""
+    procs = [subprocess.Popen([client, address[0], str(address[1]), "0", str(seconds), *program],
                               stdout=subprocess.PIPE, text=True) for _ in range(clients)]
     rates = []
     for p in procs:

@@ -124,6 +124,10 @@ def bench_rpc(cfg: Config, progress: Progress) -> BenchResult:
             res.rows.append(Row(f"NULL calls, {n} C clients → our server, {_processes(w)}",
                                 Sample.of([sum(r) for r in runs[f"many_{w}_{n}"]], "/s"), ref,
                                 f"{n} C clients → C server", (">=", 1.0) if w == WORKERS else "—"))
+        for w in (1, WORKERS):
+            res.rows.append(Row(f"NULL calls, {n} C clients → `cricket server --workers {w}`",
+                                Sample.of([sum(r) for r in runs[f"many_cricket{w}_{n}"]], "/s"), ref,
+                                f"{n} C clients → C server", (">=", 1.0) if w == WORKERS else "—"))
         fair_ref = Sample.of([max(r) / min(r) for r in runs[f"many_c_{n}"]], "×")
         for w in (1, WORKERS):
             res.rows.append(Row(f"fairness, {n} C clients: fastest / slowest client, our server, {_processes(w)}",
@@ -134,7 +138,8 @@ def bench_rpc(cfg: Config, progress: Progress) -> BenchResult:
     if any(k.startswith("many_") for k in runs):
         res.notes.append(f"many clients: the same libtirpc C client processes against each server (every "
                          f"CPU, interleaved runs); `--workers {WORKERS}` = one worker process per usable "
-                         "core (cricket.rpc.server_workers: connections handed out in turn); fairness = the fastest client's "
+                         "core (cricket.rpc.server_workers: connections handed out in turn; `cricket server "
+                         "--workers`: the same, emu backend, NULL of cricket.x's program); fairness = the fastest client's "
                          "calls/s over the slowest's (1 = equal shares), goal: no worse than the C server")
     return res
 
@@ -148,23 +153,29 @@ def _processes(workers: int) -> str:
 
 
 def _many_clients(cfg: Config, progress: Progress, client: str, csrv, psrv, runs: dict, seconds: float) -> None:
-    """C clients against the C server, our server, and our server with one worker per core."""
+    """C clients against the C server, our RPC server and `cricket server`, each in one process
+    and with one worker per core."""
     from bench import rpc
-    wsrv = rpc.py_server(WORKERS)
+    started = [rpc.py_server(WORKERS)]
     try:
+        started += [rpc.cricket_server(1), rpc.cricket_server(WORKERS)]
         everywhere = os.sched_getaffinity(0) if rpc.CPUS else None
         if everywhere is not None:
-            for pid in [wsrv.p.pid, *_children(wsrv.p.pid)]:
-                os.sched_setaffinity(pid, everywhere)
-        servers = {"c": csrv, "1": psrv, str(WORKERS): wsrv}
+            for srv in started:
+                for pid in [srv.p.pid, *_children(srv.p.pid)]:
+                    os.sched_setaffinity(pid, everywhere)
+        servers = {"c": (csrv, ()), "1": (psrv, ()), str(WORKERS): (started[0], ()),
+                   "cricket1": (started[1], rpc.CRICKET_PROGRAM),
+                   f"cricket{WORKERS}": (started[2], rpc.CRICKET_PROGRAM)}
         for r in range(cfg.repeat):
             for n in MANY_CLIENTS:
                 progress(f"{n} C clients against each server, run {r + 1}/{cfg.repeat}")
-                for key, srv in servers.items():
-                    runs.setdefault(f"many_{key}_{n}", []).append(
-                        rpc.c_client_rates(client, srv.address, n, seconds / 2 if cfg.quick else seconds))
+                for key, (srv, program) in servers.items():
+                    runs.setdefault(f"many_{key}_{n}", []).append(rpc.c_client_rates(
+                        client, srv.address, n, seconds / 2 if cfg.quick else seconds, program))
     finally:
-        wsrv.stop()
+        for srv in started:
+            srv.stop()
 
 
 def _children(pid: int) -> list[int]:

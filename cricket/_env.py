@@ -2,6 +2,7 @@
 variables and specs in the README write them."""
 from __future__ import annotations
 
+import logging
 import os
 
 _OFF = ("0", "no", "off", "false")
@@ -41,3 +42,14 @@ def poll_us(name: str, default: float) -> tuple[float, str]:
     if value != value:          # not a number, or NaN
         return default, f"{name}={text!r} is not a number of microseconds; using {default:g}"
     return min(max(value, 0.0), MAX_POLL_US), ""
+
+
+def count(name: str, default: int, most: int | None = None) -> int:
+    """A count from ``$name`` (``default`` when unset or not a number), between 0 and ``most``."""
+    text = os.environ.get(name, "").strip()
+    try:
+        value = int(text) if text else default
+    except ValueError:
+        logging.getLogger(__name__).warning("%s=%r is not a number; using %d", name, text, default)
+        value = default
+    return max(0, min(value, most) if most is not None else value)

@@ -157,6 +157,9 @@ class Server:
         self.unadmitted_record_size = unadmitted_record_size
         self.admit_timeout = admit_timeout
         self.max_connections = max_connections
+        # Asked for a connection within max_connections: False refuses it too (a count that several
+        # processes share; cricket.server.workers gives the seat back on disconnect).
+        self.take_seat: Callable[[], bool] | None = None
         self.poll = max(float(poll), 0.0)
         self._poll_until = 0.0
         self._polling = False
@@ -402,7 +405,8 @@ class _Connection(asyncio.BufferedProtocol):
         self.transport = transport  # type: ignore[assignment]
         self.peer = transport.get_extra_info("peername")
         server = self.server
-        if server.max_connections is not None and len(server._connections) >= server.max_connections:
+        if ((server.max_connections is not None and len(server._connections) >= server.max_connections)
+                or (server.take_seat is not None and not server.take_seat())):
             log.warning("connection from %s refused: the server's limit of %d connections is reached",
                         self.peer or "a unix socket peer", server.max_connections)
             # Its first calls are answered SYSTEM_ERR (the client learns it was refused, not that the

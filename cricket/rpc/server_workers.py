@@ -96,16 +96,18 @@ def receive_connections(pair: socket.socket, adopt: Callable[[socket.socket], An
 
 
 def serve_in_workers(listeners: list[socket.socket], workers: int, worker_main: WorkerMain,
-                     unix_paths: list[str] = (), on_ready: Callable[[], None] = lambda: None) -> int:
-    """Fork ``workers`` processes running ``worker_main``; ``on_ready()`` runs here once every
-    worker serves; then hand each accepted connection to the next worker until a signal or a
-    worker's end. Returns the first non-zero status of a worker, or 0."""
+                     unix_paths: list[str] = (), on_ready: Callable[[], None] = lambda: None,
+                     numbered: bool = False) -> int:
+    """Fork ``workers`` processes running ``worker_main`` (``numbered``: with the worker's number,
+    0 to ``workers - 1``, as a third argument); ``on_ready()`` runs here once every worker serves
+    (if it raises, the workers are stopped); then hand each accepted connection to the next worker
+    until a signal or a worker's end. Returns the first non-zero status of a worker, or 0."""
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
     pids: list[int] = []
     pairs: list[socket.socket] = []
     ready_r, ready_w = os.pipe()
-    for _ in range(workers):
+    for index in range(workers):
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
         pid = os.fork()
         if pid == 0:
@@ -116,7 +118,8 @@ def serve_in_workers(listeners: list[socket.socket], workers: int, worker_main: 
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 for sock in (*listeners, *pairs, mine):
                     sock.close()
-                status = worker_main(theirs, lambda: (os.write(ready_w, b"r"), os.close(ready_w)))
+                ready = lambda: (os.write(ready_w, b"r"), os.close(ready_w))   # noqa: E731
+                status = worker_main(theirs, ready, index) if numbered else worker_main(theirs, ready)
             except BaseException:   # noqa: BLE001 - a worker must never return into the parent's code
                 log.exception("server worker %d failed", os.getpid())
             finally:
@@ -129,10 +132,14 @@ def serve_in_workers(listeners: list[socket.socket], workers: int, worker_main: 
     with os.fdopen(ready_r, "rb") as ready:
         # one byte from each worker; fewer when one ended first (its end closes its copy of the pipe)
         all_ready = len(ready.read(workers)) == workers
-    if all_ready:
-        log.info("serving from %d worker processes: %s", workers, " ".join(map(str, pids)))
-        on_ready()
     try:
+        if all_ready:
+            log.info("serving from %d worker processes: %s", workers, " ".join(map(str, pids)))
+            try:
+                on_ready()
+            except BaseException:
+                _stop(set(pids))
+                raise
         return _hand_out(listeners, pairs, pids, all_ready)
     finally:
         for sock in (*listeners, *pairs):

@@ -89,8 +89,9 @@ def load_backends(registry: BackendRegistry, options: list[str], strict: bool = 
     return errors
 
 
-def build(config: ServerConfig, registry: BackendRegistry | None = None):
-    """The service and the RPC server for ``config`` (not listening yet)."""
+def build(config: ServerConfig, registry: BackendRegistry | None = None, ledger=None):
+    """The service and the RPC server for ``config`` (not listening yet); ``ledger``: where the
+    server-wide device memory is counted (:mod:`cricket.server.ledger`; a fresh one if None)."""
     from .images import ImageCache
     from ..protocol import PROCEDURES
     from .program import HTOD_SINK_FIXED, CricketProgram
@@ -99,7 +100,7 @@ def build(config: ServerConfig, registry: BackendRegistry | None = None):
     service = CricketService(registry, token=config.token, admin_token=config.admin_token,
                              image_cache=ImageCache(config.image_cache_bytes, config.max_image),
                              allow_backend_import=config.allow_backend_import,
-                             memory=MemoryBudget(config.session_memory, config.device_memory),
+                             memory=MemoryBudget(config.session_memory, config.device_memory, ledger=ledger),
                              kernel_timeout=config.kernel_timeout)
     program = CricketProgram(service)
     server = Server([], max_record_size=max_record(config.max_image), on_connect=program.on_connect,
@@ -123,11 +124,13 @@ async def serve(config: ServerConfig) -> int:
     try:
         await loop.run_in_executor(None, load_backends, registry, config.backends, bool(config.backends))
         service, program, server = build(config, registry)
-        metrics = _serve_metrics(service, config.metrics) if config.metrics else None
+        if config.metrics:
+            from .metrics import figures
+            metrics = serve_metrics(lambda: figures(service), config.metrics)
         socket_id = None
         if config.unix_path:
             path = Path(config.unix_path)
-            _take_unix_path(path)
+            take_unix_path(path)
             address = await _listen(server, str(path), str(path))
             shown = str(path)
             socket_id = _inode(path)
@@ -157,6 +160,24 @@ async def serve(config: ServerConfig) -> int:
         tmp = Path(config.ready_file + ".tmp")
         tmp.write_text(shown + "\n")
         os.replace(tmp, config.ready_file)
+    stuck = await close_on_signal(service, program, server, registry)
+    if metrics is not None:
+        metrics.close()
+    log.info("cricket server stopped")
+    if config.unix_path and _inode(Path(config.unix_path)) == socket_id:
+        Path(config.unix_path).unlink(missing_ok=True)     # ours still: no other server took the path
+    if stuck:
+        # A busy session thread would hold the interpreter's exit: leave without waiting for it.
+        logging.shutdown()
+        sys.stdout.flush()
+        os._exit(0)
+    return 0
+
+
+async def close_on_signal(service, program, server: Server, registry: BackendRegistry) -> bool:
+    """Serve until SIGINT/SIGTERM, then close the sessions and the backends within
+    SHUTDOWN_SECONDS; True when a session was still busy at the end."""
+    loop = asyncio.get_running_loop()
     stop = asyncio.Event()
 
     def on_signal() -> None:
@@ -189,23 +210,14 @@ async def serve(config: ServerConfig) -> int:
                         len(pending))
             stuck = True
     registry.close()
-    if metrics is not None:
-        metrics.close()
-    log.info("cricket server stopped")
-    if config.unix_path and _inode(Path(config.unix_path)) == socket_id:
-        Path(config.unix_path).unlink(missing_ok=True)     # ours still: no other server took the path
-    if stuck:
-        # A busy session thread would hold the interpreter's exit: leave without waiting for it.
-        logging.shutdown()
-        sys.stdout.flush()
-        os._exit(0)
-    return 0
+    return stuck
 
 
-def _serve_metrics(service, address: tuple[str, int]):
+def serve_metrics(source, address: tuple[str, int]):
+    """The metrics endpoint over ``source()`` (the figures, cricket.server.metrics)."""
     from .metrics import MetricsServer, MetricsUnavailable
     try:
-        return MetricsServer(service, *address)
+        return MetricsServer(source, *address)
     except MetricsUnavailable as exc:
         raise ServerStartError(str(exc)) from None
 
@@ -218,7 +230,7 @@ def _inode(path: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-def _take_unix_path(path: Path) -> None:
+def take_unix_path(path: Path) -> None:
     """Make ``path`` free for the server's socket: a stale socket (nobody accepts on it) is removed;
     a live one, anything that is not a socket, or a missing folder is a ServerStartError."""
     if not path.parent.is_dir():
@@ -260,8 +272,13 @@ async def _listen(server: Server, address, shown: str):
         raise ServerStartError(f"cannot listen on {shown}: unknown host ({exc.strerror}); give an IP "
                                "address or a name this host resolves") from None
     except OSError as exc:
-        hint = _LISTEN_HINTS.get(exc.errno, "check the address")
-        raise ServerStartError(f"cannot listen on {shown}: {exc.strerror or exc}; {hint}") from None
+        raise listen_error(shown, exc) from None
+
+
+def listen_error(shown: str, exc: OSError) -> ServerStartError:
+    """The one-line error for a listener that cannot be bound at ``shown``."""
+    hint = _LISTEN_HINTS.get(exc.errno, "check the address")
+    return ServerStartError(f"cannot listen on {shown}: {exc.strerror or exc}; {hint}")
 
 
 def run_server(config: ServerConfig) -> int:

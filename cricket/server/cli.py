@@ -31,6 +31,8 @@ examples:
   cricket server --unix /run/cricket.sock --backend emu=memory=4G
   cricket server --listen 0.0.0.0:7391 --token s3cret --admin-token adm1n --metrics 0.0.0.0:9391
   cricket server --list-backends                   what can be loaded here, and why not
+  cricket server --workers 4 --backend emu         serve from 4 processes (many clients; IPC handles
+                                                   only between sessions of one worker)
 """
 
 
@@ -93,6 +95,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="device memory all sessions together may allocate (default: half of "
                              "this host's memory for emulated devices, none beyond the GPU's own "
                              "for real ones; given, it bounds both)")
+    parser.add_argument("--workers", type=int, metavar="N", default=1,
+                        help="serve from N processes, each connection in one of them in turn: more "
+                             "calls per second with many clients; the server-wide bounds, `cricket "
+                             "status` and --metrics cover all of them (default 1; see "
+                             "docs/server-workers.md)")
     tls_options.add_arguments(parser)
 
 
@@ -173,7 +180,15 @@ def main(args: argparse.Namespace) -> int:
         print("cricket server: --register works with TCP only (rpcbind maps TCP ports)", file=sys.stderr)
         return 2
     from .app import ServerStartError
+    if args.workers != 1:
+        from .workers import run_workers, usage_problem
+        problem = usage_problem(config, args.workers)
+        if problem:
+            print(f"cricket server: {problem}", file=sys.stderr)
+            return 2
     try:
+        if args.workers != 1:
+            return run_workers(config, args.workers)
         return run_server(config)
     except ServerStartError as exc:
         print(f"cricket server: {exc}", file=sys.stderr)

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..backends.base import BackendError
+from .. import _env
 from ..cudafacts import curesult
+from . import ledger
 from .session import Session, new_handle
 
 log = logging.getLogger(__name__)
@@ -27,7 +29,7 @@ KERNEL, COPY, MEMSET, EVENT_RECORD, EVENT_WAIT = range(5)
 MAX_GRAPHS = 4096                    # executable graphs one session may hold
 MAX_SESSION_NODES = 1 << 18          # their nodes, all together
 MAX_SESSION_BYTES = 64 << 20         # the kernel parameter bytes they hold
-MAX_SERVER_NODES = 1 << 21           # the same bounds for all sessions together
+MAX_SERVER_NODES = 1 << 21           # the same bounds for all sessions together (fewer nodes: CRICKET_GRAPH_NODES_TOTAL)
 MAX_SERVER_BYTES = 1 << 30
 
 
@@ -39,7 +41,7 @@ class ExecGraph:
 
 @dataclass
 class _Held:
-    """What executable graphs hold: of one session, or of all."""
+    """What one session's executable graphs hold."""
     nodes: int = 0
     param_bytes: int = 0
 
@@ -51,16 +53,23 @@ class _SessionGraphs:
 
 
 _tables: "weakref.WeakKeyDictionary[Session, _SessionGraphs]" = weakref.WeakKeyDictionary()
-_server = _Held()
-_server_lock = threading.Lock()
+_server_lock = threading.Lock()     # the sessions' counts (the server's are in ledger.SERVER)
 
 
 def _release(held: _Held, nodes: int, param_bytes: int) -> None:
     with _server_lock:
         held.nodes -= nodes
         held.param_bytes -= param_bytes
-        _server.nodes -= nodes
-        _server.param_bytes -= param_bytes
+        ledger.SERVER.give(ledger.GRAPH_NODES, nodes)
+        ledger.SERVER.give(ledger.GRAPH_BYTES, param_bytes)
+
+
+def _too_many(whose: str, nodes: int, param_bytes: int, more_nodes: int, more_bytes: int,
+              bound_nodes: int, bound_bytes: int) -> BackendError:
+    return BackendError(curesult.OUT_OF_MEMORY,
+                        f"{whose} executable graphs would hold {nodes + more_nodes} nodes and "
+                        f"{param_bytes + more_bytes} parameter bytes, more than {bound_nodes} "
+                        f"and {bound_bytes}")
 
 
 def _graphs(session: Session) -> _SessionGraphs:
@@ -123,17 +132,17 @@ def graph_create(session: Session, service: Any, nodes: list) -> int:
     size = sum(len(s[5]) for s in steps if s[0] == KERNEL)
     held = table.held
     with _server_lock:
-        for scope, bound_nodes, bound_bytes in ((held, MAX_SESSION_NODES, MAX_SESSION_BYTES),
-                                                (_server, MAX_SERVER_NODES, MAX_SERVER_BYTES)):
-            if scope.nodes + len(steps) > bound_nodes or scope.param_bytes + size > bound_bytes:
-                whose = "the session's" if scope is held else "the server's"
-                raise BackendError(curesult.OUT_OF_MEMORY,
-                                   f"{whose} executable graphs would hold {scope.nodes + len(steps)} nodes and "
-                                   f"{scope.param_bytes + size} parameter bytes, more than {bound_nodes} "
-                                   f"and {bound_bytes}")
-        for scope in (held, _server):
-            scope.nodes += len(steps)
-            scope.param_bytes += size
+        if held.nodes + len(steps) > MAX_SESSION_NODES or held.param_bytes + size > MAX_SESSION_BYTES:
+            raise _too_many("the session's", held.nodes, held.param_bytes, len(steps), size,
+                            MAX_SESSION_NODES, MAX_SESSION_BYTES)
+        server = ledger.SERVER
+        most_nodes = _env.count("CRICKET_GRAPH_NODES_TOTAL", MAX_SERVER_NODES, MAX_SERVER_NODES)
+        if server.take(((ledger.GRAPH_NODES, len(steps), most_nodes),
+                        (ledger.GRAPH_BYTES, size, MAX_SERVER_BYTES))) is not None:
+            raise _too_many("the server's", server.value(ledger.GRAPH_NODES), server.value(ledger.GRAPH_BYTES),
+                            len(steps), size, most_nodes, MAX_SERVER_BYTES)
+        held.nodes += len(steps)
+        held.param_bytes += size
     handle = new_handle()
     table.graphs[handle] = ExecGraph(steps, size)
     return handle

@@ -83,6 +83,25 @@ class _SessionIpc:
     exports: int = 0
 
 
+# In a worker of `cricket server --workers N`: every handle starts with the server's tag and the
+# worker's number, so a handle taken to another worker is told apart from a wrong one.
+_mark = b""
+OTHER_WORKER = ("this IPC handle belongs to a session on another worker process of this server "
+                "(cricket server --workers N); IPC handles work between sessions of one worker only: "
+                "run the server with --workers 1 to share memory and events between processes")
+
+
+def mark_handles(server_tag: bytes, worker: int) -> None:
+    """Make this process's handles start with ``server_tag`` and ``worker`` (one byte)."""
+    global _mark
+    _mark = server_tag + bytes([worker])
+
+
+def _from_another_worker(handle: bytes) -> bool:
+    tag = _mark[:-1]
+    return bool(_mark) and handle.startswith(tag) and handle[len(tag):len(_mark)] != _mark[-1:]
+
+
 _exports: dict[bytes, Export] = {}
 _lock = threading.Lock()
 _sessions: "weakref.WeakKeyDictionary[Session, _SessionIpc]" = weakref.WeakKeyDictionary()
@@ -115,7 +134,7 @@ def _new_handle(session: Session, export: Export) -> bytes:
         _sweep()
     if st.exports >= MAX_EXPORTS:
         raise BackendError(curesult.OUT_OF_MEMORY, f"a session may hold at most {MAX_EXPORTS} live IPC handles")
-    handle = secrets.token_bytes(HANDLE_SIZE)
+    handle = _mark + secrets.token_bytes(HANDLE_SIZE - len(_mark))
     with _lock:
         _exports[handle] = export
         st.exports += 1
@@ -127,6 +146,8 @@ def _find(session: Session, handle: bytes, kind: str) -> Export:
     with _lock:
         export = _exports.get(bytes(handle))
     owner = export.session() if export is not None else None
+    if export is None and _from_another_worker(bytes(handle)):
+        raise BackendError(curesult.NOT_SUPPORTED, OTHER_WORKER)
     if export is None or owner is None or (kind == "memory") != (export.event is None):
         raise BackendError(curesult.INVALID_HANDLE, f"no {kind} IPC handle of a live session matches")
     if owner is session:

@@ -8,6 +8,7 @@ import threading
 
 from ..backends.base import BackendError
 from ..cudafacts import curesult
+from .ledger import DEVICE_MEMORY, Ledger
 
 # Before its HELLO succeeded a connection's records stay this small (a HELLO is a few hundred
 # bytes): a stranger cannot make the server buffer a large record.
@@ -38,15 +39,17 @@ class MemoryBudget:
 
     An allocation past either fails with CUDA_ERROR_OUT_OF_MEMORY (cudaErrorMemoryAllocation) for
     the session that asked, before the backend is asked. ``total`` applies to emulated devices
-    only unless set explicitly (a GPU bounds its own memory); None means no bound."""
+    only unless set explicitly (a GPU bounds its own memory); None means no bound. The bytes in
+    all are counted here, or in ``ledger`` (the one the workers of a server share)."""
 
     def __init__(self, per_session: int | None = None, total: int | None = None,
-                 total_for_gpus: bool = False) -> None:
+                 total_for_gpus: bool = False, ledger: Ledger | None = None) -> None:
         self.per_session = per_session
         self.total = total if total is not None else default_device_memory()
         self.total_for_gpus = total_for_gpus or total is not None
         self._held: dict[int, int] = {}       # session id -> bytes
         self._used = 0
+        self._ledger = ledger
         self._lock = threading.Lock()
 
     def _total_for(self, emulated: bool) -> int | None:
@@ -62,19 +65,35 @@ class MemoryBudget:
                                    f"allocating {size} bytes would take this session past its "
                                    f"share of {self.per_session} bytes (--session-memory); "
                                    f"it holds {held}")
-            if total is not None and self._used + size > total:
+            used = self._take(size, total)
+            if used is not None:
                 raise BackendError(curesult.OUT_OF_MEMORY,
                                    f"allocating {size} bytes would take the server past its device "
                                    f"memory budget of {total} bytes (--device-memory); "
-                                   f"{total - self._used} are left")
+                                   f"{total - used} are left")
             self._held[session_id] = held + size
-            self._used += size
+
+    def _take(self, size: int, total: int | None) -> int | None:
+        """Count ``size`` bytes in all; when that would pass ``total``, the bytes in use instead."""
+        if self._ledger is not None:
+            over = self._ledger.take(((DEVICE_MEMORY, size, total),))
+            return None if over is None else over[1]
+        if total is not None and self._used + size > total:
+            return self._used
+        self._used += size
+        return None
+
+    def _give(self, size: int) -> None:
+        if self._ledger is not None:
+            self._ledger.give(DEVICE_MEMORY, size)
+        else:
+            self._used -= size
 
     def release(self, session_id: int, size: int) -> None:
         with self._lock:
             held = self._held.get(session_id, 0)
             size = min(size, held)
-            self._used -= size
+            self._give(size)
             if held - size:
                 self._held[session_id] = held - size
             else:
@@ -83,7 +102,7 @@ class MemoryBudget:
     def forget(self, session_id: int) -> None:
         """The session is gone: everything it held is free."""
         with self._lock:
-            self._used -= self._held.pop(session_id, 0)
+            self._give(self._held.pop(session_id, 0))
 
     def share(self, session_id: int, free: int, total: int, emulated: bool) -> tuple[int, int]:
         """(free, total) as the session may use them, from the device's own (free, total)."""
@@ -94,7 +113,8 @@ class MemoryBudget:
                 free = min(free, self.per_session - held)
                 total = min(total, self.per_session)
             if limit is not None:
-                free = min(free, limit - self._used)
+                used = self._used if self._ledger is None else self._ledger.value(DEVICE_MEMORY)
+                free = min(free, limit - used)
                 total = min(total, limit)
         return max(free, 0), total
 

@@ -96,6 +96,10 @@ def _copied() -> Any:
 class CricketProgram(Skeleton):
     """The served program. Pass :meth:`on_connect` / :meth:`on_disconnect` to the RPC server."""
 
+    # NULL is answered by the RPC runtime's fast path (the generated method would raise
+    # NotImplementedError on every ping, which the runtime then answers the same way).
+    CR_NULL = None
+
     def __init__(self, service: CricketService) -> None:
         super().__init__()
         self.service = service
@@ -575,6 +579,9 @@ class CricketProgram(Skeleton):
     def CR_SERVER_STATUS(self):
         session = self._session()
         try:
-            return P.cr_server_status_res(status=0, server=server_status(self.service, session))
+            status = server_status(self.service, session)
         except BackendError as exc:
             return P.cr_server_status_res(status=exc.code, message=_message(exc.message))
+        if self.service.peers is not None:       # the other workers of `cricket server --workers N`
+            return self.service.peers.with_their_sessions(status)
+        return P.cr_server_status_res(status=0, server=status)

@@ -75,6 +75,10 @@ class CricketService:
         self._lock = threading.Lock()
         self.counters: Counter[str] = Counter()
         self.stats = ServerStats()
+        # Set in each worker of `cricket server --workers N` (cricket.server.workers): the other
+        # workers (their sessions for the status view), and why LOADBACKEND is refused.
+        self.peers: Any = None
+        self.load_refusal: str | None = None
 
     # --- sessions ------------------------------------------------------------
 
@@ -464,6 +468,8 @@ class CricketService:
             raise BackendError(curesult.NOT_PERMITTED,
                                "LOADBACKEND needs the admin token: start the server with --admin-token "
                                "and send it as the HELLO token")
+        if self.load_refusal:
+            raise BackendError(curesult.NOT_SUPPORTED, self.load_refusal)
         if ":" in type_name and not self.allow_backend_import:
             # Importing a module runs its code: only the operator may allow that.
             log.warning("session %d: LOADBACKEND %s refused: importing module:Class needs "

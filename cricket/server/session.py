@@ -147,6 +147,11 @@ class Session:
 
     _ids = itertools.count(1)
 
+    @classmethod
+    def number_from(cls, first: int, step: int) -> None:
+        """Number the sessions opened from now on first, first + step, ... (one of several workers)."""
+        cls._ids = itertools.count(first, step)
+
     def __init__(self, peer: str = "", stats: SessionStats | None = None,
                  kernel_timeout: float | None = None) -> None:
         self.id = next(self._ids)

@@ -39,13 +39,13 @@ import mmap
 import os
 import stat
 import struct
-import threading
 from typing import Any
 
 from .. import _env
 from ..cudafacts import curesult
 from ..rpc.transport import is_loopback
 from ..backends.base import BackendError
+from . import ledger
 from .fd_inbox import FdInbox
 from ..protocol import gen as P
 from .session import Session
@@ -145,21 +145,8 @@ class SharedRegion:
             log.warning("a shared region is still in use; unmapped when released")
 
 
-def _count_from_env(name: str, default: int, most: int | None = None) -> int:
-    text = os.environ.get(name, "").strip()
-    try:
-        value = int(text) if text else default
-    except ValueError:
-        log.warning("%s=%r is not a number; using %d", name, text, default)
-        value = default
-    return max(0, min(value, most) if most is not None else value)
-
-
 class PinnedRegions:
-    """One session's pinned regions by number; the server-wide count is the class's."""
-
-    _total = 0
-    _total_lock = threading.Lock()
+    """One session's pinned regions by number; the server-wide count is in :data:`ledger.SERVER`."""
 
     def __init__(self) -> None:
         self.regions: dict[int, SharedRegion] = {}
@@ -167,24 +154,22 @@ class PinnedRegions:
 
     def attach(self, fd: int, size: int) -> int:
         """Map ``fd`` (checked as a region is) and return its number; refused past the bounds."""
-        most = _count_from_env("CRICKET_PINNED_REGIONS", P.CRICKET_MAX_PINNED_REGIONS,
+        most = _env.count("CRICKET_PINNED_REGIONS", P.CRICKET_MAX_PINNED_REGIONS,
                                P.CRICKET_MAX_PINNED_REGIONS)
         if len(self.regions) >= most:
             raise BackendError(curesult.OUT_OF_MEMORY,
                                f"this session already maps {len(self.regions)} pinned regions, its most "
                                f"(CRICKET_PINNED_REGIONS); free pinned memory first")
-        total = _count_from_env("CRICKET_PINNED_REGIONS_TOTAL", DEFAULT_PINNED_TOTAL)
-        with PinnedRegions._total_lock:
-            if PinnedRegions._total >= total:
-                raise BackendError(curesult.OUT_OF_MEMORY,
-                                   f"the server already maps {PinnedRegions._total} pinned regions, its "
-                                   f"most (CRICKET_PINNED_REGIONS_TOTAL)")
-            PinnedRegions._total += 1
+        total = _env.count("CRICKET_PINNED_REGIONS_TOTAL", DEFAULT_PINNED_TOTAL)
+        over = ledger.SERVER.take(((ledger.PINNED_REGIONS, 1, total),))
+        if over is not None:
+            raise BackendError(curesult.OUT_OF_MEMORY,
+                               f"the server already maps {over[1]} pinned regions, its "
+                               f"most (CRICKET_PINNED_REGIONS_TOTAL)")
         try:
             region = SharedRegion(fd, size, header=0)
         except BaseException:
-            with PinnedRegions._total_lock:
-                PinnedRegions._total -= 1
+            ledger.SERVER.give(ledger.PINNED_REGIONS, 1)
             raise
         number = self._next
         self._next = (self._next % 0xFFFFFFFF) + 1
@@ -212,8 +197,7 @@ class PinnedRegions:
     @staticmethod
     def _drop(region: SharedRegion) -> None:
         region.close()
-        with PinnedRegions._total_lock:
-            PinnedRegions._total -= 1
+        ledger.SERVER.give(ledger.PINNED_REGIONS, 1)
 
 
 def region_of(session: Session) -> SharedRegion:

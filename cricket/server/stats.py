@@ -36,14 +36,6 @@ class Latency:
         self.counts[bisect.bisect_left(LATENCY_BUCKETS, seconds)] += 1
         self.sum += seconds
 
-    def cumulative(self) -> list[tuple[float, int]]:
-        """``(upper bound, calls at or under it)`` for every bucket, ending with ``inf``."""
-        out, total = [], 0
-        for bound, count in zip((*LATENCY_BUCKETS, float("inf")), self.counts):
-            total += count
-            out.append((bound, total))
-        return out
-
 
 class SessionStats:
     """The figures of one session."""
