@@ -69,19 +69,17 @@ NOTES: dict[str, list[str]] = {
         "and the ratio falls; an idle run of main measured 11.6 GB/s (0.58×).",
     ],
     "calls": [
-        "breakdown (cudaMemcpy 4 KiB - 4 MiB through `cricket run`, the server's part): the server "
-        "answers a small copy inline on its event loop (no worker hand-off), with the same 3 system "
-        "calls as a NULL call, and then polls for the next call for CRICKET_SERVER_POLL_US (100 µs): "
-        "py-spy of the server during a 4 KiB copy loop finds 74-90% of its samples in that poll "
-        "(sched_yield) and ~5% handling the copy. Whether the poll costs the client CPU on a busy "
-        "machine was measured directly (Python client, 4 KiB H→D + D→H, median of 3,000, load "
-        "average ~11, three interleaved rounds): poll 100 µs 30-31 µs per copy, poll 0 29-33 µs, "
-        "and a variant that stops polling for 20 ms when a yield comes back late 30 µs: no "
-        "difference, so it was not kept. Against the raw socket (~42 µs per 4 KiB round trip in "
-        "the bench, ~68 µs per copy through the shim) the rest of a small copy is the client's "
-        "(shim → Python → RPC, helper `core`'s part); from 256 KiB up the rows reach the goal in "
-        "most runs. The ratio of a row swung 2-3× between runs on this box: the raw socket was timed "
-        "after all the copies; it is now timed in each round, between them.",
+        "breakdown (cudaMemcpy 4 KiB - 64 KiB through `cricket run`, pinned): one round trip each; "
+        "the server answers inline (epoll_pwait, read, write per copy), the client sends one "
+        "sendmsg and reads with recvfrom. Beside a CPU hog the polling windows went wrong: a "
+        "sched_yield next to a busy process on the same core came back in 14 µs at the median "
+        "but 12 ms at the 90th percentile, a time slice handed away per wait. Server and client "
+        "now follow one rule (cricket/rpc/contention.py): a yield back after more than 200 µs stops "
+        "polling for 50 ms. What is left beside the hog is CPU: per 4 KiB copy the server spends "
+        "~77-100 µs (71% in libpython) and the client ~27-44 µs, against ~12-20 µs for each end of "
+        "the raw socket; with both ends on the one core the hog leaves, the ratio cannot pass "
+        "their CPU ratio (~0.2-0.3) until the server's per-record Python shrinks "
+        "(docs/copies.md, \"The client's wait beside a hog\").",
     ],
 }
 

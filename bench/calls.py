@@ -134,10 +134,16 @@ def raw_socket_us(sizes: list[int], reps: list[int] | None = None, *, trials: in
         path = os.path.join(d, "raw.sock")
         peer = mp.get_context("fork").Process(target=_raw_peer, args=(path, max(sizes)))
         peer.start()
-        while not os.path.exists(path):
-            time.sleep(0.01)
         s = socket.socket(socket.AF_UNIX)
-        s.connect(path)
+        deadline = time.monotonic() + 60
+        while True:         # the peer binds, then listens: connect once it does both
+            try:
+                s.connect(path)
+                break
+            except (FileNotFoundError, ConnectionRefusedError):
+                if time.monotonic() > deadline or not peer.is_alive():
+                    raise
+                time.sleep(0.01)
         data = memoryview(bytearray(b"\1" * max(sizes)))
         back = memoryview(bytearray(max(sizes)))
         ack = memoryview(bytearray(1))

@@ -69,7 +69,8 @@ def spin_seconds() -> float:
     read, which on a machine with idle CPUs (a virtual machine above all) cost more than the call
     itself: a 4 KiB cudaMemcpy ~90 → ~45 µs on the 2-core test box. The polling thread yields
     its CPU between polls (see :meth:`Client.spin_until_readable`), so on a busy machine it does
-    not slow the server it waits for (measured: as fast as a blocking read with every CPU taken).
+    not slow the server it waits for, and a yield that comes back late (another process ran for a
+    time slice) stops polling for a while (``cricket.rpc.contention``).
     The CUDA runtime's cudaSetDeviceFlags schedule chooses between yielding, spinning and
     blocking, as it does for waits on a GPU."""
     us, complaint = poll_us("CRICKET_SPIN_US", DEFAULT_SPIN_US)

@@ -49,6 +49,7 @@ from . import message
 from .auth import Authenticator, NoneAuthenticator, default_authenticators
 from .constants import (DEFAULT_MAX_RECORD, MAX_FRAGMENT, RPC_VERSION, AcceptStat, AuthFlavor,
                         AuthStat)
+from .contention import CONTENDED_PAUSE, CONTENDED_YIELD
 from .context import NO_REPLY, _current
 from .errors import AuthError, RecordTooLarge, RpcError
 from .heap import keep_large_buffers
@@ -74,11 +75,6 @@ _UNADMITTED_READ_SIZE = 16 * 1024    # the read buffer of a connection not admit
                                      # waiting to authenticate cost little memory
 _DIRECT_READ = 64 * 1024   # a record with at least this much still to come is received in place
 _LAST = 0x80000000
-# A sched_yield in the polling window that returns later than this gave the CPU to another process
-# for a time slice (a yield to nobody returns in a microsecond or so, one to the peer that is about
-# to send a call in tens): the machine is busy, and the loop stops polling for CONTENDED_PAUSE.
-CONTENDED_YIELD = 200e-6
-CONTENDED_PAUSE = 0.05
 _SINK_HEAD = 4 + 40        # record mark, call header with AUTH_NONE: what a sink's check reads first
 _SMALL_REPLY = 16384       # replies up to this size are joined into one write
 _QUEUE_PAUSE = 4096        # queued records per connection before reading is paused

@@ -1,6 +1,7 @@
 """CRICKET_SPIN_US: a client thread waiting for a reply polls the socket that long (default 100 µs)
-before it sleeps, giving its CPU away between polls unless told to spin. Replies that come within
-it, after it, and a server that goes away while it polls are all handled as without it."""
+before it sleeps, giving its CPU away between polls unless told to spin, and stops polling for a
+while when a yield comes back late. Replies that come within it, after it, and a server that goes
+away while it polls are all handled as without it."""
 from __future__ import annotations
 
 import logging
@@ -10,7 +11,7 @@ import time
 import pytest
 
 from cricket.rpc import Client, RpcConnectionError, RpcTimeout, Server, ServerThread
-from cricket.rpc import client as client_module, rpc_call, socket_poll
+from cricket.rpc import client as client_module, contention, rpc_call, socket_poll
 from cricket.rpc.client import spin_seconds
 from rpc_calc import CALC_PROG, CalcClient, CalcV1
 
@@ -45,6 +46,7 @@ def test_a_polling_client_gives_its_cpu_away_unless_told_to_spin(monkeypatch, un
     monkeypatch.setattr(client_module, "wait_readable", socket_poll.wait_readable)
     monkeypatch.setattr(client_module, "CallPath", rpc_call.CallPath)
     monkeypatch.setenv("CRICKET_SPIN_US", "5000")
+    socket_poll.pause_polling(0.0)      # a busy machine may have paused it before
     with Client(unix_server.address, timeout=10) as rpc:
         assert _yields_while_waiting(rpc, monkeypatch) > 0          # the default: poll, yielding
         rpc.set_polling(0.005, yield_cpu=False)                      # spin: poll, keep the CPU
@@ -54,6 +56,35 @@ def test_a_polling_client_gives_its_cpu_away_unless_told_to_spin(monkeypatch, un
         assert rpc._spin == 0
         rpc.set_polling(1.0)
         assert rpc._spin == pytest.approx(0.01)                      # bounded as the setting is
+
+
+def test_a_yield_that_gave_the_cpu_away_stops_the_polling_for_a_while(monkeypatch, unix_server):
+    """Each yield comes back after someone else's time slice: the first ends the wait's polling,
+    and the calls after it sleep in their reads at once until the pause is over."""
+    monkeypatch.setattr(client_module, "wait_readable", socket_poll.wait_readable)
+    monkeypatch.setattr(client_module, "CallPath", rpc_call.CallPath)
+    monkeypatch.setenv("CRICKET_SPIN_US", "5000")
+    monkeypatch.setattr(contention, "CONTENDED_PAUSE", 600.0)
+    yields = []
+
+    def someone_elses_slice() -> None:
+        yields.append(1)
+        time.sleep(2 * contention.CONTENDED_YIELD)
+    socket_poll.pause_polling(0.0)
+    monkeypatch.setattr(os, "sched_yield", someone_elses_slice)
+    try:
+        with Client(unix_server.address, timeout=10) as rpc:
+            calc = CalcClient(rpc)
+            calc.SLEEP(30)
+            assert yields == [1]                        # one late yield ended the polling ...
+            assert [calc.ADD(i, i) for i in range(20)] == [2 * i for i in range(20)]
+            calc.SLEEP(30)
+            assert yields == [1]                        # ... and no wait polled in the pause
+            socket_poll.pause_polling(0.0)
+            calc.SLEEP(30)
+            assert yields == [1, 1]                     # after it, waits poll again
+    finally:
+        socket_poll.pause_polling(0.0)
 
 
 @pytest.fixture

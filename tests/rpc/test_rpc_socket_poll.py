@@ -1,22 +1,34 @@
 """``wait_readable``, the poll of every blocking call's wait for its reply: the Cython module
 (which polls a plain socket without holding the GIL) and its pure-Python twin return as soon as
 bytes or the end of the stream are there, leave the bytes for the read, and give up after the
-polling window."""
+polling window; a yield between polls that comes back late (another process took the CPU) pauses
+the polling of the process's waits for a while."""
 from __future__ import annotations
 
 import importlib
+import os
 import socket
+import subprocess
+import sys
 import threading
+import time
 
 import pytest
 
 
+from cricket.rpc.contention import CONTENDED_PAUSE, CONTENDED_YIELD
+
+
 @pytest.fixture(params=["cricket._cext.socket_poll", "cricket.rpc.socket_poll"])
 def poll(request):
+    """The module, its polling not paused (a busy machine may have paused it before the test)."""
     try:
-        return importlib.import_module(request.param)
+        module = importlib.import_module(request.param)
     except ImportError:
         pytest.skip(f"{request.param} is not built (make build)")
+    module.pause_polling(0.0)
+    yield module
+    module.pause_polling(0.0)
 
 
 @pytest.fixture
@@ -92,3 +104,65 @@ def test_the_compiled_poll_lets_other_threads_run(pair):
     assert wait_readable(a, bytearray(1), 10.0, False)
     thread.join()
     assert progress == [1] and a.recv(1) == b"x"
+
+
+def test_a_late_yield_pauses_polling_and_a_prompt_one_does_not(poll):
+    t = time.monotonic()
+    assert not poll.note_yield(t, t + CONTENDED_YIELD / 10)     # the peer ran: poll on
+    assert poll.polling_paused_until() == 0.0
+    assert poll.note_yield(t, t + 5 * CONTENDED_YIELD)          # someone's time slice
+    assert poll.polling_paused_until() == pytest.approx(t + 5 * CONTENDED_YIELD + CONTENDED_PAUSE)
+    assert not poll.note_yield(t, t)                            # a prompt one does not end the pause
+    assert poll.polling_paused_until() > t
+
+
+def test_while_paused_a_yielding_wait_leaves_the_bytes_to_the_read(poll, pair):
+    a, b = pair
+    b.sendall(b"reply")
+    poll.pause_polling(time.monotonic() + 60)
+    assert not poll.wait_readable(a, bytearray(1), 60.0, True)     # not polled: read now
+    assert poll.wait_readable(a, bytearray(1), 60.0, False)        # pure spinning is not paused
+    poll.pause_polling(time.monotonic() - 1)                       # the pause is over
+    assert poll.wait_readable(a, bytearray(1), 60.0, True)
+    assert a.recv(16) == b"reply"
+
+
+def test_a_yield_that_comes_back_late_ends_the_poll_and_the_next_does_not_poll(pair, monkeypatch):
+    """The twin, whose yields can be slowed: each one takes longer than CONTENDED_YIELD."""
+    from cricket.rpc import socket_poll
+    socket_poll.pause_polling(0.0)
+    a, _ = pair
+    yields = []
+
+    def someone_elses_slice() -> None:
+        yields.append(1)
+        time.sleep(2 * CONTENDED_YIELD)
+    monkeypatch.setattr(os, "sched_yield", someone_elses_slice)
+    try:
+        assert not socket_poll.wait_readable(a, bytearray(1), 1.0, True)
+        assert yields == [1]                            # one yield, not a second of them
+        assert not socket_poll.wait_readable(a, bytearray(1), 1.0, True)
+        assert yields == [1]                            # paused: no poll, no yield
+    finally:
+        socket_poll.pause_polling(0.0)
+
+
+def test_a_busy_process_on_the_same_cpu_pauses_the_polling(poll, pair):
+    """For real: a process that never sleeps shares the poller's one CPU, so a yield hands it the
+    CPU until its time slice ends."""
+    a, _ = pair
+    cpu = min(os.sched_getaffinity(0))
+    mine = os.sched_getaffinity(0)
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        os.sched_setaffinity(busy.pid, {cpu})
+        os.sched_setaffinity(0, {cpu})          # this thread only
+        for _ in range(200):
+            poll.wait_readable(a, bytearray(1), 0.005, True)
+            if poll.polling_paused_until():
+                break
+    finally:
+        os.sched_setaffinity(0, mine)
+        busy.kill()
+        busy.wait()
+    assert poll.polling_paused_until() > 0.0
