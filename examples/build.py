@@ -118,8 +118,8 @@ def ptx_command(source: str, outdir: Path, nvcc: str = "nvcc") -> list[str]:
             str(HERE / source)]
 
 
-HEADERS = ("check.h", "driver_check.h", "bench_timing.h", "wmma_gemm.cuh", "mma_ldmatrix.cuh",
-           "rdc_static_tu.cuh")    # what examples include: a change rebuilds them all
+HEADERS = ("check.h", "driver_check.h", "bench_timing.h", "registration.h", "wmma_gemm.cuh",
+           "mma_ldmatrix.cuh", "rdc_static_tu.cuh")    # what examples include: a change rebuilds them all
 
 
 def up_to_date(example: Example, outdir: Path) -> bool:
