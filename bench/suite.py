@@ -196,8 +196,9 @@ def bench_tls(cfg: Config, progress: Progress) -> BenchResult:
 def bench_emu(cfg: Config, progress: Progress) -> BenchResult:
     from bench import emu
     res = BenchResult("emu", "emu backend: PTX interpreter throughput by kernel")
-    progress("kernels on 1M elements")
-    b = emu.Bench(65536, cfg.repeat)
+    shrink = 4 if cfg.tiny else 0          # the tiny set: 1/16 of every problem
+    progress(f"kernels on {emu.count_label(1 << 20 >> shrink)} elements")
+    b = emu.Bench(65536, cfg.repeat, shrink)
     b.run()
     samples, labels = [], []
     for d in b.data:
