@@ -240,12 +240,14 @@ def bench_servers(cfg: Config, progress: Progress) -> BenchResult:
 
 # ---- fatbin registration --------------------------------------------------------------------------
 
-def _small_library(workdir: Path) -> Path | None:
-    """A shared library with device code for sm_75 and sm_90, compressed, built by nvcc."""
+def _small_library(workdir: Path, one_source: bool = False) -> Path | None:
+    """A shared library with device code for sm_75 and sm_90, compressed, built by nvcc (from
+    one source file only with ``one_source``)."""
     if not shutil.which("nvcc"):
         return None
     sources = [str(p) for p in sorted((ROOT / "tests" / "server" / "cuda").glob("*.cu"))]
     sources = sources or [str(ROOT / "examples" / "overhead" / "overhead.cu")]
+    sources = sources[:1] if one_source else sources
     lib = workdir / "libbenchkernels.so"
     cmd = ["nvcc", "-shared", "-Xcompiler", "-fPIC", "-gencode", "arch=compute_75,code=[sm_75,compute_75]",
            "-gencode", "arch=compute_90,code=sm_90", "-Xfatbin", "--compress-all", "-o", str(lib), *sources]
@@ -260,7 +262,7 @@ def bench_fatbin(cfg: Config, progress: Progress) -> BenchResult:
         library = None if cfg.quick else fatbin.cached_library()
         if library is None:
             progress("nvcc builds a small library with device code")
-            library = _small_library(Path(tmp))
+            library = _small_library(Path(tmp), one_source=cfg.tiny)
         if library is None:
             res.skipped = "needs nvcc to build a library with device code (or `bench/fatbin.py --download`)"
             return res
