@@ -36,10 +36,19 @@ def best_of(fn, repeat):
     return min(times_of(fn, repeat))
 
 
+def count_label(n: int) -> str:
+    """1048576 → 1M, 65536 → 64K."""
+    return f"{n >> 20}M" if n >= 1 << 20 else f"{n >> 10}K"
+
+
 class Bench:
-    def __init__(self, lanes: int, repeat: int) -> None:
+    """``shrink``: every problem size divided by 2**shrink (a side of a square matrix by
+    2**(shrink // 2)), for a run that only checks every row is measured (the tiny set)."""
+
+    def __init__(self, lanes: int, repeat: int, shrink: int = 0) -> None:
         self.dev = EmuDevice(max_lanes=lanes, printf_sink=lambda s: None)
         self.repeat = repeat
+        self.shrink = shrink
         self.rows = []
         self.data = []      # per kernel: every run's rate and reference time (for cricket bench)
         self.rng = np.random.default_rng(1)
@@ -72,21 +81,21 @@ class Bench:
                           f"{t / tref:,.0f}x slower", f">= {goal_m} M/s", "yes" if rate >= goal_m else "no"))
 
     def run(self):
-        n = 1 << 20
+        n = 1 << 20 >> self.shrink
         a = self.rng.random(n, dtype=np.float32)
         b = self.rng.random(n, dtype=np.float32)
         basic = self.mod("basic")
         pa, pb, pc = self.put(a), self.put(b), self.dev.mem_alloc(4 * n)
-        self.kernel_row("vector add, 1M floats", basic, "vecadd", (n // 256,), (256,), (pa, pb, pc, n),
+        self.kernel_row(f"vector add, {count_label(n)} floats", basic, "vecadd", (n // 256,), (256,), (pa, pb, pc, n),
                         lambda: np.add(a, b), 300)
 
         red = self.mod("reduce")
         nb = n // 256
         po = self.dev.mem_alloc(4 * nb)
-        self.kernel_row("shared-memory block reduction, 1M floats", red, "block_reduce", (nb,), (256,),
+        self.kernel_row(f"shared-memory block reduction, {count_label(n)} floats", red, "block_reduce", (nb,), (256,),
                         (pa, po, n), lambda: a.reshape(-1, 256).sum(axis=1), 100, shared=1024)
 
-        m = 1 << 16
+        m = 1 << 16 >> self.shrink
         start = self.rng.integers(1, 100000, m, dtype=np.uint32)
         ps, pst = self.put(start), self.dev.mem_alloc(4 * m)
         div = self.mod("diverge")
@@ -101,24 +110,24 @@ class Bench:
                 s += live
                 live = (x != 1) & (s < 1000)
             return s
-        self.kernel_row("divergent loop (Collatz), 64K threads", div, "collatz", (m // 256,), (256,), (ps, pst, m),
+        self.kernel_row(f"divergent loop (Collatz), {count_label(m)} threads", div, "collatz", (m // 256,), (256,), (ps, pst, m),
                         collatz_numpy, 100)
 
-        k = 256
+        k = 256 >> self.shrink // 2
         A = self.rng.random((k, k), dtype=np.float32)
         B = self.rng.random((k, k), dtype=np.float32)
         pA, pB, pC = self.put(A), self.put(B), self.dev.mem_alloc(4 * k * k)
         mm = self.mod("matmul")
-        self.kernel_row("tiled matmul 256x256x256 (shared memory)", mm, "matmul_tiled", (k // 16, k // 16), (16, 16),
+        self.kernel_row(f"tiled matmul {k}x{k}x{k} (shared memory)", mm, "matmul_tiled", (k // 16, k // 16), (16, 16),
                         (pA, pB, pC, k, k, k), lambda: A @ B, 100)
-        self.wmma_gemm_row()
+        self.wmma_gemm_row(512 >> self.shrink // 2)
 
         self.recursion_row()
 
         fn = basic.get_function("vecadd")
         params = pack_params(fn, pa, pb, pc, 256)
         self.dev.launch(fn, (1,), (256,), 0, params)
-        launches = 200
+        launches = 200 >> self.shrink // 2
         times = [x / launches for x in
                  times_of(lambda: [self.dev.launch(fn, (1,), (256,), 0, params) for _ in range(launches)],
                           max(3, self.repeat))]
@@ -141,7 +150,7 @@ class Bench:
 
     def recursion_row(self):
         """Recursive device functions (fib, ackermann, a tree walk) with real per-lane call frames."""
-        n, size = 1 << 14, 29
+        n, size = 1 << 14 >> self.shrink, 29
         values = ((np.arange(size) * 37) % 23 - 11).astype(np.int32)
         outs = [self.dev.mem_alloc(4 * n) for _ in range(3)] + [self.dev.mem_alloc(8 * n)]
 
@@ -159,7 +168,7 @@ class Bench:
 
         def python_recursion():
             return [(fib(i % 15), ack(i % 3, i % 4), (i % 23) % 2, walk(i % size, 0)) for i in range(n)]
-        self.kernel_row("recursive calls (fib, ackermann, tree walk), 16K threads", self.mod("calls"), "recursion",
+        self.kernel_row(f"recursive calls (fib, ackermann, tree walk), {count_label(n)} threads", self.mod("calls"), "recursion",
                         (n // 256,), (256,), (self.put(values), size, *outs, n), python_recursion, 10)
 
     def table(self) -> str:

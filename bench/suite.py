@@ -207,8 +207,9 @@ def bench_tls(cfg: Config, progress: Progress) -> BenchResult:
 def bench_emu(cfg: Config, progress: Progress) -> BenchResult:
     from bench import emu
     res = BenchResult("emu", "emu backend: PTX interpreter throughput by kernel")
-    progress("kernels on 1M elements")
-    b = emu.Bench(65536, cfg.repeat)
+    shrink = 4 if cfg.tiny else 0          # the tiny set: 1/16 of every problem
+    progress(f"kernels on {emu.count_label(1 << 20 >> shrink)} elements")
+    b = emu.Bench(65536, cfg.repeat, shrink)
     b.run()
     samples, labels = [], []
     for d in b.data:
@@ -250,12 +251,14 @@ def bench_servers(cfg: Config, progress: Progress) -> BenchResult:
 
 # ---- fatbin registration --------------------------------------------------------------------------
 
-def _small_library(workdir: Path) -> Path | None:
-    """A shared library with device code for sm_75 and sm_90, compressed, built by nvcc."""
+def _small_library(workdir: Path, one_source: bool = False) -> Path | None:
+    """A shared library with device code for sm_75 and sm_90, compressed, built by nvcc (from
+    one source file only with ``one_source``)."""
     if not shutil.which("nvcc"):
         return None
     sources = [str(p) for p in sorted((ROOT / "tests" / "server" / "cuda").glob("*.cu"))]
     sources = sources or [str(ROOT / "examples" / "overhead" / "overhead.cu")]
+    sources = sources[:1] if one_source else sources
     lib = workdir / "libbenchkernels.so"
     cmd = ["nvcc", "-shared", "-Xcompiler", "-fPIC", "-gencode", "arch=compute_75,code=[sm_75,compute_75]",
            "-gencode", "arch=compute_90,code=sm_90", "-Xfatbin", "--compress-all", "-o", str(lib), *sources]
@@ -270,7 +273,7 @@ def bench_fatbin(cfg: Config, progress: Progress) -> BenchResult:
         library = None if cfg.quick else fatbin.cached_library()
         if library is None:
             progress("nvcc builds a small library with device code")
-            library = _small_library(Path(tmp))
+            library = _small_library(Path(tmp), one_source=cfg.tiny)
         if library is None:
             res.skipped = "needs nvcc to build a library with device code (or `bench/fatbin.py --download`)"
             return res

@@ -34,7 +34,9 @@ examples:
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand; given ``command``, only that one's module is imported (the
+    others keep their line in the help), so that a start pays for the imports of its own command."""
     parser = argparse.ArgumentParser(
         prog="cricket", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLES,
         description="Run CUDA programs against a GPU elsewhere, or on the CPU. "
@@ -42,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"cricket {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in SUBCOMMANDS.items():
+        if command in SUBCOMMANDS and name != command:
+            sub.add_parser(name, help=help_text)
+            continue
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
@@ -56,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     _log.configure()
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(next((a for a in argv if not a.startswith("-")), None))
     args = parser.parse_args(argv)
     if not getattr(args, "_main", None):
         parser.print_help()

@@ -2,7 +2,9 @@
 
 Default OUTDIR is ``build/examples``. A program whose output is newer than its sources is kept.
 ``--cudart static`` builds them with nvcc's default, NVIDIA's static cudart, which reaches cricket
-through its ``libcuda.so.1`` (default OUTDIR then ``build/examples-static``).
+through its ``libcuda.so.1`` (default OUTDIR then ``build/examples-static``). The object files are
+compiled once into ``examples-obj`` beside OUTDIR and linked with either cudart (the compile is
+nine tenths of nvcc's time).
 Each program prints PASS or FAIL and exits with status 0 or 1; run one through cricket with
 ``cricket run -- build/examples/vector_add``. Driver-API programs link with ``-lcuda``: the
 package's ``libcuda.so.1`` (``cricket/_driver``, built by ``make build``), which ``cricket run``
@@ -101,7 +103,24 @@ class BuildError(RuntimeError):
 CUDARTS = ("shared", "static")
 
 
+def object_dir(example: Example, outdir: Path) -> Path:
+    """Where ``example``'s object files are kept: shared by its builds with either cudart."""
+    return outdir.parent / "examples-obj" / example.name
+
+
+def objects(example: Example, outdir: Path) -> list[Path]:
+    return [object_dir(example, outdir) / (Path(s).stem + ".o") for s in example.sources]
+
+
+def compile_command(example: Example, source: str, obj: Path, nvcc: str = "nvcc") -> list[str]:
+    """One source of ``example`` into ``obj`` (its flags without the libraries, which are the link's)."""
+    flags = [f for f in example.flags if not f.startswith("-l")]
+    pic = ["-Xcompiler", "-fPIC"] if example.shared else []
+    return [nvcc, "-O2", "-c", *pic, "-o", str(obj), str(HERE / source), *flags]
+
+
 def command(example: Example, outdir: Path, nvcc: str = "nvcc", cudart: str = "shared") -> list[str]:
+    """The link of ``example``'s objects with ``cudart``."""
     if cudart not in CUDARTS:
         raise BuildError(f"unknown cudart {cudart!r}: choose one of {', '.join(CUDARTS)}")
     cmd = [nvcc, "-cudart", cudart, "-O2", "-o", str(outdir / example.output)]
@@ -109,7 +128,7 @@ def command(example: Example, outdir: Path, nvcc: str = "nvcc", cudart: str = "s
         cmd += ["-shared", "-Xcompiler", "-fPIC"]
     if example.driver:
         cmd += [f"-L{DRIVER_DIR}", "-l:libcuda.so.1"]
-    return cmd + [str(HERE / s) for s in example.sources] + list(example.flags)
+    return cmd + [str(o) for o in objects(example, outdir)] + list(example.flags)
 
 
 def ptx_command(source: str, outdir: Path, nvcc: str = "nvcc") -> list[str]:
@@ -122,13 +141,35 @@ HEADERS = ("check.h", "driver_check.h", "bench_timing.h", "registration.h", "wmm
            "mma_ldmatrix.cuh", "rdc_static_tu.cuh")    # what examples include: a change rebuilds them all
 
 
-def up_to_date(example: Example, outdir: Path) -> bool:
-    out = outdir / example.output
-    outputs = [out, *(outdir / (Path(s).stem + ".ptx") for s in example.ptx)]
+def newer_than_sources(example: Example, outputs: list[Path]) -> bool:
     if not all(o.exists() for o in outputs):
         return False
     newest = max((HERE / s).stat().st_mtime for s in (*example.sources, *example.ptx, *HEADERS))
     return min(o.stat().st_mtime for o in outputs) >= newest
+
+
+def up_to_date(example: Example, outdir: Path) -> bool:
+    out = outdir / example.output
+    return newer_than_sources(example, [out, *(outdir / (Path(s).stem + ".ptx") for s in example.ptx)])
+
+
+def _run(cmd: list[str], example: Example) -> None:
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise BuildError(f"nvcc failed on {example.name}:\n{res.stdout}{res.stderr}")
+
+
+def compile_objects(example: Example, outdir: Path, nvcc: str = "nvcc") -> None:
+    """Compile what is out of date; each object is written under another name and moved in place,
+    so a build with the other cudart running at the same time links whole objects only."""
+    objs = objects(example, outdir)
+    if newer_than_sources(example, objs):
+        return
+    objs[0].parent.mkdir(parents=True, exist_ok=True)
+    for source, obj in zip(example.sources, objs):
+        part = obj.with_name(f"{obj.name}.{os.getpid()}.part")
+        _run(compile_command(example, source, part, nvcc), example)
+        os.replace(part, obj)
 
 
 def build_one(example: Example, outdir: Path, nvcc: str = "nvcc", cudart: str = "shared") -> Path:
@@ -138,10 +179,12 @@ def build_one(example: Example, outdir: Path, nvcc: str = "nvcc", cudart: str = 
     if example.driver and not (DRIVER_DIR / "libcuda.so.1").exists():
         raise BuildError(f"{example.name} links with the libcuda.so.1 replacement, which is not built in "
                          f"{DRIVER_DIR}: run make build")
-    for cmd in (*(ptx_command(s, outdir, nvcc) for s in example.ptx), command(example, outdir, nvcc, cudart)):
-        res = subprocess.run(cmd, capture_output=True, text=True)
-        if res.returncode != 0:
-            raise BuildError(f"nvcc failed on {example.name}:\n{res.stdout}{res.stderr}")
+    if cudart not in CUDARTS:
+        raise BuildError(f"unknown cudart {cudart!r}: choose one of {', '.join(CUDARTS)}")
+    for cmd in (ptx_command(s, outdir, nvcc) for s in example.ptx):
+        _run(cmd, example)
+    compile_objects(example, outdir, nvcc)
+    _run(command(example, outdir, nvcc, cudart), example)
     return out
 
 

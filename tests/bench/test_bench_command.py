@@ -1,5 +1,6 @@
-"""`cricket bench --quick` with the tiny size set: the report and the plots are written and hold
-every bench's table (or the reason it was skipped)."""
+"""`cricket bench --quick --only ...` with the tiny size set: the report and the plots are written
+and hold the table of every bench run (or the reason it was skipped). Every bench but `servers`
+runs here; `servers` runs alone, through the same size set, in test_multiserver_bench.py."""
 from __future__ import annotations
 
 import os
@@ -19,12 +20,21 @@ pytestmark = pytest.mark.cc
 
 
 @pytest.fixture(scope="module")
-def report_dir(tmp_path_factory) -> Path:
+def benches() -> list[str]:
+    """The benches the command runs: all but `servers` (its own test runs it)."""
+    sys.path.insert(0, str(ROOT))
+    from bench.suite import BENCHES
+    return [name for name in BENCHES if name != "servers"]
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory, benches) -> Path:
     pytest.importorskip("matplotlib", reason="matplotlib (the bench extra) draws the plots")
     out = tmp_path_factory.mktemp("bench")
     env = dict(os.environ, CRICKET_BENCH_TINY="1")
     (out / "started").write_text("")           # files newer than this were written by the run
-    r = subprocess.run([sys.executable, "-m", "cricket", "bench", "--quick", "--out", str(out)],
+    r = subprocess.run([sys.executable, "-m", "cricket", "bench", "--quick", "--only", *benches,
+                        "--out", str(out)],
                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=360)
     assert r.returncode == 0, f"cricket bench failed:\n{r.stdout}\n{r.stderr[-4000:]}"
     (out / "stderr.txt").write_text(r.stderr)
@@ -48,11 +58,10 @@ def test_report_records_the_machine_and_the_date(report_dir):
         assert re.search(rf"^\| {re.escape(key)} \| \S", report, re.M), f"machine info lacks {key}"
 
 
-def test_every_bench_has_a_table_or_says_why_it_was_skipped(report_dir):
+def test_every_bench_has_a_table_or_says_why_it_was_skipped(report_dir, benches):
     report = (report_dir / "report.md").read_text()
-    sys.path.insert(0, str(ROOT))
-    from bench.suite import BENCHES
-    for name in BENCHES:
+    assert "--only " + " ".join(benches) in report, "the report names the command that wrote it"
+    for name in benches:
         section = _section(report, name)
         assert "Failed:" not in section, section
         if section.lstrip().startswith("Skipped:"):
@@ -94,12 +103,10 @@ def test_plots_are_png_files_linked_from_the_report(report_dir):
         assert f"]({name})" in report
 
 
-def test_progress_line_names_each_bench(report_dir):
+def test_progress_line_names_each_bench(report_dir, benches):
     err = (report_dir / "stderr.txt").read_text()
-    sys.path.insert(0, str(ROOT))
-    from bench.suite import BENCHES
-    for i, name in enumerate(BENCHES, 1):
-        assert f"[{i}/{len(BENCHES)}] {name}:" in err
+    for i, name in enumerate(benches, 1):
+        assert f"[{i}/{len(benches)}] {name}:" in err
 
 
 def test_unknown_bench_name_is_refused_with_the_list():
@@ -127,12 +134,12 @@ def test_the_run_writes_only_under_out(report_dir):
         assert (report_dir / "build" / "bench_xdr").is_dir()   # the xdr bench built under --out
 
 
-def test_measured_benches_carry_their_time_breakdown(report_dir):
+def test_measured_benches_carry_their_time_breakdown(report_dir, benches):
     from bench.breakdown import NOTES
     from bench.suite import BENCHES
     assert set(NOTES) <= set(BENCHES), "a breakdown for a bench that does not exist"
     report = (report_dir / "report.md").read_text()
-    for name in NOTES:
+    for name in set(NOTES) & set(benches):
         section = _section(report, name)
         if not section.lstrip().startswith("Skipped:"):
             assert "breakdown (" in section, name

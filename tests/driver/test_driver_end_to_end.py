@@ -47,21 +47,16 @@ def _examples_build():
     return module
 
 
-def compile_example(name: str, out: Path) -> Path:
-    """The example built as examples/build.py builds it, but with nvcc's default (static) cudart."""
-    build = _examples_build()
-    example = build.BY_NAME[name]
-    for needed in example.needs:
-        compile_example(needed, out)
-    exe = out / example.output
-    if not exe.exists():
-        subprocess.run(build.command(example, out, cudart="static"), check=True)
-    return exe
-
-
 @pytest.fixture(scope="module")
-def example_dir(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("examples-static")
+def compile_example(run_lock):
+    """``compile_example(name)``: the example built as examples/build.py builds it, but with nvcc's
+    default (static) cudart, into build/examples-static (shared with test_examples_static.py)."""
+    build = _examples_build()
+
+    def get(name: str) -> Path:
+        with run_lock("examples"):
+            return build.build([name], ROOT / "build" / "examples-static", cudart="static")[name]
+    return get
 
 
 def run_native(exe: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
@@ -71,10 +66,10 @@ def run_native(exe: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
 # ------------------------------------------------------------------ static cudart (nvcc's default)
 
 @pytest.mark.nvcc
-def test_vector_add_with_static_cudart_passes_through_the_server(driver_dir, server, example_dir):
+def test_vector_add_with_static_cudart_passes_through_the_server(driver_dir, server, compile_example):
     if not libpython():
         pytest.skip("this Python has no shared libpython for a native program to embed")
-    exe = compile_example("vector_add", example_dir)
+    exe = compile_example("vector_add")
     assert "cudaRegisterFatBinary" not in subprocess.run(["nm", "-D", str(exe)], capture_output=True,
                                                          text=True).stdout   # static: no libcudart.so
     proc = run_native(exe, environment(driver_dir, server, CRICKET_STATS="1", CRICKET_LOG="INFO"))
@@ -87,8 +82,8 @@ def test_vector_add_with_static_cudart_passes_through_the_server(driver_dir, ser
 
 
 @pytest.mark.nvcc
-def test_native_program_without_a_server_fails_at_the_first_forwarded_call(driver_dir, server, example_dir):
-    exe = compile_example("vector_add", example_dir)
+def test_native_program_without_a_server_fails_at_the_first_forwarded_call(driver_dir, server, compile_example):
+    exe = compile_example("vector_add")
     env = environment(driver_dir, server, CRICKET_SERVER="/nonexistent/cricket.sock")
     proc = run_native(exe, env)
     assert "PASS" not in proc.stdout
@@ -225,11 +220,11 @@ def test_pure_python_twins_carry_the_driver_path(driver_dir, server, images):
 # ------------------------------------------------------------------ a server that goes away
 
 @pytest.mark.nvcc
-def test_static_program_stops_with_an_error_when_the_server_dies(driver_dir, example_dir):
+def test_static_program_stops_with_an_error_when_the_server_dies(driver_dir, compile_example):
     if not libpython():
         pytest.skip("this Python has no shared libpython for a native program to embed")
     import time
-    exe = compile_example("long_running", example_dir)
+    exe = compile_example("long_running")
     own = LocalServer(["emu"])
     try:
         proc = subprocess.Popen([str(exe)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

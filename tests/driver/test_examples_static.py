@@ -61,6 +61,19 @@ def cricket_run(args: list[str], server: LocalServer, **env: str) -> subprocess.
                            "--", *args], capture_output=True, text=True, timeout=180, env=full, cwd=ROOT)
 
 
+@pytest.fixture(scope="module")
+def run_example(static_examples, server):
+    """``run_example(name)``: the example's run through `cricket run`, once per module (the error
+    paths' output is read by two tests)."""
+    runs: dict[str, subprocess.CompletedProcess] = {}
+
+    def run(name: str) -> subprocess.CompletedProcess:
+        if name not in runs:
+            runs[name] = cricket_run([str(static_examples[name])], server)
+        return runs[name]
+    return run
+
+
 def test_every_example_is_run_here():
     names = {e.name for e in examples_build.EXAMPLES}
     assert set(NOT_SELF_CHECKING) <= names
@@ -76,14 +89,14 @@ def test_examples_are_linked_with_static_cudart(static_examples):
 
 # error_paths and device_info check the error codes NVIDIA's runtime gives; the others their results
 @pytest.mark.parametrize("name", SELF_CHECKING)
-def test_static_example_passes_through_cricket_run(static_examples, server, name):
-    proc = cricket_run([str(static_examples[name])], server)
+def test_static_example_passes_through_cricket_run(run_example, name):
+    proc = run_example(name)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "PASS" in proc.stdout and "FAIL" not in proc.stdout, proc.stdout
 
 
-def test_static_error_paths_print_the_runtime_error_names(static_examples, server):
-    proc = cricket_run([str(static_examples["error_paths"])], server)
+def test_static_error_paths_print_the_runtime_error_names(run_example):
+    proc = run_example("error_paths")
     assert "copy from freed device memory: cudaErrorInvalidValue" in proc.stdout
     assert "out-of-bounds kernel reported as cudaErrorIllegalAddress" in proc.stdout, proc.stdout + proc.stderr
 
