@@ -20,7 +20,6 @@ import sys
 import threading
 import time
 import weakref
-from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -35,6 +34,7 @@ from cricket.client.errors import (  # noqa: F401  (the codes the API faces use,
     ERR_UNKNOWN, SUCCESS, CudaError, CudaRuntimeError, SessionUnavailable, cuda_error_of, error_source,
 )
 from cricket.client.registry import REGISTRATIONS
+from cricket.client.allocations import AllocationTable
 from cricket.client.windows import D2D, D2H, DEFAULT, H2D, H2H, PAGE, AddressWindows  # noqa: F401
 from cricket.client.mapped import MappedMemory
 from cricket.client.pinned import PinnedMemory
@@ -155,9 +155,9 @@ class Runtime:
         self.vars: dict[int, VarRecord] = {}
         self.modules: dict[Any, int] = {}          # fatbin handle (and device) -> server module handle
         self.device_records: dict[tuple[int, int], Any] = {}   # device_records.on_device
-        self.allocation_devices: dict[int, int] = {}   # allocation start -> its device, if not 0
-        self.allocations: dict[int, int] = {}      # device ptr -> size
-        self._alloc_starts: list[int] = []         # sorted, for containing-allocation lookups
+        self.allocation_table = AllocationTable()  # device allocations: start -> size, device
+        self.allocations = self.allocation_table.sizes            # (what the API faces read)
+        self.allocation_devices = self.allocation_table.devices
         self._libc = _libc()
         self.pinned = PinnedMemory(self._libc)     # pinned host memory, allocated and registered
         self.host_allocs = self.pinned.allocs      # (the tables the API faces read: address -> size)
@@ -319,9 +319,7 @@ class Runtime:
         self.modules.clear()
         self.device_records.clear()
         self.launches.forget()
-        self.allocations.clear()
-        self.allocation_devices.clear()
-        self._alloc_starts.clear()
+        self.allocation_table.clear()
         self.streams.clear()
         self.nonblocking.clear()
         self.events.clear()
@@ -752,35 +750,22 @@ class Runtime:
         self.address_windows.reserve(ptr, size)
 
     def is_device(self, ptr: int) -> bool:
-        if self.address_windows.covers(ptr):
-            return True
-        i = bisect_right(self._alloc_starts, ptr) - 1
-        return i >= 0 and ptr < self._alloc_starts[i] + self.allocations.get(self._alloc_starts[i], 0)
+        """True when ``ptr`` is a device address: in a reserved window, or a byte of an allocation."""
+        return self.address_windows.covers(ptr) or self.allocation_table.holds(ptr, 1)
 
     def in_allocation(self, ptr: int, count: int) -> bool:
-        """True when [ptr, ptr+count) lies inside one device allocation of this process."""
-        starts = self._alloc_starts
-        i = bisect_right(starts, ptr) - 1
-        return i >= 0 and ptr + count <= starts[i] + self.allocations.get(starts[i], 0)
+        """True when [ptr, ptr+count) (``count`` > 0) lies inside one device allocation of this process."""
+        return self.allocation_table.holds(ptr, count)
 
     def add_allocation(self, ptr: int, size: int) -> None:
         self.reserve(ptr, size)
         with self._lock:
-            self.allocations[ptr] = size
-            i = bisect_right(self._alloc_starts, ptr)
-            self._alloc_starts.insert(i, ptr)
-            if self.thread.device:
-                self.allocation_devices[ptr] = self.thread.device
+            self.allocation_table.add(ptr, size, self.thread.device)
 
     def remove_allocation(self, ptr: int) -> int | None:
         """Forget the allocation at ``ptr``; its size, or None when it is not one of ours."""
         with self._lock:
-            size = self.allocations.pop(ptr, None)
-            if size is not None:
-                i = bisect_right(self._alloc_starts, ptr) - 1
-                del self._alloc_starts[i]
-                self.allocation_devices.pop(ptr, None)
-            return size
+            return self.allocation_table.remove(ptr)
 
     def release_allocation(self, ptr: int, free_on_server: Callable[[], Any]) -> bool:
         """Free the allocation at ``ptr``: forgotten here first, then ``free_on_server()``.
@@ -789,6 +774,7 @@ class Runtime:
         the server has freed the address, another thread's cudaMalloc may get it back at once, and
         its fresh entry must not be the one dropped. If the server refuses, the entry comes back.
         """
+        device = self.allocation_devices.get(ptr, 0)
         size = self.remove_allocation(ptr)
         if size is None:
             return False
@@ -796,8 +782,7 @@ class Runtime:
             free_on_server()
         except BaseException:
             with self._lock:
-                self.allocations[ptr] = size
-                self._alloc_starts.insert(bisect_right(self._alloc_starts, ptr), ptr)
+                self.allocation_table.add(ptr, size, device)
             raise
         return True
 

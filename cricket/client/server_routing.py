@@ -23,7 +23,6 @@ both API faces stay as they are:
 from __future__ import annotations
 
 import logging
-from bisect import bisect_right
 from typing import Any
 
 from cricket.client.errors import ERR_INVALID_HANDLE, ERR_MEMORY, CudaRuntimeError
@@ -98,11 +97,9 @@ class ServerRouting:
         member = self.servers.member_at(ptr)
         if member is not None:
             return member
-        rt = self.rt
-        starts = rt._alloc_starts
-        i = bisect_right(starts, ptr) - 1
-        if i >= 0 and ptr < starts[i] + max(rt.allocations.get(starts[i], 0), 1):
-            return self.allocation_members.get(starts[i], self.current)
+        found = self.rt.allocation_table.allocation_at(ptr)
+        if found is not None:
+            return self.allocation_members.get(found[0], self.current)
         return self.current
 
     def pointer_session(self, ptr: int) -> Any:
@@ -183,12 +180,10 @@ class ServerRouting:
         """File an allocation the current device's server made; one that overlaps an allocation of
         another server (possible only where the servers answered no address ranges) is freed
         again and fails: the program could not tell the two apart."""
-        rt = self.rt
         member = self.current
-        starts = rt._alloc_starts
-        i = bisect_right(starts, ptr + size - 1) - 1
-        if i >= 0 and ptr < starts[i] + rt.allocations.get(starts[i], 0):
-            other = self.allocation_members.get(starts[i], member)
+        start = self.rt.allocation_table.overlapping(ptr, size)
+        if start is not None:
+            other = self.allocation_members.get(start, member)
             if other is not member:
                 session = member.check()
                 session._check(session._stub.CR_MEM_FREE(ptr), "cuMemFree")
