@@ -34,29 +34,23 @@ class AllocationTable:
         self.starts.clear()
         self.devices.clear()
 
-    def nearest_below(self, ptr: int) -> tuple[int, int] | None:
-        """(start, size) of the allocation starting at ``ptr`` or nearest below it; None: none does."""
-        starts = self.starts
-        i = bisect_right(starts, ptr) - 1
-        if i < 0:
-            return None
-        start = starts[i]
-        return start, self.sizes.get(start, 0)
-
     def allocation_at(self, ptr: int) -> tuple[int, int] | None:
         """(start, size) of the allocation holding address ``ptr``, its end excluded; an allocation
         of size 0 holds its start address (as the driver's address queries answer it)."""
-        found = self.nearest_below(ptr)
-        if found is not None and ptr < found[0] + max(found[1], 1):
-            return found
+        starts = self.starts
+        i = bisect_right(starts, ptr) - 1
+        if i >= 0:
+            start = starts[i]
+            size = self.sizes.get(start, 0)
+            if ptr < start + (size or 1):
+                return start, size
         return None
 
-    def holds(self, ptr: int, count: int) -> bool:
-        """True when the ``count`` bytes at ``ptr`` (``count`` > 0) lie inside one allocation."""
-        found = self.allocation_at(ptr)
-        return found is not None and ptr + count <= found[0] + found[1]
-
     def overlapping(self, ptr: int, size: int) -> int | None:
-        """The start of an allocation that shares a byte with [ptr, ptr+size) (``size`` > 0)."""
-        found = self.nearest_below(ptr + size - 1)
-        return found[0] if found is not None and ptr < found[0] + found[1] else None
+        """The start of an allocation that shares a byte with [ptr, ptr+size) (``size`` > 0): the
+        one starting nearest below its end, if it reaches past ``ptr``."""
+        starts = self.starts
+        i = bisect_right(starts, ptr + size - 1) - 1
+        if i >= 0 and ptr < starts[i] + self.sizes.get(starts[i], 0):
+            return starts[i]
+        return None

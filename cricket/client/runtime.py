@@ -702,12 +702,17 @@ class Runtime:
         self.address_windows.reserve(ptr, size)
 
     def is_device(self, ptr: int) -> bool:
-        """True when ``ptr`` is a device address: in a reserved window, or a byte of an allocation."""
-        return self.address_windows.covers(ptr) or self.allocation_table.holds(ptr, 1)
+        """True when ``ptr`` is a device address: in a reserved window, or a byte of an allocation
+        (one of size 0 has none)."""
+        if self.address_windows.covers(ptr):
+            return True
+        found = self.allocation_table.allocation_at(ptr)
+        return found is not None and ptr < found[0] + found[1]
 
     def in_allocation(self, ptr: int, count: int) -> bool:
         """True when [ptr, ptr+count) (``count`` > 0) lies inside one device allocation of this process."""
-        return self.allocation_table.holds(ptr, count)
+        found = self.allocation_table.allocation_at(ptr)
+        return found is not None and ptr + count <= found[0] + found[1]
 
     def add_allocation(self, ptr: int, size: int) -> None:
         self.route.add_allocation(ptr, size)
