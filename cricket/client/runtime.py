@@ -156,7 +156,7 @@ class Runtime:
         self.host_registered = self.pinned.registered
         self.mapped_memory = MappedMemory(self)    # mapped pinned memory and its device copies
         self.streams: dict[int, int] = {}          # application handle -> server handle
-        self.nonblocking: set[int] = set()         # server handles of streams made cudaStreamNonBlocking
+        self.nonblocking: set[int] = set()         # application streams made cudaStreamNonBlocking
         self.events: dict[int, int] = {}
         # IPC events (cricket.client.ipc): event -> True when opened from another process, False
         # when exported to one; their records go out at once, waits on opened ones wait here
@@ -477,7 +477,7 @@ class Runtime:
         conn = self.stream_session(handle)
         conn._check(conn._stub.CR_STREAM_DESTROY(server), "cuStreamDestroy")
         del self.streams[handle]
-        self.nonblocking.discard(server)
+        self.nonblocking.discard(handle)
 
     def synchronize_stream(self, handle: int, before: Callable[[], Any] | None = None) -> None:
         server = self.stream(handle)
@@ -601,6 +601,7 @@ class Runtime:
         for handle in list(self.streams):
             self.stream_session(handle)._stub.CR_STREAM_DESTROY(self.streams[handle])
             del self.streams[handle]
+            self.nonblocking.discard(handle)
         for handle in list(self.events):
             self.event_session(handle)._stub.CR_EVENT_DESTROY(self.events[handle])
             del self.events[handle]

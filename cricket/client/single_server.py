@@ -102,20 +102,21 @@ class SingleServer:
 
     def create_stream(self, flags: int) -> int:
         rt = self.rt
-        conn = rt.conn
-        server = conn._check(conn._stub.CR_STREAM_CREATE(flags & 0xFFFFFFFF), "cuStreamCreate").handle
+        handle = self._create(rt.streams, "CR_STREAM_CREATE", flags, "cuStreamCreate")
         if flags & STREAM_NON_BLOCKING:
-            rt.nonblocking.add(server)
-        handle = rt.new_handle()
-        rt.streams[handle] = server
+            rt.nonblocking.add(handle)
         return handle
 
     def create_event(self, flags: int) -> int:
+        return self._create(self.rt.events, "CR_EVENT_CREATE", flags, "cuEventCreate")
+
+    def _create(self, table: dict[int, int], proc: str, flags: int, name: str) -> int:
+        """A new server stream or event (``proc``), filed in ``table``; its application handle."""
         rt = self.rt
         conn = rt.conn
-        server = conn._check(conn._stub.CR_EVENT_CREATE(flags & 0xFFFFFFFF), "cuEventCreate").handle
+        server = conn._check(getattr(conn._stub, proc)(flags & 0xFFFFFFFF), name).handle
         handle = rt.new_handle()
-        rt.events[handle] = server
+        table[handle] = server
         return handle
 
     def record_event(self, event: int, stream: int) -> None:
