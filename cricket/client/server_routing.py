@@ -31,8 +31,6 @@ from cricket.client.single_server import SingleServer, StreamRef
 
 log = logging.getLogger(__name__)
 
-_DEFAULT_STREAMS = (0, 1, 2)  # 0, cudaStreamLegacy, cudaStreamPerThread: the current device's
-
 
 class ServerRouting(SingleServer):
     """The routing of one runtime over ``servers`` (module docstring). Every session's ``devices``
