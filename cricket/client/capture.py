@@ -56,6 +56,9 @@ class Capture:
     thread: int
     origin: int                                      # server handle of the stream it began on
     tails: dict[int, list[Node]] = field(default_factory=dict)   # server stream -> its dependencies
+    # its server streams that are cudaStreamNonBlocking (told by the application's stream: server
+    # handles of two servers may be the same)
+    nonblocking: set[int] = field(default_factory=set)
     invalidated: bool = False
     id: int = field(default_factory=lambda: next(_ids))
 
@@ -91,10 +94,17 @@ def begin(stream: int, mode: int) -> Capture:
             raise CudaRuntimeError(ERR_ILLEGAL_STATE, "the stream is already capturing")
         cap = Capture(graphs.create_graph(), mode, threading.get_ident(), server)
         cap.tails[server] = []
+        _join(cap, stream, server)
         if not CAPTURES:
             _arm()
         CAPTURES[server] = cap
     return cap
+
+
+def _join(cap: Capture, stream: int, server: int) -> None:
+    """Application stream ``stream`` (server stream ``server``) is now part of ``cap``."""
+    if stream in rt.nonblocking:
+        cap.nonblocking.add(server)
 
 
 def _finish(cap: Capture) -> None:
@@ -191,7 +201,7 @@ def check_implicit(stream: int) -> None:
     if not CAPTURES or rt.stream(stream) != 0:
         return
     with _lock:
-        hit = {id(c): c for server, c in CAPTURES.items() if server not in rt.nonblocking}
+        hit = {id(c): c for server, c in CAPTURES.items() if server not in c.nonblocking}
         if not hit:
             return
         for c in hit.values():
@@ -232,6 +242,7 @@ def wait_event(stream: int, event: int, *flags: int) -> int | None:
                                            "the legacy stream cannot join a capture")
                 CAPTURES[server] = ecap
                 ecap.tails[server] = list(deps)
+                _join(ecap, stream, server)
                 return 0
             if cap is not ecap:
                 cap.invalidated = ecap.invalidated = True

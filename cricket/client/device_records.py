@@ -9,7 +9,6 @@ device's function handle or variable address, and the module is loaded there und
 from __future__ import annotations
 
 import dataclasses
-from bisect import bisect_right
 from typing import Any, TypeVar
 
 R = TypeVar("R")
@@ -35,10 +34,9 @@ def on_device(rt: Any, record: R, device: int) -> R:
 def device_of(rt: Any, ptr: int) -> int:
     """The device of the allocation holding ``ptr`` (``Runtime.allocation_devices`` files those not
     on device 0); a device address outside every allocation (a module variable): the current one."""
-    starts = rt._alloc_starts
-    i = bisect_right(starts, ptr) - 1
-    if i >= 0 and ptr < starts[i] + max(rt.allocations.get(starts[i], 0), 1):
-        return rt.allocation_devices.get(starts[i], 0)
+    found = rt.allocation_table.allocation_at(ptr)
+    if found is not None:
+        return rt.allocation_devices.get(found[0], 0)
     return rt.thread.device
 
 

@@ -23,7 +23,6 @@ import dataclasses
 import logging
 import os
 import threading
-from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -358,17 +357,6 @@ def _pinned_range(ptr: int) -> tuple[int, int] | None:
     return None
 
 
-def _allocation(ptr: int) -> tuple[int, int] | None:
-    starts = rt._alloc_starts
-    i = bisect_right(starts, ptr) - 1
-    if i >= 0:
-        base = starts[i]
-        size = rt.allocations.get(base, 0)
-        if ptr < base + max(size, 1):
-            return base, size
-    return None
-
-
 @implements(DRIVER_API, "cuMemHostGetDevicePointer")
 def mem_host_get_device_pointer(pdptr: int, p: int, flags: int) -> int:
     _out(pdptr)
@@ -391,7 +379,7 @@ def mem_host_get_flags(pflags: int, p: int) -> int:
 
 @implements(DRIVER_API, "cuMemGetAddressRange")
 def mem_get_address_range(pbase: int, psize: int, dptr: int) -> int:
-    found = _allocation(dptr)
+    found = rt.allocation_table.allocation_at(dptr)
     if found is None:
         return NOT_FOUND
     if pbase:
@@ -413,7 +401,7 @@ def pointer_info(ptr: int, out: int) -> int:
                                  rt.thread.device, r.host, 0, r.device + offset, r.host + offset,
                                  2 if managed_range else 1))
         return SUCCESS
-    found = _allocation(ptr)
+    found = rt.allocation_table.allocation_at(ptr)
     if found is not None:
         context = next((c for c, res in list(context_resources.items()) if found[0] in res.allocations), 0)
         hostmem.store_i64s(out, (MEMORYTYPE_DEVICE, found[0], found[1], device_records.device_of(rt, found[0]),

@@ -20,7 +20,6 @@ import sys
 import threading
 import time
 import weakref
-from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -35,6 +34,10 @@ from cricket.client.errors import (  # noqa: F401  (the codes the API faces use,
     ERR_UNKNOWN, SUCCESS, CudaError, CudaRuntimeError, SessionUnavailable, cuda_error_of, error_source,
 )
 from cricket.client.registry import REGISTRATIONS
+from cricket.client.allocations import AllocationTable
+from cricket.client.single_server import (  # noqa: F401  (the stream handles the API faces use)
+    STREAM_LEGACY, STREAM_NON_BLOCKING, STREAM_PER_THREAD, SingleServer, StreamRef,
+)
 from cricket.client.windows import D2D, D2H, DEFAULT, H2D, H2H, PAGE, AddressWindows  # noqa: F401
 from cricket.client.mapped import MappedMemory
 from cricket.client.pinned import PinnedMemory
@@ -51,10 +54,6 @@ E = CODES
 # cudaDeviceSchedule* (driver_types.h), the same numbers as the driver's CU_CTX_SCHED_*
 SCHEDULE_AUTO, SCHEDULE_SPIN, SCHEDULE_YIELD, SCHEDULE_BLOCKING_SYNC = 0, 1, 2, 4
 SCHEDULE_MASK = 0x07
-
-# special stream handles of the runtime API
-STREAM_LEGACY, STREAM_PER_THREAD = 1, 2
-STREAM_NON_BLOCKING = 0x1                  # cudaStreamNonBlocking, CU_STREAM_NON_BLOCKING
 
 MAX_INLINE = 4194304                   # CRICKET_MAX_INLINE
 
@@ -98,14 +97,6 @@ class Stats:
     started: float = field(default_factory=time.monotonic)
 
 
-class StreamRef:
-    """The ``stream`` argument api.Connection expects (an object with ``handle``)."""
-    __slots__ = ("handle",)
-
-    def __init__(self, handle: int) -> None:
-        self.handle = handle
-
-
 class PerThreadStreams(dict):
     """device -> server stream: one host thread's per-thread default streams. It lives in the
     thread's state, which Python drops when the thread exits (for a native thread, when the shim
@@ -144,10 +135,11 @@ class Runtime:
         self._pid = os.getpid()
         self._broken: str | None = None
         # CRICKET_SERVER listing several servers: their sessions and combined device list
-        # (cricket.client.servers), and the routing installed over this object's methods
-        # (cricket.client.server_routing); None with one server
+        # (cricket.client.servers); None with one server
         self.servers: Any = None
-        self.routing: Any = None
+        # where each call goes: the one server (cricket.client.single_server), or with several
+        # the server of its device, pointer, stream or event (cricket.client.server_routing)
+        self.route: Any = SingleServer(self)
         self.no_device = ""                        # why no device is visible (CUDA_VISIBLE_DEVICES)
         self._stream_epoch = 0                     # bumped when per-thread streams are gone (reset, fork)
         self.thread = _ThreadState(self)
@@ -155,16 +147,16 @@ class Runtime:
         self.vars: dict[int, VarRecord] = {}
         self.modules: dict[Any, int] = {}          # fatbin handle (and device) -> server module handle
         self.device_records: dict[tuple[int, int], Any] = {}   # device_records.on_device
-        self.allocation_devices: dict[int, int] = {}   # allocation start -> its device, if not 0
-        self.allocations: dict[int, int] = {}      # device ptr -> size
-        self._alloc_starts: list[int] = []         # sorted, for containing-allocation lookups
+        self.allocation_table = AllocationTable()  # device allocations: start -> size, device
+        self.allocations = self.allocation_table.sizes            # (what the API faces read)
+        self.allocation_devices = self.allocation_table.devices
         self._libc = _libc()
         self.pinned = PinnedMemory(self._libc)     # pinned host memory, allocated and registered
         self.host_allocs = self.pinned.allocs      # (the tables the API faces read: address -> size)
         self.host_registered = self.pinned.registered
         self.mapped_memory = MappedMemory(self)    # mapped pinned memory and its device copies
         self.streams: dict[int, int] = {}          # application handle -> server handle
-        self.nonblocking: set[int] = set()         # server handles of streams made cudaStreamNonBlocking
+        self.nonblocking: set[int] = set()         # application streams made cudaStreamNonBlocking
         self.events: dict[int, int] = {}
         # IPC events (cricket.client.ipc): event -> True when opened from another process, False
         # when exported to one; their records go out at once, waits on opened ones wait here
@@ -268,8 +260,7 @@ class Runtime:
         servers = self.servers
         for member in servers.members:
             apply_schedule(member.session._rpc, self.schedule)
-        self.routing = ServerRouting(self, servers)
-        self.routing.install()
+        self.route = ServerRouting(self, servers)
         self.multi_device = True                   # every call goes to its device's server
         log.info("connected to %d servers (%s), %d device(s) together", len(servers.members),
                  ", ".join(f"{m.address}: {m.session.backend}, {len(m.session.server_devices)}"
@@ -280,7 +271,7 @@ class Runtime:
                               f"of the servers' {len(servers.all_devices)} device(s)")
             log.warning("%s: CUDA calls fail with cudaErrorNoDevice", self.no_device)
             raise CudaRuntimeError(ERR_NO_DEVICE, self.no_device)
-        self.routing.enter(self.thread.device if self.thread.device < len(servers.devices) else 0)
+        self.route.enter(self.thread.device if self.thread.device < len(servers.devices) else 0)
 
     def _stop_embedded(self, local: Any) -> None:
         """At exit: the server this process started must not outlive it."""
@@ -298,9 +289,9 @@ class Runtime:
         next call opens a session of its own."""
         if self._pid != os.getpid():
             self._conn = None
-            if self.routing is not None:         # the child opens sessions of its own with every server
-                self.routing.uninstall()
-                self.servers = self.routing = None
+            if self.servers is not None:         # the child opens sessions of its own with every server
+                self.servers = None
+                self.route = SingleServer(self)
             # a lock held by a thread that does not exist in the child would never be released
             self._lock = threading.RLock()
             self.pinned.forked()
@@ -319,9 +310,7 @@ class Runtime:
         self.modules.clear()
         self.device_records.clear()
         self.launches.forget()
-        self.allocations.clear()
-        self.allocation_devices.clear()
-        self._alloc_starts.clear()
+        self.allocation_table.clear()
         self.streams.clear()
         self.nonblocking.clear()
         self.events.clear()
@@ -351,13 +340,7 @@ class Runtime:
     def lost(self, exc: BaseException) -> None:
         """The connection failed: every later call fails at once instead of waiting (with several
         servers, every later call to the lost server's devices)."""
-        if self.routing is not None:
-            if error_source(exc)[0] == "connection":
-                self.routing.lost(exc)
-            return
-        if error_source(exc)[0] == "connection" and not self._broken:
-            self._broken = f"the connection to the cricket server was lost ({exc})"
-            log.error("%s; CUDA calls now fail with cudaErrorDevicesUnavailable", self._broken)
+        self.route.lost(exc)
 
     @property
     def devices(self) -> list:
@@ -380,14 +363,7 @@ class Runtime:
 
     def stream(self, handle: int) -> int:
         """The server handle of an application stream (0 for the default streams)."""
-        if handle == 0 or handle == STREAM_LEGACY:
-            return 0
-        if handle == STREAM_PER_THREAD:
-            return self.per_thread_stream()
-        try:
-            return self.streams[handle]
-        except KeyError:
-            raise CudaRuntimeError(ERR_INVALID_HANDLE, f"stream {handle:#x} does not exist") from None
+        return self.route.stream(handle)
 
     def per_thread_stream(self) -> int:
         """The server stream serving as this host thread's per-thread default stream on its current
@@ -451,41 +427,37 @@ class Runtime:
         if conn is not None:
             apply_schedule(conn._rpc, schedule)
 
-    # Where a call goes. With one server: its session. With several, ``server_routing`` puts its
-    # own versions of these over them on this object (and of the copies' hot paths below).
+    # Where a call goes: ``route``'s answer (``single_server``, or ``server_routing`` with several).
 
     def pointer_session(self, ptr: int) -> Any:
         """The session of the server holding device address ``ptr``."""
-        return self.conn
+        return self.route.pointer_session(ptr)
 
     def stream_session(self, handle: int) -> Any:
         """The session of the server holding application stream ``handle``."""
-        return self.conn
+        return self.route.stream_session(handle)
 
     def event_session(self, handle: int) -> Any:
         """The session of the server holding application event ``handle``."""
-        return self.conn
+        return self.route.event_session(handle)
 
     def device_session(self, device: int) -> Any:
         """The session of the server holding ``device`` (an ordinal of this process)."""
-        return self.conn
+        return self.route.device_session(device)
 
     def same_server(self, device: int, peer: int) -> bool:
         """True when the two devices (ordinals of this process) are on one server."""
-        return True
+        return self.route.same_server(device, peer)
 
     def copy_route(self, ptr: int, stream: int, sync: bool) -> tuple[Any, int, bool]:
         """(session, server stream, sync) for a copy or memset at device address ``ptr`` in
         server stream ``stream``."""
-        return self.conn, stream, sync
+        return self.route.copy_route(ptr, stream, sync)
 
     def select_device(self) -> None:
         """Switch the server session to the calling thread's device if it is on another one
         (the caller holds ``device_lock``)."""
-        device = self.thread.device
-        if device != self._server_device:
-            self.conn.set_device(device)
-            self._server_device = device
+        self.route.select_device()
 
     def event(self, handle: int) -> int:
         try:
@@ -498,20 +470,14 @@ class Runtime:
 
     def create_stream(self, flags: int) -> int:
         """A new server stream; its application handle."""
-        conn = self.conn
-        server = conn._check(conn._stub.CR_STREAM_CREATE(flags & 0xFFFFFFFF), "cuStreamCreate").handle
-        if flags & STREAM_NON_BLOCKING:
-            self.nonblocking.add(server)
-        handle = self.new_handle()
-        self.streams[handle] = server
-        return handle
+        return self.route.create_stream(flags)
 
     def destroy_stream(self, handle: int, server: int) -> None:
         """Destroy the server stream ``server`` of application stream ``handle``."""
         conn = self.stream_session(handle)
         conn._check(conn._stub.CR_STREAM_DESTROY(server), "cuStreamDestroy")
         del self.streams[handle]
-        self.nonblocking.discard(server)
+        self.nonblocking.discard(handle)
 
     def synchronize_stream(self, handle: int, before: Callable[[], Any] | None = None) -> None:
         server = self.stream(handle)
@@ -552,30 +518,14 @@ class Runtime:
         return True
 
     def stream_wait_event(self, stream: int, event: int) -> None:
-        from cricket.protocol import gen as P
-        if self.ipc_events.get(event):      # another process's event: its work is not in this session
-            self.synchronize_event(event)
-            return
-        server = self.stream(stream)
-        self.stream_session(stream)._stub.CR_STREAM_WAIT_EVENT_ASYNC_batched(
-            P.cr_stream_wait_args(stream=server, event=self.event(event)))
+        self.route.stream_wait_event(stream, event)
 
     def create_event(self, flags: int) -> int:
         """A new server event; its application handle."""
-        conn = self.conn
-        server = conn._check(conn._stub.CR_EVENT_CREATE(flags & 0xFFFFFFFF), "cuEventCreate").handle
-        handle = self.new_handle()
-        self.events[handle] = server
-        return handle
+        return self.route.create_event(flags)
 
     def record_event(self, event: int, stream: int) -> None:
-        from cricket.protocol import gen as P
-        server = self.stream(stream)
-        conn = self.event_session(event)
-        conn._stub.CR_EVENT_RECORD_ASYNC_batched(P.cr_event_record_args(event=self.event(event), stream=server))
-        self.copies.mark_event(event)      # the copies deferred before it
-        if event in self.ipc_events:       # another process may wait on it (cricket.client.ipc)
-            conn._rpc.flush()
+        self.route.record_event(event, stream)
 
     def synchronize_event(self, event: int, before: Callable[[], Any] | None = None) -> None:
         server = self.event(event)
@@ -651,6 +601,7 @@ class Runtime:
         for handle in list(self.streams):
             self.stream_session(handle)._stub.CR_STREAM_DESTROY(self.streams[handle])
             del self.streams[handle]
+            self.nonblocking.discard(handle)
         for handle in list(self.events):
             self.event_session(handle)._stub.CR_EVENT_DESTROY(self.events[handle])
             del self.events[handle]
@@ -752,35 +703,24 @@ class Runtime:
         self.address_windows.reserve(ptr, size)
 
     def is_device(self, ptr: int) -> bool:
+        """True when ``ptr`` is a device address: in a reserved window, or a byte of an allocation
+        (one of size 0 has none)."""
         if self.address_windows.covers(ptr):
             return True
-        i = bisect_right(self._alloc_starts, ptr) - 1
-        return i >= 0 and ptr < self._alloc_starts[i] + self.allocations.get(self._alloc_starts[i], 0)
+        found = self.allocation_table.allocation_at(ptr)
+        return found is not None and ptr < found[0] + found[1]
 
     def in_allocation(self, ptr: int, count: int) -> bool:
-        """True when [ptr, ptr+count) lies inside one device allocation of this process."""
-        starts = self._alloc_starts
-        i = bisect_right(starts, ptr) - 1
-        return i >= 0 and ptr + count <= starts[i] + self.allocations.get(starts[i], 0)
+        """True when [ptr, ptr+count) (``count`` > 0) lies inside one device allocation of this process."""
+        found = self.allocation_table.allocation_at(ptr)
+        return found is not None and ptr + count <= found[0] + found[1]
 
     def add_allocation(self, ptr: int, size: int) -> None:
-        self.reserve(ptr, size)
-        with self._lock:
-            self.allocations[ptr] = size
-            i = bisect_right(self._alloc_starts, ptr)
-            self._alloc_starts.insert(i, ptr)
-            if self.thread.device:
-                self.allocation_devices[ptr] = self.thread.device
+        self.route.add_allocation(ptr, size)
 
     def remove_allocation(self, ptr: int) -> int | None:
         """Forget the allocation at ``ptr``; its size, or None when it is not one of ours."""
-        with self._lock:
-            size = self.allocations.pop(ptr, None)
-            if size is not None:
-                i = bisect_right(self._alloc_starts, ptr) - 1
-                del self._alloc_starts[i]
-                self.allocation_devices.pop(ptr, None)
-            return size
+        return self.route.remove_allocation(ptr)
 
     def release_allocation(self, ptr: int, free_on_server: Callable[[], Any]) -> bool:
         """Free the allocation at ``ptr``: forgotten here first, then ``free_on_server()``.
@@ -789,6 +729,7 @@ class Runtime:
         the server has freed the address, another thread's cudaMalloc may get it back at once, and
         its fresh entry must not be the one dropped. If the server refuses, the entry comes back.
         """
+        device = self.allocation_devices.get(ptr, 0)
         size = self.remove_allocation(ptr)
         if size is None:
             return False
@@ -796,8 +737,7 @@ class Runtime:
             free_on_server()
         except BaseException:
             with self._lock:
-                self.allocations[ptr] = size
-                self._alloc_starts.insert(bisect_right(self._alloc_starts, ptr), ptr)
+                self.allocation_table.add(ptr, size, device)
             raise
         return True
 
@@ -830,18 +770,18 @@ class Runtime:
     # names both API faces call.
 
     def htod(self, dst: int, src: int, count: int, stream: int, sync: bool) -> None:
-        self.copies.htod(self._conn or self.conn, dst, src, count, stream, sync)
+        self.route.htod(dst, src, count, stream, sync)
 
     def dtod(self, dst: int, src: int, count: int, stream: int, sync: bool) -> None:
-        """A device-to-device copy (both API faces); across servers, ``server_routing``'s."""
-        self.conn.memcpy_dtod(dst, src, count, stream=StreamRef(stream), sync=sync)
+        """A device-to-device copy (both API faces); across servers, through this process."""
+        self.route.dtod(dst, src, count, stream, sync)
 
     def dtoh(self, dst: int, src: int, count: int, stream: int) -> None:
         """A synchronous device-to-host copy (``dtoh_start`` and ``dtoh_finish`` in one)."""
-        self.copies.dtoh(self._conn or self.conn, dst, src, count, stream)
+        self.route.dtoh(dst, src, count, stream)
 
     def dtoh_start(self, dst: int, src: int, count: int, stream: int) -> Any:
-        return self.copies.dtoh_start(self.conn, dst, src, count, stream)
+        return self.route.dtoh_start(dst, src, count, stream)
 
     def dtoh_finish(self, started: Any) -> None:
         self.copies.dtoh_finish(started)

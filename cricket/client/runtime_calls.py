@@ -121,7 +121,7 @@ def device_reset() -> int:
     conn = rt.reset_device("cudaDeviceReset", before=_synchronizing)
     mempool.forget_all()
     for server in rt.forget_per_thread_streams():
-        if rt.routing is None:     # with several servers, each server's go with its session
+        if rt.servers is None:     # with several servers, each server's go with its session
             conn._stub.CR_STREAM_DESTROY(server)
     _device_cache_config.pop(rt.thread.device, None)
     rt.thread.last_error = 0

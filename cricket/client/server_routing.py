@@ -1,9 +1,9 @@
 """Which server a call goes to, when ``CRICKET_SERVER`` lists several (``cricket.client.servers``).
 
-With one server the ``Runtime`` talks to its one session. With several, :class:`ServerRouting`
-puts its own versions of a few ``Runtime`` methods over them on the runtime object itself
-(instance attributes), so the one-server path keeps its code and its cost, and the call sites of
-both API faces stay as they are:
+With one server the ``Runtime``'s route is a ``single_server.SingleServer``: its one session.
+With several it is a :class:`ServerRouting`, which answers the same methods (it extends the
+one-server route, whose work it calls once it knows the server), so the call sites of both API
+faces stay as they are:
 
 - ``select_device`` (run under ``device_lock`` by both faces' guards before every call, as
   ``multi_device`` is set): ``Runtime.conn`` becomes the session of the calling thread's device,
@@ -23,56 +23,29 @@ both API faces stay as they are:
 from __future__ import annotations
 
 import logging
-from bisect import bisect_right
 from typing import Any
 
-from cricket.client.errors import ERR_INVALID_HANDLE, ERR_MEMORY, CudaRuntimeError
+from cricket.client.errors import ERR_INVALID_HANDLE, ERR_MEMORY, CudaRuntimeError, error_source
 from cricket.client.servers import Member, Servers, copy_between
+from cricket.client.single_server import SingleServer, StreamRef
 
 log = logging.getLogger(__name__)
 
-_DEFAULT_STREAMS = (0, 1, 2)  # 0, cudaStreamLegacy, cudaStreamPerThread: the current device's
 
-
-class _StreamRef:
-    __slots__ = ("handle",)
-
-    def __init__(self, handle: int) -> None:
-        self.handle = handle
-
-
-class ServerRouting:
-    """The routing of one runtime over ``servers`` (module docstring)."""
-
-    OVERRIDES = ("select_device", "stream", "pointer_session", "stream_session", "event_session",
-                 "device_session", "same_server", "copy_route", "htod", "dtoh", "dtoh_start", "dtod",
-                 "add_allocation", "remove_allocation", "create_stream", "create_event", "record_event",
-                 "stream_wait_event")
+class ServerRouting(SingleServer):
+    """The routing of one runtime over ``servers`` (module docstring). Every session's ``devices``
+    is the combined device list (what ``Runtime.devices``, the driver snapshot and the guards read)."""
 
     def __init__(self, rt: Any, servers: Servers) -> None:
-        self.rt = rt
+        super().__init__(rt)
         self.servers = servers
         self.current: Member = servers.device_member[0] if servers.devices else servers.members[0]
         self.stream_member: Member | None = None     # of the stream the current call named
         self.stream_members: dict[int, Member] = {}  # application stream -> its server
         self.event_members: dict[int, Member] = {}   # application event -> its server
         self.allocation_members: dict[int, Member] = {}   # allocation start -> its server
-        self.original: dict[str, Any] = {}
-
-    def install(self) -> None:
-        """Put the routed methods over the runtime's, and the combined device list into every
-        session's ``devices`` (what ``Runtime.devices``, the driver snapshot and the guards read)."""
-        for name in self.OVERRIDES:
-            self.original[name] = getattr(self.rt, name)
-            setattr(self.rt, name, getattr(self, name))
-        for member in self.servers.members:
-            member.session.devices = self.servers.devices
-
-    def uninstall(self) -> None:
-        """Back to the runtime's own methods (a forked child, which connects again)."""
-        for name in self.OVERRIDES:
-            self.rt.__dict__.pop(name, None)
-        self.original.clear()
+        for member in servers.members:
+            member.session.devices = servers.devices
 
     # --- where a call goes ----------------------------------------------------------------
 
@@ -98,11 +71,9 @@ class ServerRouting:
         member = self.servers.member_at(ptr)
         if member is not None:
             return member
-        rt = self.rt
-        starts = rt._alloc_starts
-        i = bisect_right(starts, ptr) - 1
-        if i >= 0 and ptr < starts[i] + max(rt.allocations.get(starts[i], 0), 1):
-            return self.allocation_members.get(starts[i], self.current)
+        found = self.rt.allocation_table.allocation_at(ptr)
+        if found is not None:
+            return self.allocation_members.get(found[0], self.current)
         return self.current
 
     def pointer_session(self, ptr: int) -> Any:
@@ -125,7 +96,7 @@ class ServerRouting:
         return members[device] is members[peer]
 
     def stream(self, handle: int) -> int:
-        server = self.original["stream"](handle)
+        server = super().stream(handle)
         self.stream_member = self.stream_members.get(handle, self.current)
         return server
 
@@ -159,7 +130,7 @@ class ServerRouting:
         to, source = self.member_of(dst), self.member_of(src)
         if to is source:
             session, stream, sync = self.copy_route(dst, stream, sync)
-            session.memcpy_dtod(dst, src, count, stream=_StreamRef(stream), sync=sync)
+            session.memcpy_dtod(dst, src, count, stream=StreamRef(stream), sync=sync)
             return
         self.copy_across(to, dst, source, src, count, stream)
 
@@ -183,12 +154,10 @@ class ServerRouting:
         """File an allocation the current device's server made; one that overlaps an allocation of
         another server (possible only where the servers answered no address ranges) is freed
         again and fails: the program could not tell the two apart."""
-        rt = self.rt
         member = self.current
-        starts = rt._alloc_starts
-        i = bisect_right(starts, ptr + size - 1) - 1
-        if i >= 0 and ptr < starts[i] + rt.allocations.get(starts[i], 0):
-            other = self.allocation_members.get(starts[i], member)
+        start = self.rt.allocation_table.overlapping(ptr, size)
+        if start is not None:
+            other = self.allocation_members.get(start, member)
             if other is not member:
                 session = member.check()
                 session._check(session._stub.CR_MEM_FREE(ptr), "cuMemFree")
@@ -196,11 +165,11 @@ class ServerRouting:
                                        f"[{ptr:#x}, {ptr + size:#x}), which overlaps an allocation of the "
                                        f"server {other.address}; these two servers cannot be used together "
                                        "in one process (give each its own address range)")
-        self.original["add_allocation"](ptr, size)
+        super().add_allocation(ptr, size)
         self.allocation_members[ptr] = member
 
     def remove_allocation(self, ptr: int) -> int | None:
-        size = self.original["remove_allocation"](ptr)
+        size = super().remove_allocation(ptr)
         if size is not None:
             self.allocation_members.pop(ptr, None)
         return size
@@ -208,12 +177,12 @@ class ServerRouting:
     # --- streams and events ---------------------------------------------------------------
 
     def create_stream(self, flags: int) -> int:
-        handle = self.original["create_stream"](flags)
+        handle = super().create_stream(flags)
         self.stream_members[handle] = self.current
         return handle
 
     def create_event(self, flags: int) -> int:
-        handle = self.original["create_event"](flags)
+        handle = super().create_event(flags)
         self.event_members[handle] = self.current
         return handle
 
@@ -224,7 +193,7 @@ class ServerRouting:
             raise CudaRuntimeError(ERR_INVALID_HANDLE, f"event {event:#x} belongs to a device of the server "
                                    f"{member.address}, the stream to one of {self.stream_member.address}; "
                                    "record it in a stream of its own device")
-        self.original["record_event"](event, stream)
+        super().record_event(event, stream)
 
     def stream_wait_event(self, stream: int, event: int) -> None:
         """A wait on an event of another server: this process waits for the event there, then
@@ -236,11 +205,13 @@ class ServerRouting:
             log.info("a stream of the server %s waits for an event of the server %s: waited here for "
                      "the event before queueing more", self.stream_member.address, member.address)
             return
-        self.original["stream_wait_event"](stream, event)
+        super().stream_wait_event(stream, event)
 
     # --- failures -------------------------------------------------------------------------
 
     def lost(self, exc: BaseException) -> None:
+        if error_source(exc)[0] != "connection":
+            return
         self.servers.lost(self.current, exc)
         if all(m.broken for m in self.servers.members):
             self.rt._broken = "the connections to all the cricket servers were lost"

@@ -29,7 +29,7 @@ from ..protocol import NEED_IMAGE, PROCEDURES, PROGRAM, VERSION, SyncClient
 from ..protocol import gen as P
 from ..rpc import Client, tls_env
 from ..rpc.record import FillableBytes
-from . import capabilities, shm, visible_devices
+from . import capabilities, shm, shm_pinned, visible_devices
 from .device_output import DeviceOutput
 from .direct import (
     COPY_CHUNK, DIRECT_MIN, PROC_DTOH, PROC_HTOD, PROC_HTOD_ASYNC, STATUS_OK, dtoh_args, htod_buffers,
@@ -201,6 +201,8 @@ class Session:
         # cricket.client.shm: None attaches a region at the first large copy when CRICKET_SHM
         # allows and the server is on this host; False keeps every copy on the socket.
         self._shm_region: Any = False if shared_memory is False else None
+        # cricket.client.shm_pinned: the pinned host allocations this session's server maps
+        self.pinned_table = shm_pinned.PinnedTable()
         self._rpc = Client(address, timeout=timeout, max_record_size=MAX_RECORD,
                            tls=tls_env.client_tls(PROGRAM, VERSION))
         self._stub = SyncClient(self._rpc)

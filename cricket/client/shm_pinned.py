@@ -38,7 +38,6 @@ PROC_HTOD = PROCEDURES["CR_MEMCPY_HTOD_PINNED"]
 PROC_DTOH = PROCEDURES["CR_MEMCPY_DTOH_PINNED"]
 PAGE = mmap.PAGESIZE
 _STATUS_OK = P.pack_cr_status_res(P.cr_status_res(status=0))
-_table_lock = threading.Lock()
 
 
 class _Mapping:
@@ -55,14 +54,17 @@ class _Mapping:
 
 
 class PinnedTable:
-    """A connection's pinned allocations that its server maps, by address. Lookups take no lock:
-    they read ``_index`` (sorted bases and their mappings), which a change replaces whole."""
+    """A session's pinned allocations that its server maps, by address (``Session.pinned_table``).
+    Lookups take no lock: they read ``_index`` (sorted bases and their mappings), which a change
+    replaces whole."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.by_address: dict[int, _Mapping] = {}
         self._index: tuple[list[int], list[_Mapping]] = ([], [])
+        self.usable: bool | None = None    # None until the first allocation asks (``_table``)
         self.refused = False        # the server refused a region for another reason than its bounds
+        self.warned = False         # the one warning of the session was given
 
     def _reindex(self) -> None:
         bases = sorted(self.by_address)
@@ -97,29 +99,26 @@ def _address_of(map_: mmap.mmap) -> int:
 
 
 def _table(conn: Any) -> PinnedTable | None:
-    """The connection's table; None when pinned regions cannot be had (said once)."""
-    table = getattr(conn, "_shm_pinned", None)
-    if table is not None:
-        return table or None
-    with _table_lock:
-        table = getattr(conn, "_shm_pinned", None)
-        if table is not None:
-            return table or None
-        why = None if shm.enabled() else "CRICKET_SHM=0"
-        why = why or shm._local_peer(conn._rpc)
-        if why is not None:
-            log.debug("pinned memory stays ordinary memory (%s)", why)
-            conn._shm_pinned = False
-            return None
-        table = conn._shm_pinned = PinnedTable()
-    log.info("pinned host memory is mapped by the cricket server too: its copies are one memcpy there")
-    return table
+    """The session's table; None when pinned regions cannot be had (said once)."""
+    table = conn.pinned_table
+    if table.usable is None:
+        with table._lock:
+            if table.usable is None:
+                why = None if shm.enabled() else "CRICKET_SHM=0"
+                why = why or shm._local_peer(conn._rpc)
+                if why is not None:
+                    log.debug("pinned memory stays ordinary memory (%s)", why)
+                else:
+                    log.info("pinned host memory is mapped by the cricket server too: its copies are "
+                             "one memcpy there")
+                table.usable = why is None
+    return table if table.usable else None
 
 
-def _give_up(conn: Any, why: str) -> None:
-    if getattr(conn, "_shm_pinned_warned", False):
+def _give_up(table: PinnedTable, why: str) -> None:
+    if table.warned:
         return
-    conn._shm_pinned_warned = True
+    table.warned = True
     log.warning("pinned host memory not shared with the cricket server (%s): its copies take the "
                 "shared slots or the socket", why)
 
@@ -137,7 +136,7 @@ def alloc(conn: Any, size: int) -> int | None:
     try:
         fd = os.memfd_create(f"{shm.REGION_PREFIX}pinned-{os.getpid()}", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     except OSError as exc:
-        _give_up(conn, str(exc))
+        _give_up(table, str(exc))
         return None
     try:
         os.ftruncate(fd, length)
@@ -153,7 +152,7 @@ def alloc(conn: Any, size: int) -> int | None:
             map_.close()
             raise
     except OSError as exc:
-        _give_up(conn, str(exc))
+        _give_up(table, str(exc))
         if res is None or res.status != curesult.OUT_OF_MEMORY:
             table.refused = True            # for good: no more attempts on this connection
         return None
@@ -165,14 +164,12 @@ def alloc(conn: Any, size: int) -> int | None:
 
 
 def owns(conn: Any, address: int) -> bool:
-    table = getattr(conn, "_shm_pinned", None)
-    return bool(table) and address in table.by_address
+    return address in conn.pinned_table.by_address
 
 
 def free(conn: Any, address: int) -> bool:
     """Detach and unmap the pinned allocation at ``address``; False when it is none of ours."""
-    table = getattr(conn, "_shm_pinned", None)
-    mapping = table.pop(address) if table else None
+    mapping = conn.pinned_table.pop(address)
     if mapping is None:
         return False
     if mapping.conn is not None:
@@ -196,8 +193,8 @@ MAX_PARTS_IN_FLIGHT = 8
 
 
 def _copy(conn: Any, proc: int, device: int, host: int, count: int, stream: int, name: str) -> bool:
-    table = getattr(conn, "_shm_pinned", None)
-    mapping = table.find(host, count) if table else None
+    table = conn.pinned_table
+    mapping = table.find(host, count) if table.by_address else None
     if mapping is None:
         return False
     rpc = conn._rpc
@@ -250,10 +247,7 @@ def forked(conn: Any) -> None:
     """In a forked child: each pinned allocation becomes private memory at the same address with
     the same bytes (the parent's mapping is shared with it and with the server). The mapping
     objects stay, so that freeing unmaps them; the server of the parent is not told."""
-    table = getattr(conn, "_shm_pinned", None)
-    if not table:
-        return
-    for mapping in list(table.by_address.values()):
+    for mapping in list(conn.pinned_table.by_address.values()):
         saved = ctypes.string_at(mapping.address, mapping.length)
         got = _libc.mmap(mapping.address, mapping.length, mmap.PROT_READ | mmap.PROT_WRITE,
                          mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_FIXED, -1, 0)

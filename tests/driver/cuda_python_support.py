@@ -26,12 +26,13 @@ dev = ok(d.cuDeviceGet(0))
 """
 
 
-def run_program(program: str, driver_dir: Path, server_address: str, *args: str) -> dict:
-    """Run ``program`` (which prints a JSON object last) against the server; its result."""
+def run_program(program: str, driver_dir: Path, server_address: str, *args: str, timeout: float = 120) -> dict:
+    """Run ``program`` (which prints a JSON object last) against the server (or a list of servers);
+    its result."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CRICKET_DRIVER_", "CUDA_PYTHON_"))}
     env.update(LD_LIBRARY_PATH=str(driver_dir), CRICKET_SERVER=server_address)
     proc = subprocess.run([sys.executable, "-c", program, *args], capture_output=True, text=True, env=env,
-                          timeout=120)
+                          timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.splitlines()[-1])
 

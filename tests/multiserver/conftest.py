@@ -80,14 +80,23 @@ def driver_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def vadd_ptx(tmp_path_factory) -> Path:
-    """PTX of tests/driver/programs/vadd_kernel.cu (nvcc), for the cuda-python program."""
-    if not shutil.which("nvcc"):
-        pytest.skip("nvcc (CUDA 13) not found on PATH")
-    out = tmp_path_factory.mktemp("vadd") / "vadd.ptx"
-    subprocess.run(["nvcc", "-ptx", "-arch=sm_75", "-o", str(out),
-                    str(ROOT / "tests" / "driver" / "programs" / "vadd_kernel.cu")], check=True)
-    return out
+def vadd_ptx(nvcc_build) -> Path:
+    """PTX of tests/driver/programs/vadd_kernel.cu (nvcc; the build tests/driver shares), for the
+    cuda-python program."""
+    return nvcc_build("-ptx", "-arch=sm_75", ROOT / "tests" / "driver" / "programs" / "vadd_kernel.cu",
+                      output="vadd.ptx")
+
+
+@pytest.fixture(scope="session")
+def cuda_python():
+    """tests/driver/cuda_python_support.py, loaded by its path: ``PRELUDE`` (cuda-python's driver,
+    ``ok``, cuInit) and ``run_program`` (a program in a fresh Python on the libcuda.so.1
+    replacement, its JSON result)."""
+    spec = importlib.util.spec_from_file_location("cricket_cuda_python_support_ms",
+                                                  ROOT / "tests" / "driver" / "cuda_python_support.py")
+    support = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(support)
+    return support
 
 
 @pytest.fixture(scope="session")

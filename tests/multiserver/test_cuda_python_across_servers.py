@@ -3,24 +3,12 @@ driver's device snapshot is the combined list, a kernel runs in each device's pr
 cuMemcpyPeer copies between devices of the two servers."""
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 
 pytest.importorskip("cuda.bindings.driver", reason="cuda-python not installed (pip install -e '.[cuda]')")
 
+# after cuda_python_support.PRELUDE (cuda-python's driver as ``d``, ``ok``, cuInit)
 PROGRAM = r"""
-import json, sys
-import numpy as np
-from cuda.bindings import driver as d
-def ok(result):
-    err, *values = result if isinstance(result, tuple) else (result,)
-    assert err == d.CUresult.CUDA_SUCCESS, err
-    return values[0] if len(values) == 1 else values
-ok(d.cuInit(0))
 count = ok(d.cuDeviceGetCount())
 ptx = open(sys.argv[1], "rb").read() + b"\0"
 n = 4096
@@ -58,13 +46,9 @@ print(json.dumps({"count": count, "wrong": results, "peer_wrong": int((back != a
 """
 
 
-def test_cuda_python_on_two_servers(servers, driver_dir, vadd_ptx):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CRICKET_DRIVER_", "CUDA_PYTHON_"))}
-    env.update(LD_LIBRARY_PATH=str(driver_dir), CRICKET_SERVER=",".join(s.address for s in servers))
-    proc = subprocess.run([sys.executable, "-c", PROGRAM, str(vadd_ptx)], capture_output=True, text=True,
-                          env=env, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout.splitlines()[-1])
+def test_cuda_python_on_two_servers(servers, driver_dir, vadd_ptx, cuda_python):
+    out = cuda_python.run_program(cuda_python.PRELUDE + PROGRAM, driver_dir, ",".join(s.address for s in servers),
+                                  str(vadd_ptx), timeout=300)
     assert out["count"] == 3 and out["wrong"] == [0, 0, 0]
     assert out["peer_wrong"] == 0 and out["can_access"] == 0
     assert out["names"][2].endswith("#1")           # the second server's second device last

@@ -13,6 +13,9 @@
 //   survive   ARGV[2] (to lose), ARGV[3] (to keep): work on both, "READY", a line on stdin (the
 //             test kills the first one's server meanwhile), then the lost device's calls fail
 //             and the kept device goes on working
+//   capture   ARGV[2], ARGV[3]: devices of two servers, whose first streams get the same server
+//             handles; work on the legacy stream while a non-blocking stream of A captures is
+//             allowed, while a blocking stream of B captures it is cudaErrorStreamCaptureImplicit
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -251,6 +254,40 @@ static int threads(int a, int b)
     return report("two threads on devices of two servers", bad[0] || bad[1]);
 }
 
+// Work on the legacy stream of device while its stream s captures: the memset's answer.
+static cudaError_t legacy_while_capturing(int device, cudaStream_t s)
+{
+    CHECK(cudaSetDevice(device));
+    int *d = nullptr;
+    CHECK(cudaMalloc(&d, 256));
+    CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+    cudaError_t legacy = cudaMemsetAsync(d, 0, 256, cudaStreamLegacy);
+    cudaGraph_t graph = nullptr;
+    if (cudaStreamEndCapture(s, &graph) == cudaSuccess) CHECK(cudaGraphDestroy(graph));
+    cudaGetLastError();
+    CHECK(cudaFree(d));
+    return legacy;
+}
+
+static int capture(int a, int b)
+{
+    cudaStream_t nonblocking_a, blocking_b, later_b, later_a;
+    CHECK(cudaSetDevice(a));
+    CHECK(cudaStreamCreateWithFlags(&nonblocking_a, cudaStreamNonBlocking));   // a's first stream
+    CHECK(cudaSetDevice(b));
+    CHECK(cudaStreamCreate(&blocking_b));                                        // b's first stream
+    CHECK(cudaStreamDestroy(blocking_b));
+    CHECK(cudaStreamCreate(&later_b));                                           // b's second
+    CHECK(cudaSetDevice(a));
+    CHECK(cudaStreamCreateWithFlags(&later_a, cudaStreamNonBlocking));           // a's second
+    cudaError_t on_a = legacy_while_capturing(a, nonblocking_a);
+    cudaError_t on_b = legacy_while_capturing(b, later_b);
+    printf("legacy-stream work while a non-blocking stream of device %d captures: %s\n", a, cudaGetErrorName(on_a));
+    printf("legacy-stream work while a blocking stream of device %d captures: %s\n", b, cudaGetErrorName(on_b));
+    return report("capture and the legacy stream on two servers",
+                  on_a != cudaSuccess || on_b != cudaErrorStreamCaptureImplicit);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "list";
@@ -262,6 +299,7 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "fork")) return forked(a, b);
     if (!strcmp(mode, "threads")) return threads(a, b);
     if (!strcmp(mode, "survive")) return survive(a, b);
+    if (!strcmp(mode, "capture")) return capture(a, b);
     printf("FAIL: unknown mode %s\n", mode);
     return 2;
 }
