@@ -1,0 +1,151 @@
+"""Pure-Python twin of ``cricket._cext.dispatch`` (``cext/dispatch.pyx``): one call record, from
+the bytes the event loop read to the reply handed to the transport.
+
+The functions are methods of the server's connection (``cricket.rpc.server._Connection`` takes
+them as ``buffer_updated``, ``data_received``, ``handle`` and ``reply``): the common call runs in
+them alone, and the rare paths (a payload sink, a record read in place, a record over the limit,
+queued records, a header that is not AUTH_NONE, an unknown program or procedure, garbage
+arguments, a handler that raised or returned an awaitable, a large reply) are the connection's own
+methods, shared by both implementations. :class:`Entry` is one procedure of a served version,
+resolved when the skeleton is added. See ``docs/rpc-dispatch.md``.
+"""
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from types import CoroutineType
+from typing import Any
+
+from cricket.xdr import Packer, Unpacker, XdrError
+
+from .constants import RPC_VERSION
+from .context import NO_REPLY, _current
+from .errors import RecordTooLarge
+
+SINK_HEAD = 4 + 40         # record mark, call header with AUTH_NONE: what a sink's check reads first
+SMALL_REPLY = 16384        # replies up to this size are joined into one write
+DECODE_ERRORS = (XdrError, ValueError, IndexError, TypeError, OverflowError, EOFError)
+
+_CALL_HEAD = struct.Struct(">6I")
+_NULL_REPLY = struct.Struct(">7I")        # record mark + a SUCCESS reply with no results
+_NULL_MARK = 0x80000000 | 24
+_NO_AUTH = b"\0" * 16                     # AUTH_NONE credential and verifier
+
+_PLAIN_RESULTS: set[type] = {type(None), int, float, bool, str, bytes, list, tuple, dict}
+
+
+def _awaitable_type(rtype: type) -> bool:
+    """Whether results of this type must be awaited; remembers the types that need not."""
+    if rtype is CoroutineType or hasattr(rtype, "__await__"):
+        return True
+    if len(_PLAIN_RESULTS) < 4096:
+        _PLAIN_RESULTS.add(rtype)
+    return False
+
+
+class Entry:
+    """One procedure of one served version, resolved at registration."""
+
+    __slots__ = ("proc", "method", "number", "name", "decode_args", "encode_result")
+
+    def __init__(self, proc: Any, method: Callable[..., Any] | None) -> None:
+        self.proc = proc
+        self.method = method
+        self.number = proc.number
+        self.name = proc.name
+        self.decode_args = proc.decode_args
+        self.encode_result = proc.encode_result
+
+
+def buffer_updated(conn: Any, nbytes: int) -> None:
+    """``nbytes`` arrived in the buffer the connection handed out last."""
+    server = conn.server
+    if server.poll:
+        server._keep_polling()
+    if conn._receiving is not None or conn._direct:
+        conn._filled_in_place(nbytes)
+        return
+    data = conn._rview[:nbytes]
+    if server._sinks and nbytes >= SINK_HEAD and not conn.reader.in_record and conn._offer_sink(data):
+        return
+    data_received(conn, data)
+
+
+def data_received(conn: Any, data: bytes | memoryview) -> None:
+    """Reassemble records from ``data`` and answer those complete."""
+    try:
+        records = conn.reader.feed(data)
+    except RecordTooLarge as exc:
+        conn._record_too_large(exc)
+        return
+    if records:
+        if len(records) == 1 and not (conn.busy or conn.held or conn.queue or conn.refused):
+            handle(conn, records[0])
+        else:
+            conn._deliver(records)
+
+
+def handle(conn: Any, record: bytes) -> None:
+    """Answer one call record (or close the connection when its header is unreadable)."""
+    fast = conn._none_auth is not None and record[24:40] == _NO_AUTH
+    if fast:
+        xid, mtype, rpcvers, prog, vers, proc = _CALL_HEAD.unpack_from(record, 0)
+        fast = mtype == 0 and rpcvers == RPC_VERSION
+    server = conn.server
+    if fast:
+        if proc == 0 and (prog, vers) in server._builtin_null:
+            conn._write_small(_NULL_REPLY.pack(_NULL_MARK, xid, 1, 0, 0, 0, 0))
+            return
+        cred_flavor, cred_body, authenticator, credentials, offset = 0, b"", conn._none_auth, None, 40
+    else:
+        decoded = conn._handle_decoded(record)
+        if decoded is None:
+            return
+        xid, prog, vers, proc, cred_flavor, cred_body, authenticator, credentials, offset = decoded
+    table = server._programs.get((prog, vers))
+    entry = None if table is None else table.get(proc)
+    if entry is None or entry.method is None:
+        conn._no_procedure(xid, prog, vers, proc)
+        return
+    try:
+        args = entry.decode_args(Unpacker(record, offset))
+    except DECODE_ERRORS as exc:
+        conn._garbage_args(xid, entry, exc)
+        return
+    token = _current.set((conn, xid, prog, vers, proc, cred_flavor, cred_body, credentials))
+    try:
+        result = entry.method(*args)
+        rtype = type(result)
+        if rtype not in _PLAIN_RESULTS and _awaitable_type(rtype):
+            conn._await_result(xid, entry, authenticator, credentials, result)
+            return
+    except Exception as exc:
+        conn._handler_failed(xid, entry, exc)
+        return
+    finally:
+        _current.reset(token)
+    reply(conn, xid, entry, authenticator, credentials, result)
+
+
+def reply(conn: Any, xid: int, entry: Entry, authenticator: Any, credentials: Any,
+          result: Any) -> None:
+    """Encode ``result`` behind its reply header and record mark and write it (or collect it)."""
+    if result is NO_REPLY or conn.closed:
+        return
+    # The reply is packed after its header and a placeholder for the record mark, so that a
+    # small one leaves as one bytes object made once (Packer.get_record).
+    packer = Packer()
+    if authenticator is conn._none_auth:
+        packer.pack_raw(_NULL_REPLY.pack(0, xid, 1, 0, 0, 0, 0))
+    else:
+        packer.pack_raw(conn._reply_head(xid, authenticator, credentials))
+    try:
+        entry.encode_result(packer, result)
+    except Exception:
+        conn._encode_failed(xid, entry)
+        return
+    size = len(packer) - 4
+    if size <= SMALL_REPLY and size <= conn.server.max_fragment:
+        conn._write_small(packer.get_record())
+    else:
+        conn._write_large(packer)
