@@ -77,6 +77,38 @@ cdef class Entry:
         self.encode_result = proc.encode_result
 
 
+cdef class ConnectionState:
+    """What a record's common path reads of a connection, as C fields: the connection's own
+    (set by the connection's code too), and the server's tables, taken once."""
+
+    cdef public object server
+    cdef public object reader
+    cdef public object transport
+    cdef public object queue
+    cdef public object _rview
+    cdef public object _none_auth
+    cdef public object _receiving
+    cdef public object _out
+    cdef public bint busy
+    cdef public bint held
+    cdef public bint closed
+    cdef public bint refused
+    cdef public bint _direct
+    cdef readonly dict programs
+    cdef readonly dict sinks
+    cdef readonly object builtin_null
+    cdef readonly double poll
+    cdef readonly Py_ssize_t max_fragment
+
+    def __init__(self, server):
+        self.server = server
+        self.programs = server._programs
+        self.sinks = server._sinks
+        self.builtin_null = server._builtin_null
+        self.poll = server.poll
+        self.max_fragment = server.max_fragment
+
+
 cdef bytes _reply_head(uint32_t xid, uint32_t mark):
     """Record mark (or its placeholder) and a SUCCESS/AUTH_NONE reply header for ``xid``."""
     cdef bytes out = PyBytes_FromStringAndSize(NULL, REPLY_HEAD)
@@ -88,10 +120,9 @@ cdef bytes _reply_head(uint32_t xid, uint32_t mark):
     return out
 
 
-cdef inline void _write_small(conn, bytes piece) except *:
-    out = conn._out
-    if out is not None:
-        (<list>out).append(piece)
+cdef inline void _write_small(ConnectionState conn, bytes piece) except *:
+    if conn._out is not None:
+        (<list>conn._out).append(piece)
     elif not conn.closed:
         conn.transport.write(piece)
 
@@ -105,14 +136,13 @@ cdef bint _sink_candidate(const unsigned char *p, Py_ssize_t n):
     return (head & LAST) != 0 and <Py_ssize_t>(head & MAXFRAG) >= SINK_MIN
 
 
-def buffer_updated(conn, Py_ssize_t nbytes):
+def buffer_updated(ConnectionState conn, Py_ssize_t nbytes):
     """``nbytes`` arrived in the buffer the connection handed out last."""
     cdef Py_buffer view
     cdef list records
     cdef bint sink
-    server = conn.server
-    if server.poll:
-        server._keep_polling()
+    if conn.poll:
+        conn.server._keep_polling()
     if conn._receiving is not None or conn._direct:
         conn._filled_in_place(nbytes)
         return
@@ -125,7 +155,7 @@ def buffer_updated(conn, Py_ssize_t nbytes):
     try:
         if nbytes < 0 or nbytes > view.len:
             raise ValueError(f"buffer_updated({nbytes}) past the {view.len}-byte read buffer")
-        sink = server._sinks and _sink_candidate(<const unsigned char *>view.buf, nbytes)
+        sink = conn.sinks and _sink_candidate(<const unsigned char *>view.buf, nbytes)
         if not sink:
             records = (<RecordReader>reader)._feed(<const unsigned char *>view.buf, nbytes)
     except RecordTooLarge as exc:
@@ -142,7 +172,7 @@ def buffer_updated(conn, Py_ssize_t nbytes):
         _answer(conn, records)
 
 
-def data_received(conn, data):
+def data_received(ConnectionState conn, data):
     """Reassemble records from ``data`` and answer those complete."""
     try:
         records = conn.reader.feed(data)
@@ -153,30 +183,29 @@ def data_received(conn, data):
         _answer(conn, records)
 
 
-cdef _answer(conn, list records):
+cdef _answer(ConnectionState conn, list records):
     if len(records) == 1 and not (conn.busy or conn.held or conn.queue or conn.refused):
         _handle(conn, records[0])
     else:
         conn._deliver(records)
 
 
-def handle(conn, record):
+def handle(ConnectionState conn, record):
     """Answer one call record (or close the connection when its header is unreadable)."""
     _handle(conn, record if type(record) is bytes else bytes(record))
 
 
-cdef _handle(conn, bytes record):
+cdef _handle(ConnectionState conn, bytes record):
     cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(record)
     cdef Py_ssize_t n = PyBytes_GET_SIZE(record)
     cdef uint32_t cxid
     cdef Entry entry
-    server = conn.server
     none_auth = conn._none_auth
     if none_auth is not None and n >= CALL_HEAD and none_call(p):
         cxid = get32(p)
         prog, vers, proc = get32(p + 12), get32(p + 16), get32(p + 20)
         key = (prog, vers)
-        if proc == 0 and key in server._builtin_null:
+        if proc == 0 and key in conn.builtin_null:
             _write_small(conn, _reply_head(cxid, LAST | (REPLY_HEAD - 4)))
             return
         xid = cxid
@@ -187,7 +216,7 @@ cdef _handle(conn, bytes record):
             return
         xid, prog, vers, proc, cred_flavor, cred_body, authenticator, credentials, offset = decoded
         key = (prog, vers)
-    table = (<dict>server._programs).get(key)
+    table = conn.programs.get(key)
     found = None if table is None else (<dict>table).get(proc)
     if found is None or (<Entry>found).method is None:
         conn._no_procedure(xid, prog, vers, proc)
@@ -213,12 +242,12 @@ cdef _handle(conn, bytes record):
     _reply(conn, xid, entry, authenticator, credentials, result)
 
 
-def reply(conn, xid, Entry entry, authenticator, credentials, result):
+def reply(ConnectionState conn, xid, Entry entry, authenticator, credentials, result):
     """Encode ``result`` behind its reply header and record mark and write it (or collect it)."""
     _reply(conn, xid, entry, authenticator, credentials, result)
 
 
-cdef _reply(conn, xid, Entry entry, authenticator, credentials, result):
+cdef _reply(ConnectionState conn, xid, Entry entry, authenticator, credentials, result):
     cdef Py_ssize_t size
     if result is NO_REPLY or conn.closed:
         return
@@ -233,7 +262,7 @@ cdef _reply(conn, xid, Entry entry, authenticator, credentials, result):
         conn._encode_failed(xid, entry)
         return
     size = len(packer) - 4
-    if size <= SMALL_REPLY and size <= conn.server.max_fragment:
+    if size <= SMALL_REPLY and size <= conn.max_fragment:
         _write_small(conn, packer.get_record())
     else:
         conn._write_large(packer)

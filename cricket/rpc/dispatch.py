@@ -57,16 +57,28 @@ class Entry:
         self.encode_result = proc.encode_result
 
 
+class ConnectionState:
+    """What a record's common path reads of a connection: the connection's own fields (set by
+    the connection's code too), and the server's tables, taken once."""
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        self.programs = server._programs
+        self.sinks = server._sinks
+        self.builtin_null = server._builtin_null
+        self.poll = server.poll
+        self.max_fragment = server.max_fragment
+
+
 def buffer_updated(conn: Any, nbytes: int) -> None:
     """``nbytes`` arrived in the buffer the connection handed out last."""
-    server = conn.server
-    if server.poll:
-        server._keep_polling()
+    if conn.poll:
+        conn.server._keep_polling()
     if conn._receiving is not None or conn._direct:
         conn._filled_in_place(nbytes)
         return
     data = conn._rview[:nbytes]
-    if server._sinks and nbytes >= SINK_HEAD and not conn.reader.in_record and conn._offer_sink(data):
+    if conn.sinks and nbytes >= SINK_HEAD and not conn.reader.in_record and conn._offer_sink(data):
         return
     data_received(conn, data)
 
@@ -91,9 +103,8 @@ def handle(conn: Any, record: bytes) -> None:
     if fast:
         xid, mtype, rpcvers, prog, vers, proc = _CALL_HEAD.unpack_from(record, 0)
         fast = mtype == 0 and rpcvers == RPC_VERSION
-    server = conn.server
     if fast:
-        if proc == 0 and (prog, vers) in server._builtin_null:
+        if proc == 0 and (prog, vers) in conn.builtin_null:
             conn._write_small(_NULL_REPLY.pack(_NULL_MARK, xid, 1, 0, 0, 0, 0))
             return
         cred_flavor, cred_body, authenticator, credentials, offset = 0, b"", conn._none_auth, None, 40
@@ -102,7 +113,7 @@ def handle(conn: Any, record: bytes) -> None:
         if decoded is None:
             return
         xid, prog, vers, proc, cred_flavor, cred_body, authenticator, credentials, offset = decoded
-    table = server._programs.get((prog, vers))
+    table = conn.programs.get((prog, vers))
     entry = None if table is None else table.get(proc)
     if entry is None or entry.method is None:
         conn._no_procedure(xid, prog, vers, proc)
@@ -145,7 +156,7 @@ def reply(conn: Any, xid: int, entry: Entry, authenticator: Any, credentials: An
         conn._encode_failed(xid, entry)
         return
     size = len(packer) - 4
-    if size <= SMALL_REPLY and size <= conn.server.max_fragment:
+    if size <= SMALL_REPLY and size <= conn.max_fragment:
         conn._write_small(packer.get_record())
     else:
         conn._write_large(packer)

@@ -332,7 +332,7 @@ def _fast_none_auth(server: Server) -> NoneAuthenticator | None:
     return none if type(none) is NoneAuthenticator else None
 
 
-class _Connection(asyncio.BufferedProtocol):
+class _Connection(_dispatch.ConnectionState, asyncio.BufferedProtocol):
     """One client connection: record reassembly, in-order dispatch, replies.
 
     A buffered protocol: the event loop reads straight into a buffer of the connection (no bytes
@@ -341,7 +341,7 @@ class _Connection(asyncio.BufferedProtocol):
     """
 
     def __init__(self, server: Server, connection_id: int) -> None:
-        self.server = server
+        _dispatch.ConnectionState.__init__(self, server)
         self.id = connection_id
         limit = server.unadmitted_record_size
         self.admitted = limit is None and server.admit_timeout is None
