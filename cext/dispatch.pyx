@@ -25,6 +25,7 @@ from cricket.xdr import Packer, Unpacker, XdrError
 
 SINK_HEAD = 4 + 40
 SMALL_REPLY = 16384
+cdef object _GARBAGE = object()     # what _args_of answers for arguments it could not decode
 DECODE_ERRORS = (XdrError, ValueError, IndexError, TypeError, OverflowError, EOFError)
 
 cdef extern from *:
@@ -173,12 +174,9 @@ def buffer_updated(ConnectionState conn, Py_ssize_t nbytes):
 
 
 def data_received(ConnectionState conn, data):
-    """Reassemble records from ``data`` and answer those complete."""
-    try:
-        records = conn.reader.feed(data)
-    except RecordTooLarge as exc:
-        conn._record_too_large(exc)
-        return
+    """Reassemble records from ``data`` and answer those complete (bytes that did not come
+    through :func:`buffer_updated`: rare)."""
+    records = conn._feed(data)
     if records:
         _answer(conn, records)
 
@@ -200,6 +198,7 @@ cdef _handle(ConnectionState conn, bytes record):
     cdef Py_ssize_t n = PyBytes_GET_SIZE(record)
     cdef uint32_t cxid
     cdef Entry entry
+    cdef bint pending
     none_auth = conn._none_auth
     if none_auth is not None and n >= CALL_HEAD and none_call(p):
         cxid = get32(p)
@@ -216,30 +215,43 @@ cdef _handle(ConnectionState conn, bytes record):
             return
         xid, prog, vers, proc, cred_flavor, cred_body, authenticator, credentials, offset = decoded
         key = (prog, vers)
-    table = conn.programs.get(key)
-    found = None if table is None else (<dict>table).get(proc)
-    if found is None or (<Entry>found).method is None:
-        conn._no_procedure(xid, prog, vers, proc)
-        return
-    entry = <Entry>found
-    try:
-        args = entry.decode_args(Unpacker(record, offset))
-    except DECODE_ERRORS as exc:
-        conn._garbage_args(xid, entry, exc)
+    entry = _entry_of(conn, xid, key, proc)
+    args = _GARBAGE if entry is None else _args_of(conn, xid, entry, record, offset)
+    if args is _GARBAGE:
         return
     token = PyContextVar_Set(_current, (conn, xid, prog, vers, proc, cred_flavor, cred_body,
                                         credentials))
     try:
         result = entry.method(*args)
-        if awaitable(<PyObject *>result):
+        pending = awaitable(<PyObject *>result)
+        if pending:     # the reply comes when it is done; the task copies the context set here
             conn._await_result(xid, entry, authenticator, credentials, result)
-            return
     except Exception as exc:
         conn._handler_failed(xid, entry, exc)
         return
     finally:
         PyContextVar_Reset(_current, token)
-    _reply(conn, xid, entry, authenticator, credentials, result)
+    if not pending:
+        _reply(conn, xid, entry, authenticator, credentials, result)
+
+
+cdef Entry _entry_of(ConnectionState conn, xid, tuple key, proc):
+    """The entry of a served procedure, or None when the call was answered here (not served)."""
+    table = conn.programs.get(key)
+    found = None if table is None else (<dict>table).get(proc)
+    if found is not None and (<Entry>found).method is not None:
+        return <Entry>found
+    conn._no_procedure(xid, key[0], key[1], proc)
+    return None
+
+
+cdef object _args_of(ConnectionState conn, xid, Entry entry, bytes record, Py_ssize_t offset):
+    """The call's arguments, or ``_GARBAGE`` when they could not be decoded (answered here)."""
+    try:
+        return entry.decode_args(Unpacker(record, offset))
+    except DECODE_ERRORS as exc:
+        conn._garbage_args(xid, entry, exc)
+        return _GARBAGE
 
 
 def reply(ConnectionState conn, xid, Entry entry, authenticator, credentials, result):
@@ -258,11 +270,11 @@ cdef _reply(ConnectionState conn, xid, Entry entry, authenticator, credentials, 
         packer.pack_raw(conn._reply_head(xid, authenticator, credentials))
     try:
         entry.encode_result(packer, result)
+        size = len(packer) - 4
     except Exception:
         conn._encode_failed(xid, entry)
         return
-    size = len(packer) - 4
-    if size <= SMALL_REPLY and size <= conn.max_fragment:
-        _write_small(conn, packer.get_record())
-    else:
+    if size > SMALL_REPLY or size > conn.max_fragment:
         conn._write_large(packer)
+    else:
+        _write_small(conn, packer.get_record())

@@ -20,7 +20,6 @@ from cricket.xdr import Packer, Unpacker, XdrError
 
 from .constants import RPC_VERSION
 from .context import NO_REPLY, _current
-from .errors import RecordTooLarge
 
 SINK_HEAD = 4 + 40         # record mark, call header with AUTH_NONE: what a sink's check reads first
 SMALL_REPLY = 16384        # replies up to this size are joined into one write
@@ -31,6 +30,7 @@ _NULL_REPLY = struct.Struct(">7I")        # record mark + a SUCCESS reply with n
 _NULL_MARK = 0x80000000 | 24
 _NO_AUTH = b"\0" * 16                     # AUTH_NONE credential and verifier
 
+_ANSWERED = object()                      # _none_call answered the call itself
 _PLAIN_RESULTS: set[type] = {type(None), int, float, bool, str, bytes, list, tuple, dict}
 
 
@@ -49,12 +49,8 @@ class Entry:
     __slots__ = ("proc", "method", "number", "name", "decode_args", "encode_result")
 
     def __init__(self, proc: Any, method: Callable[..., Any] | None) -> None:
-        self.proc = proc
-        self.method = method
-        self.number = proc.number
-        self.name = proc.name
-        self.decode_args = proc.decode_args
-        self.encode_result = proc.encode_result
+        self.proc, self.method, self.number, self.name = proc, method, proc.number, proc.name
+        self.decode_args, self.encode_result = proc.decode_args, proc.encode_result
 
 
 class ConnectionState:
@@ -62,12 +58,9 @@ class ConnectionState:
     the connection's code too), and the server's tables, taken once."""
 
     def __init__(self, server: Any) -> None:
-        self.server = server
-        self.programs = server._programs
-        self.sinks = server._sinks
-        self.builtin_null = server._builtin_null
-        self.poll = server.poll
-        self.max_fragment = server.max_fragment
+        self.server, self.poll, self.max_fragment = server, server.poll, server.max_fragment
+        self.programs, self.sinks, self.builtin_null = (server._programs, server._sinks,
+                                                        server._builtin_null)
 
 
 def buffer_updated(conn: Any, nbytes: int) -> None:
@@ -85,11 +78,7 @@ def buffer_updated(conn: Any, nbytes: int) -> None:
 
 def data_received(conn: Any, data: bytes | memoryview) -> None:
     """Reassemble records from ``data`` and answer those complete."""
-    try:
-        records = conn.reader.feed(data)
-    except RecordTooLarge as exc:
-        conn._record_too_large(exc)
-        return
+    records = conn._feed(data)
     if records:
         if len(records) == 1 and not (conn.busy or conn.held or conn.queue or conn.refused):
             handle(conn, records[0])
@@ -99,20 +88,10 @@ def data_received(conn: Any, data: bytes | memoryview) -> None:
 
 def handle(conn: Any, record: bytes) -> None:
     """Answer one call record (or close the connection when its header is unreadable)."""
-    fast = conn._none_auth is not None and record[24:40] == _NO_AUTH
-    if fast:
-        xid, mtype, rpcvers, prog, vers, proc = _CALL_HEAD.unpack_from(record, 0)
-        fast = mtype == 0 and rpcvers == RPC_VERSION
-    if fast:
-        if proc == 0 and (prog, vers) in conn.builtin_null:
-            conn._write_small(_NULL_REPLY.pack(_NULL_MARK, xid, 1, 0, 0, 0, 0))
-            return
-        cred_flavor, cred_body, authenticator, credentials, offset = 0, b"", conn._none_auth, None, 40
-    else:
-        decoded = conn._handle_decoded(record)
-        if decoded is None:
-            return
-        xid, prog, vers, proc, cred_flavor, cred_body, authenticator, credentials, offset = decoded
+    call = _none_call(conn, record) or conn._handle_decoded(record)
+    if call is None or call is _ANSWERED:
+        return
+    xid, prog, vers, proc, cred_flavor, cred_body, authenticator, credentials, offset = call
     table = conn.programs.get((prog, vers))
     entry = None if table is None else table.get(proc)
     if entry is None or entry.method is None:
@@ -138,6 +117,21 @@ def handle(conn: Any, record: bytes) -> None:
     reply(conn, xid, entry, authenticator, credentials, result)
 
 
+def _none_call(conn: Any, record: bytes) -> tuple | object | None:
+    """What :func:`handle` dispatches on for a call with AUTH_NONE, as the connection's
+    ``_handle_decoded`` gives it for the others, or ``_ANSWERED`` (a NULL the runtime answers);
+    None for any other header."""
+    if conn._none_auth is None or record[24:40] != _NO_AUTH:
+        return None
+    xid, mtype, rpcvers, prog, vers, proc = _CALL_HEAD.unpack_from(record, 0)
+    if mtype != 0 or rpcvers != RPC_VERSION:
+        return None
+    if proc == 0 and (prog, vers) in conn.builtin_null:
+        conn._write_small(_NULL_REPLY.pack(_NULL_MARK, xid, 1, 0, 0, 0, 0))
+        return _ANSWERED
+    return xid, prog, vers, proc, 0, b"", conn._none_auth, None, 40
+
+
 def reply(conn: Any, xid: int, entry: Entry, authenticator: Any, credentials: Any,
           result: Any) -> None:
     """Encode ``result`` behind its reply header and record mark and write it (or collect it)."""
@@ -146,10 +140,8 @@ def reply(conn: Any, xid: int, entry: Entry, authenticator: Any, credentials: An
     # The reply is packed after its header and a placeholder for the record mark, so that a
     # small one leaves as one bytes object made once (Packer.get_record).
     packer = Packer()
-    if authenticator is conn._none_auth:
-        packer.pack_raw(_NULL_REPLY.pack(0, xid, 1, 0, 0, 0, 0))
-    else:
-        packer.pack_raw(conn._reply_head(xid, authenticator, credentials))
+    packer.pack_raw(_NULL_REPLY.pack(0, xid, 1, 0, 0, 0, 0) if authenticator is conn._none_auth
+                    else conn._reply_head(xid, authenticator, credentials))
     try:
         entry.encode_result(packer, result)
     except Exception:

@@ -543,6 +543,14 @@ class _Connection(_dispatch.ConnectionState, asyncio.BufferedProtocol):
             _current.reset(token)
         self.reply(receiving.xid, receiving.entry, self._none_auth, None, result)
 
+    def _feed(self, data: bytes | memoryview) -> list[bytes]:
+        """The records ``data`` completes (none when one is over the limit: the connection closes)."""
+        try:
+            return self.reader.feed(data)
+        except RecordTooLarge as exc:
+            self._record_too_large(exc)
+            return []
+
     def _record_too_large(self, exc: RecordTooLarge) -> None:
         log.warning("connection %d from %s%s: %s; closing it", self.id, self.peer,
                     "" if self.admitted else " (not authenticated yet)", exc)

@@ -14,6 +14,7 @@ import pytest
 from cricket.rpc.record import mark
 from rpc_calc import CALC_PROG
 from rpc_peers import ServerProcess
+from rpc_raw import read_record
 
 NONE_AUTH = struct.pack(">4I", 0, 0, 0, 0)
 
@@ -51,41 +52,22 @@ CALLS = [
 ]
 
 
-class Raw:
-    def __init__(self, address) -> None:
-        self.sock = socket.create_connection(address, timeout=10)
-
-    def _exact(self, n: int) -> bytes | None:
-        buf = b""
-        while len(buf) < n:
-            chunk = self.sock.recv(n - len(buf))
-            if not chunk:
-                return None
-            buf += chunk
-        return buf
-
-    def reply(self) -> bytes | None:
-        head = self._exact(4)
-        return None if head is None else self._exact(int.from_bytes(head, "big") & 0x7FFFFFFF)
-
-
 def _answers(address) -> list:
     """The replies to CALLS sent one at a time, then all in one segment, then one call in three
     fragments; last what a record over the limit gets (None: the connection was closed)."""
-    raw = Raw(address)
     out = []
-    for record in CALLS:
-        raw.sock.sendall(mark(len(record)) + record)
-        out.append(raw.reply())
-    raw.sock.sendall(b"".join(mark(len(r)) + r for r in CALLS))
-    out += [raw.reply() for _ in CALLS]
-    split = call(20, 1, words(40, 2))
-    raw.sock.sendall(mark(10, last=False) + split[:10] + mark(20, last=False) + split[10:30]
+    with socket.create_connection(address, timeout=10) as sock:
+        for record in CALLS:
+            sock.sendall(mark(len(record)) + record)
+            out.append(read_record(sock))
+        sock.sendall(b"".join(mark(len(r)) + r for r in CALLS))
+        out += [read_record(sock) for _ in CALLS]
+        split = call(20, 1, words(40, 2))
+        sock.sendall(mark(10, last=False) + split[:10] + mark(20, last=False) + split[10:30]
                      + mark(len(split) - 30) + split[30:])
-    out.append(raw.reply())
-    raw.sock.sendall(mark(2 << 20))
-    out.append(raw.reply())
-    raw.sock.close()
+        out.append(read_record(sock))
+        sock.sendall(mark(2 << 20))
+        out.append(read_record(sock))
     return out
 
 
