@@ -31,7 +31,7 @@ NOTES: dict[str, list[str]] = {
         "slices to match the xid and the header), 6,700 since the call runs in C "
         "(cext/rpc_call.pyx: ~3,900 in the C call, the rest the Python frame of Client.call and "
         "the client's locks). What is left against the C pair is the server: C client → our server "
-        "prices it (our server 14,388 instructions per NULL on main, 7,664 since a record's path "
+        "prices it (our server 14,388 instructions per NULL on main, 7,561 since a record's path "
         "runs in C, cext/dispatch.pyx, against 1,991 for libtirpc's: uvloop's protocol callback "
         "and the write are most of the rest). See docs/rpc-call-path.md and docs/rpc-dispatch.md.",
         "breakdown (many clients): one event loop is one core; 8-32 C clients keep it busy, and "
@@ -48,10 +48,10 @@ NOTES: dict[str, list[str]] = {
     "latency": [
         "breakdown (ECHO 4 B - 1 KiB, server side): the same 3 system calls per call as NULL "
         "(strace -c); the difference is user space. Counted by callgrind on the server process "
-        "(libtirpc's C client driving it): 27,845 instructions per ECHO 4 B on main, 16,477 since "
+        "(libtirpc's C client driving it): 27,845 instructions per ECHO 4 B on main, 16,504 since "
         "a record's common path runs in C (cext/dispatch.pyx: record reassembly, the AUTH_NONE "
         "header, the procedure's entry, the call context, the reply head and the write; the "
-        "connection's hot fields are C fields), against 7,664 per NULL and 2,752 for libtirpc's "
+        "connection's hot fields are C fields), against 7,561 per NULL and 2,752 for libtirpc's "
         "server. What is left: the bench skeleton's decoder, handler and encoder (three Python "
         "frames, ~4,100 with unpack_opaque_view's memoryviews), the contextvar set and reset "
         "(~1,300), uvloop's write (~1,000), the Unpacker and Packer. Client side (not changed "
