@@ -31,8 +31,9 @@ NOTES: dict[str, list[str]] = {
         "slices to match the xid and the header), 6,700 since the call runs in C "
         "(cext/rpc_call.pyx: ~3,900 in the C call, the rest the Python frame of Client.call and "
         "the client's locks). What is left against the C pair is the server: C client → our server "
-        "prices it (our server 14,382 instructions per NULL against 1,991 for libtirpc's: uvloop's "
-        "protocol callbacks and the record's Python frames). See docs/rpc-call-path.md.",
+        "prices it (our server 14,388 instructions per NULL on main, 7,561 since a record's path "
+        "runs in C, cext/dispatch.pyx, against 1,991 for libtirpc's: uvloop's protocol callback "
+        "and the write are most of the rest). See docs/rpc-call-path.md and docs/rpc-dispatch.md.",
         "breakdown (many clients): one event loop is one core; 8-32 C clients keep it busy, and "
         "then the server's ~10-15 µs of CPU per call (system calls included) is the limit. "
         "`--workers N` (cricket.rpc.server_workers) serves from N processes; the parent hands "
@@ -46,18 +47,17 @@ NOTES: dict[str, list[str]] = {
     ],
     "latency": [
         "breakdown (ECHO 4 B - 1 KiB, server side): the same 3 system calls per call as NULL "
-        "(strace -c); the difference is Python. Counted by callgrind on the server process: "
-        "27,906 instructions per ECHO 4 B call against 14,382 per NULL (libtirpc's server: 2,752 and "
-        "1,991). The NULL fast path answers from the header; an ECHO record goes through "
-        "buffer_updated → data_received → handle → decode_args → the handler → reply → "
-        "encode_result, with an Unpacker, the call context (a contextvar set and reset, ~0.13 µs) "
-        "and a Packer (~0.36 µs with the reply's bytes). Two frames went (_deliver for a lone "
-        "record, dispatch folded into handle); the rest is the skeleton contract's three Python "
-        "callables per call, which only a compiled per-record dispatch would remove (not built). "
-        "Client side: libtirpc's client 2,397 instructions per ECHO 4 B, ours 32,684 on main and "
-        "12,370 now (5,700 of them the stub's Packer and Unpacker). With rows this close, the "
-        "machine's load decides more than the code: three runs of one tree spread 1.0-1.6× "
-        "(docs/rpc-call-path.md).",
+        "(strace -c); the difference is user space. Counted by callgrind on the server process "
+        "(libtirpc's C client driving it): 27,845 instructions per ECHO 4 B on main, 16,504 since "
+        "a record's common path runs in C (cext/dispatch.pyx: record reassembly, the AUTH_NONE "
+        "header, the procedure's entry, the call context, the reply head and the write; the "
+        "connection's hot fields are C fields), against 7,561 per NULL and 2,752 for libtirpc's "
+        "server. What is left: the bench skeleton's decoder, handler and encoder (three Python "
+        "frames, ~4,100 with unpack_opaque_view's memoryviews), the contextvar set and reset "
+        "(~1,300), uvloop's write (~1,000), the Unpacker and Packer. Client side (not changed "
+        "here): libtirpc's client 2,397 instructions per ECHO 4 B, ours 12,370 (5,700 of them the "
+        "stub's Packer and Unpacker). With other sessions' work at load average 11-15, three runs "
+        "of one tree spread 0.5-2.5x and the rows cannot be read (docs/rpc-dispatch.md).",
     ],
     "copy": [
         "breakdown (shared memory vs memcpy): a host → device copy through shared memory is two "

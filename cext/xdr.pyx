@@ -14,6 +14,7 @@ resized, recycled or changed under the view, and the view keeps it alive.
 """
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.memoryview cimport PyMemoryView_GET_BUFFER
 from cpython.ref cimport PyObject
 from libc.stdint cimport int32_t, uint32_t, int64_t, uint64_t
 from libc.string cimport memcpy, memset
@@ -107,6 +108,8 @@ cdef class Packer:
     cdef inline Py_ssize_t _len_of(self, object data) except -1:
         if isinstance(data, bytes):
             return PyBytes_GET_SIZE(data)
+        if type(data) is memoryview:        # a result that is a view of the arguments (ECHO)
+            return PyMemoryView_GET_BUFFER(data).len
         try:
             return memoryview(data).nbytes
         except TypeError:

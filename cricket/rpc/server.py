@@ -40,17 +40,16 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from types import CoroutineType
 from typing import Any
 
-from cricket.xdr import Packer, Unpacker, XdrError
+from cricket._select import load
 
 from . import message
 from .auth import Authenticator, NoneAuthenticator, default_authenticators
 from .constants import (DEFAULT_MAX_RECORD, MAX_FRAGMENT, RPC_VERSION, AcceptStat, AuthFlavor,
                         AuthStat)
 from .contention import CONTENDED_PAUSE, CONTENDED_YIELD
-from .context import NO_REPLY, _current
+from .context import _current
 from .errors import AuthError, RecordTooLarge, RpcError
 from .heap import keep_large_buffers
 from .record import RecordReader, frame, mark
@@ -64,23 +63,20 @@ ConnectHook = Callable[[int, Any], Any]
 TlsHook = Callable[[int, "str | None"], Any]
 DisconnectHook = Callable[[int], Any]
 
+_dispatch = load("cricket._cext.dispatch", "cricket.rpc.dispatch")
+Entry = _dispatch.Entry
 _CALL_HEAD = message.CALL_HEAD
 _SUCCESS_NONE = struct.Struct(">6I")      # xid, REPLY, MSG_ACCEPTED, AUTH_NONE, 0, SUCCESS
 _NO_AUTH = b"\0" * 16                     # AUTH_NONE credential and verifier
-_NULL_REPLY = struct.Struct(">7I")        # record mark + a SUCCESS reply with no results
-_NULL_MARK = 0x80000000 | 24
 _READ_SIZE = 256 * 1024
 _REFUSED_GRACE = 2.0                 # seconds a connection over the limit may take to send its first call
 _UNADMITTED_READ_SIZE = 16 * 1024    # the read buffer of a connection not admitted yet: strangers
                                      # waiting to authenticate cost little memory
 _DIRECT_READ = 64 * 1024   # a record with at least this much still to come is received in place
 _LAST = 0x80000000
-_SINK_HEAD = 4 + 40        # record mark, call header with AUTH_NONE: what a sink's check reads first
-_SMALL_REPLY = 16384       # replies up to this size are joined into one write
 _QUEUE_PAUSE = 4096        # queued records per connection before reading is paused
 _QUEUE_PAUSE_BYTES = 16 << 20   # ... or queued bytes (a client's records may be large)
 _WRITE_HIGH = 64 * 1024    # asyncio's and uvloop's default high-water mark for writes
-_DECODE_ERRORS = (XdrError, ValueError, IndexError, TypeError, OverflowError, EOFError)
 
 
 def _borrows(buffers: list) -> bool:
@@ -89,32 +85,6 @@ def _borrows(buffers: list) -> bool:
         if type(b) is memoryview and type(b.obj) is not bytes:
             return True
     return False
-
-
-_PLAIN_RESULTS: set[type] = {type(None), int, float, bool, str, bytes, list, tuple, dict}
-
-
-def _awaitable_type(rtype: type) -> bool:
-    """Whether results of this type must be awaited; remembers the types that need not."""
-    if rtype is CoroutineType or hasattr(rtype, "__await__"):
-        return True
-    if len(_PLAIN_RESULTS) < 4096:
-        _PLAIN_RESULTS.add(rtype)
-    return False
-
-
-class _Entry:
-    """One procedure of one served version, resolved at registration."""
-
-    __slots__ = ("proc", "method", "number", "name", "decode_args", "encode_result")
-
-    def __init__(self, proc: Any, method: Callable[..., Any] | None) -> None:
-        self.proc = proc
-        self.method = method
-        self.number = proc.number
-        self.name = proc.name
-        self.decode_args = proc.decode_args
-        self.encode_result = proc.encode_result
 
 
 class Server:
@@ -170,7 +140,7 @@ class Server:
         self.tls = tls
         self.on_tls = on_tls
         self.ordered = ordered
-        self._programs: dict[tuple[int, int], dict[int, _Entry]] = {}
+        self._programs: dict[tuple[int, int], dict[int, Entry]] = {}
         self._builtin_null: set[tuple[int, int]] = set()   # versions whose NULL the runtime answers
         self._versions: dict[int, list[int]] = {}
         self._servers: list[asyncio.AbstractServer] = []
@@ -190,9 +160,9 @@ class Server:
         prog, vers = int(skeleton.PROGRAM), int(skeleton.VERSION)
         if (prog, vers) in self._programs:
             raise RpcError(f"program {prog} version {vers} is already served by this server")
-        table: dict[int, _Entry] = {}
+        table: dict[int, Entry] = {}
         for number, proc in skeleton.procedures.items():
-            table[int(number)] = _Entry(proc, getattr(skeleton, proc.name, None))
+            table[int(number)] = Entry(proc, getattr(skeleton, proc.name, None))
         self._programs[(prog, vers)] = table
         if 0 not in table or table[0].method is None:
             self._builtin_null.add((prog, vers))
@@ -361,7 +331,7 @@ def _fast_none_auth(server: Server) -> NoneAuthenticator | None:
     return none if type(none) is NoneAuthenticator else None
 
 
-class _Connection(asyncio.BufferedProtocol):
+class _Connection(_dispatch.ConnectionState, asyncio.BufferedProtocol):
     """One client connection: record reassembly, in-order dispatch, replies.
 
     A buffered protocol: the event loop reads straight into a buffer of the connection (no bytes
@@ -370,7 +340,7 @@ class _Connection(asyncio.BufferedProtocol):
     """
 
     def __init__(self, server: Server, connection_id: int) -> None:
-        self.server = server
+        _dispatch.ConnectionState.__init__(self, server)
         self.id = connection_id
         limit = server.unadmitted_record_size
         self.admitted = limit is None and server.admit_timeout is None
@@ -485,29 +455,33 @@ class _Connection(asyncio.BufferedProtocol):
         self._direct = False
         return self._rview
 
-    def buffer_updated(self, nbytes: int) -> None:
-        if self.server.poll:
-            self.server._keep_polling()
+    # The common path of a record (buffer_updated, data_received, handle, reply) is
+    # cricket.rpc.dispatch's, compiled or its twin; the methods below are its rare paths.
+    buffer_updated = _dispatch.buffer_updated
+    data_received = _dispatch.data_received
+    handle = _dispatch.handle
+    reply = _dispatch.reply
+
+    def _filled_in_place(self, nbytes: int) -> None:
+        """``nbytes`` arrived in a payload sink or straight into the record being received."""
         receiving = self._receiving
         if receiving is not None:
             if receiving.advance(nbytes):
                 self._receiving = None
                 self._sink_filled(receiving)
             return
-        if self._direct:
-            self._direct = False
-            records = self.reader.advance(nbytes)
-            if records:
-                self._deliver(records)
-            return
-        data = self._rview[:nbytes]
-        if self.server._sinks and nbytes >= _SINK_HEAD and not self.reader.in_record:
-            used = self._start_sink(data)
-            if used:
-                if used < nbytes and self._receiving is None and not self.closed:
-                    self.data_received(data[used:])     # the records after the filled sink
-                return
-        self.data_received(data)
+        self._direct = False
+        records = self.reader.advance(nbytes)
+        if records:
+            self._deliver(records)
+
+    def _offer_sink(self, data: memoryview) -> bool:
+        """Whether a payload sink took the call ``data`` starts with (the records after it are
+        answered here too)."""
+        used = self._start_sink(data)
+        if used and used < len(data) and self._receiving is None and not self.closed:
+            self.data_received(data[used:])     # the records after the filled sink
+        return bool(used)
 
     def _start_sink(self, data: memoryview) -> int:
         """When ``data`` starts with a call that a payload sink takes, hand its opaque to the sink
@@ -569,19 +543,18 @@ class _Connection(asyncio.BufferedProtocol):
             _current.reset(token)
         self.reply(receiving.xid, receiving.entry, self._none_auth, None, result)
 
-    def data_received(self, data: bytes | memoryview) -> None:
+    def _feed(self, data: bytes | memoryview) -> list[bytes]:
+        """The records ``data`` completes (none when one is over the limit: the connection closes)."""
         try:
-            records = self.reader.feed(data)
+            return self.reader.feed(data)
         except RecordTooLarge as exc:
-            log.warning("connection %d from %s%s: %s; closing it", self.id, self.peer,
-                        "" if self.admitted else " (not authenticated yet)", exc)
-            self._close()
-            return
-        if records:
-            if len(records) == 1 and not (self.busy or self.held or self.queue or self.refused):
-                self.handle(records[0])         # the common case, one frame fewer
-            else:
-                self._deliver(records)
+            self._record_too_large(exc)
+            return []
+
+    def _record_too_large(self, exc: RecordTooLarge) -> None:
+        log.warning("connection %d from %s%s: %s; closing it", self.id, self.peer,
+                    "" if self.admitted else " (not authenticated yet)", exc)
+        self._close()
 
     def _deliver(self, records: list[bytes]) -> None:
         """Answer (or queue, while a handler runs) the records that just completed."""
@@ -650,67 +623,38 @@ class _Connection(asyncio.BufferedProtocol):
 
     # --- calls ----------------------------------------------------------------------------------
 
-    def handle(self, record: bytes) -> None:
-        """Answer one call record (or close the connection when its header is unreadable).
+    def _write_small(self, piece: bytes) -> None:
+        """Write a complete small reply (record mark included), or collect it with its chunk's."""
+        if self._out is not None:
+            self._out.append(piece)
+        elif not self.closed:
+            self.transport.write(piece)
 
-        The header is read, the procedure found and its handler run in this one frame (a frame
-        per step cost more than the steps on a small call)."""
-        fast = self._none_auth is not None and record[24:40] == _NO_AUTH
-        if fast:
-            # Fast path: AUTH_NONE credential and verifier, the common case.
-            xid, mtype, rpcvers, prog, vers, proc = _CALL_HEAD.unpack_from(record, 0)
-            fast = mtype == 0 and rpcvers == RPC_VERSION
-        if fast:
-            if proc == 0 and (prog, vers) in self.server._builtin_null:
-                reply = _NULL_REPLY.pack(_NULL_MARK, xid, 1, 0, 0, 0, 0)
-                if self._out is not None:
-                    self._out.append(reply)
-                elif not self.closed:
-                    self.transport.write(reply)
-                return
-            cred_flavor, cred_body, authenticator, credentials, offset = 0, b"", self._none_auth, None, 40
-        else:
-            decoded = self._handle_decoded(record)
-            if decoded is None:
-                return
-            xid, prog, vers, proc, cred_flavor, cred_body, authenticator, credentials, offset = decoded
-        server = self.server
-        table = server._programs.get((prog, vers))
+    def _no_procedure(self, xid: int, prog: int, vers: int, proc: int) -> None:
+        """Answer a call of a program, version or procedure this server does not serve."""
+        table = self.server._programs.get((prog, vers))
         if table is None:
-            self.send(server._reply_for_unknown(xid, prog))
-            return
-        entry = table.get(proc)
-        if entry is None or entry.method is None:
-            if proc == 0:
-                self.send(_SUCCESS_NONE.pack(xid, 1, 0, 0, 0, 0))
-            else:
-                self.send(message.encode_accepted(xid, AcceptStat.PROC_UNAVAIL))
-            return
-        try:
-            args = entry.decode_args(Unpacker(record, offset))
-        except _DECODE_ERRORS as exc:
-            log.debug("connection %d: garbage arguments for %s: %s", self.id, entry.name, exc)
-            self.send(message.encode_accepted(xid, AcceptStat.GARBAGE_ARGS))
-            return
-        token = _current.set((self, xid, prog, vers, proc, cred_flavor, cred_body, credentials))
-        try:
-            result = entry.method(*args)
-            rtype = type(result)
-            if rtype not in _PLAIN_RESULTS and _awaitable_type(rtype):
-                task = asyncio.ensure_future(self._finish(xid, entry, authenticator, credentials,
-                                                          result))
-                server._tasks.add(task)
-                self.inflight += 1
-                task.add_done_callback(self._task_done)
-                if server.ordered:
-                    self.busy = True
-                return
-        except Exception as exc:
-            self._handler_failed(xid, entry, exc)
-            return
-        finally:
-            _current.reset(token)
-        self.reply(xid, entry, authenticator, credentials, result)
+            self.send(self.server._reply_for_unknown(xid, prog))
+        elif proc == 0:
+            self.send(_SUCCESS_NONE.pack(xid, 1, 0, 0, 0, 0))
+        else:
+            self.send(message.encode_accepted(xid, AcceptStat.PROC_UNAVAIL))
+
+    def _garbage_args(self, xid: int, entry: Entry, exc: Exception) -> None:
+        log.debug("connection %d: garbage arguments for %s: %s", self.id, entry.name, exc)
+        self.send(message.encode_accepted(xid, AcceptStat.GARBAGE_ARGS))
+
+    def _await_result(self, xid: int, entry: Entry, authenticator: Authenticator,
+                      credentials: Any, awaitable: Any) -> None:
+        """A handler returned an awaitable: reply when it is done (called with the call's
+        context set, which the task copies)."""
+        server = self.server
+        task = asyncio.ensure_future(self._finish(xid, entry, authenticator, credentials, awaitable))
+        server._tasks.add(task)
+        self.inflight += 1
+        task.add_done_callback(self._task_done)
+        if server.ordered:
+            self.busy = True
 
     def _handle_decoded(self, record: bytes) -> tuple | None:
         """The general header path: decode the call, let TLS take it, authenticate it. Returns
@@ -742,7 +686,7 @@ class _Connection(asyncio.BufferedProtocol):
         return (call.xid, call.prog, call.vers, call.proc, call.cred_flavor, call.cred_body,
                 authenticator, credentials, call.args_offset)
 
-    async def _finish(self, xid: int, entry: _Entry, authenticator: Authenticator,
+    async def _finish(self, xid: int, entry: Entry, authenticator: Authenticator,
                       credentials: Any, awaitable: Any) -> None:
         try:
             result = await awaitable
@@ -799,7 +743,7 @@ class _Connection(asyncio.BufferedProtocol):
             if not self._paused_write:
                 self.transport.resume_reading()
 
-    def _handler_failed(self, xid: int, entry: _Entry, exc: Exception) -> None:
+    def _handler_failed(self, xid: int, entry: Entry, exc: Exception) -> None:
         """Answer a call whose handler raised: PROC_UNAVAIL, an auth error, or SYSTEM_ERR (logged)."""
         if isinstance(exc, NotImplementedError):
             self._unimplemented(xid, entry)
@@ -809,38 +753,24 @@ class _Connection(asyncio.BufferedProtocol):
             log.error("connection %d: handler %s failed", self.id, entry.name, exc_info=exc)
             self.send(message.encode_accepted(xid, AcceptStat.SYSTEM_ERR))
 
-    def _unimplemented(self, xid: int, entry: _Entry) -> None:
+    def _unimplemented(self, xid: int, entry: Entry) -> None:
         if entry.number == 0:    # NULL answers for every served version, implemented or not
             self.send(_SUCCESS_NONE.pack(xid, 1, 0, 0, 0, 0))
         else:
             log.debug("connection %d: procedure %s is not implemented", self.id, entry.name)
             self.send(message.encode_accepted(xid, AcceptStat.PROC_UNAVAIL))
 
-    def reply(self, xid: int, entry: _Entry, authenticator: Authenticator, credentials: Any,
-              result: Any) -> None:
-        if result is NO_REPLY or self.closed:
-            return
-        # The reply is packed after its header and a placeholder for the record mark, so that a
-        # small one leaves as one bytes object made once (Packer.get_record).
-        packer = Packer()
-        if authenticator is self._none_auth:
-            packer.pack_raw(_NULL_REPLY.pack(0, xid, 1, 0, 0, 0, 0))   # mark placeholder + header
-        else:
-            packer.pack_raw(b"\0\0\0\0" + message.encode_success(xid, authenticator.reply_verifier(credentials)))
-        try:
-            entry.encode_result(packer, result)
-        except Exception:
-            log.exception("connection %d: result of %s could not be encoded", self.id, entry.name)
-            self.send(message.encode_accepted(xid, AcceptStat.SYSTEM_ERR))
-            return
-        size = len(packer) - 4
-        if size <= _SMALL_REPLY and size <= self.server.max_fragment:
-            piece = packer.get_record()
-            if self._out is not None:
-                self._out.append(piece)
-            else:
-                self.transport.write(piece)
-            return
+    def _reply_head(self, xid: int, authenticator: Authenticator, credentials: Any) -> bytes:
+        """A placeholder for the record mark and a SUCCESS header with the flavor's verifier."""
+        return b"\0\0\0\0" + message.encode_success(xid, authenticator.reply_verifier(credentials))
+
+    def _encode_failed(self, xid: int, entry: Entry) -> None:
+        log.exception("connection %d: result of %s could not be encoded", self.id, entry.name)
+        self.send(message.encode_accepted(xid, AcceptStat.SYSTEM_ERR))
+
+    def _write_large(self, packer: Any) -> None:
+        """Write a reply too large to join (packed behind a mark placeholder), its big opaques
+        uncopied, and hold the connection while a borrowed view of it is still being sent."""
         self._flush_out()
         buffers = packer.get_buffers()
         buffers[0] = buffers[0][4:]         # the placeholder: frame() writes the marks

@@ -14,17 +14,28 @@ def call_record(prog: int, vers: int, xid: int, proc: int, args: bytes = b"") ->
     return (0x80000000 | len(body)).to_bytes(4, "big") + body
 
 
+def _exact(sock: socket.socket, n: int) -> bytes | None:
+    buf = bytearray(n)
+    view, got = memoryview(buf), 0
+    while got < n:
+        k = sock.recv_into(view[got:])
+        if not k:
+            return None
+        got += k
+    return bytes(buf)
+
+
+def read_record(sock: socket.socket) -> bytes | None:
+    """The next record (one last fragment, its mark taken off), or None when the server closed
+    the connection."""
+    head = _exact(sock, 4)
+    return None if head is None else _exact(sock, int.from_bytes(head, "big") & 0x7FFFFFFF)
+
+
 def read_reply(sock: socket.socket) -> tuple[int, int, bytes]:
     """(xid, accept_stat, results) of the next reply, an accepted one with AUTH_NONE."""
-    def exact(n: int) -> bytes:
-        buf = bytearray(n)
-        view, got = memoryview(buf), 0
-        while got < n:
-            k = sock.recv_into(view[got:])
-            assert k, "the server closed the connection"
-            got += k
-        return bytes(buf)
-    record = exact(int.from_bytes(exact(4), "big") & 0x7FFFFFFF)
+    record = read_record(sock)
+    assert record is not None, "the server closed the connection"
     xid, mtype, reply_stat, verf_flavor, verf_len, stat = struct.unpack_from(">6I", record)
     assert (mtype, reply_stat, verf_flavor, verf_len) == (1, 0, 0, 0)
     return xid, stat, record[24:]
