@@ -40,7 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true",
                         help="fewer sizes and runs (about two minutes on two cores)")
     parser.add_argument("--only", nargs="+", metavar="NAME", default=None,
-                        help="run only these benches: xdr rpc latency copy emu fatbin overhead calls")
+                        help="run only these benches, e.g. rpc latency calls (a name that is not a bench "
+                             "gets the list of them)")
     parser.add_argument("--out", type=Path, default=Path("bench-report"),
                         help="folder for report.md, results.json and the plots (default ./bench-report)")
     parser.add_argument("--backend", default="emu",
