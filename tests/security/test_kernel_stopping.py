@@ -130,11 +130,23 @@ def test_signal_with_a_spinning_kernel_ends_the_server(start_server, sig):
 
 def test_second_signal_exits_at_once(start_server):
     server = start_server(*EMU)
-    server.process.send_signal(signal.SIGSTOP)      # both signals arrive before it runs again
+    server.process.send_signal(signal.SIGSTOP)      # both signals arrive before it runs again:
+    _wait_stopped(server.process.pid)               # a SIGCONT would drop a SIGSTOP not yet taken
     server.process.send_signal(signal.SIGTERM)
     server.process.send_signal(signal.SIGINT)
     server.process.send_signal(signal.SIGCONT)
     assert server.process.wait(timeout=60) == 1
+
+
+def _wait_stopped(pid: int, seconds: float = 30.0) -> None:
+    """Wait until the process is in the stopped state ('T' in /proc/PID/stat)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                return
+        time.sleep(0.001)
+    raise AssertionError(f"process {pid} did not stop within {seconds} s")
 
 
 def test_a_killed_server_leaves_no_kernel_workers(start_server):
