@@ -48,7 +48,7 @@ from . import message
 from .auth import Authenticator, NoneAuthenticator, default_authenticators
 from .constants import (DEFAULT_MAX_RECORD, MAX_FRAGMENT, RPC_VERSION, AcceptStat, AuthFlavor,
                         AuthStat)
-from .contention import CONTENDED_PAUSE, CONTENDED_YIELD
+from .contention import paused_until
 from .context import _current
 from .errors import AuthError, RecordTooLarge, RpcError
 from .heap import keep_large_buffers
@@ -306,8 +306,9 @@ class Server:
             # A yield that took long gave the CPU to another runnable process: polling on would
             # take its time (or our peer's) on a busy machine. Sleep in the loop's poll instead,
             # and poll again only after a while (measured beside a CPU hog in docs/copies.md).
-            if time.perf_counter() - now > CONTENDED_YIELD:
-                self._contended_until = now + CONTENDED_PAUSE
+            until = paused_until(now, time.perf_counter())
+            if until:
+                self._contended_until = until
                 self._polling = False
                 return
             asyncio.get_running_loop().call_soon(self._poll_again)

@@ -57,17 +57,17 @@ def test_without_a_window_the_loop_never_polls(tmp_path, yields):
 def test_a_yield_that_gave_the_cpu_away_stops_the_polling_for_a_while(tmp_path, monkeypatch, loop_factory):
     """A sched_yield that returns late (another process ran: a busy machine) ends the window at
     once, and no call polls again until CONTENDED_PAUSE has passed; the calls are answered."""
-    from cricket.rpc import server as server_module
+    from cricket.rpc import contention
     calls: list[float] = []
     real = os.sched_yield
 
     def busy_machine() -> None:          # each yield comes back after someone else's time slice
         if threading.current_thread().name == "cricket-rpc-server":
             calls.append(time.perf_counter())
-            time.sleep(2 * server_module.CONTENDED_YIELD)
+            time.sleep(2 * contention.CONTENDED_YIELD)
         real()
     monkeypatch.setattr(os, "sched_yield", busy_machine)
-    monkeypatch.setattr(server_module, "CONTENDED_PAUSE", 0.5)
+    monkeypatch.setattr(contention, "CONTENDED_PAUSE", 0.5)
     server = Server([CalcV1()], poll=0.05)
     with ServerThread(server, str(tmp_path / "calc.sock"), loop_factory=loop_factory) as st, \
             Client(st.address, timeout=10) as rpc:
