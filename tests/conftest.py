@@ -1,10 +1,12 @@
 """Shared fixtures: real tools (nvcc, gcc, the system rpcgen) found once, skipped with a reason when
-absent; nvcc builds shared by the whole run; a lock shared by the run's processes (pytest-xdist)."""
+absent; nvcc builds shared by the whole run; a lock shared by the run's processes (pytest-xdist);
+the libcudart shim and the libcuda.so.1 replacement built from the sources."""
 from __future__ import annotations
 
 import contextlib
 import fcntl
 import hashlib
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -123,3 +125,43 @@ def nvcc_build(tmp_path_factory) -> NvccBuilds:
     folder = run_folder(tmp_path_factory) / "nvcc"
     folder.mkdir(exist_ok=True)
     return NvccBuilds(folder)
+
+
+CUDA_INCLUDE = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "include"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def shim(run_lock) -> Path:
+    """The libcudart shim at the place ``cricket run`` preloads it from (cricket/_preload), rebuilt
+    from the sources when they changed, by one test process of the run at a time."""
+    if not (CUDA_INCLUDE / "cuda_runtime_api.h").exists() or not shutil.which(os.environ.get("CC", "cc")):
+        pytest.skip("the libcudart shim needs the CUDA 13 headers and cc")
+    target = ROOT / "cricket" / "_preload"
+    with run_lock("preload-shim"):
+        subprocess.run([sys.executable, str(ROOT / "cext" / "preload" / "build.py"), str(target),
+                        "--gen-dir", str(ROOT / "build" / "preload")], check=True, capture_output=True)
+    return target / "libcricket-cudart.so"
+
+
+@pytest.fixture(scope="session")
+def driver_dir(tmp_path_factory) -> Path:
+    """A folder holding the libcuda.so.1 replacement built from cext/driver: libcricket-cuda.so and
+    the link libcuda.so.1 to it (put it on LD_LIBRARY_PATH)."""
+    if not shutil.which(os.environ.get("CC", "cc")) or not (CUDA_INCLUDE / "cudaTypedefs.h").exists():
+        pytest.skip(f"cext/driver needs a C compiler (cc) and the CUDA 13 headers in {CUDA_INCLUDE}")
+    # Loaded under a name of its own: cext/preload has a build.py too.
+    spec = importlib.util.spec_from_file_location("cricket_driver_build", ROOT / "cext" / "driver" / "build.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    out = tmp_path_factory.mktemp("libcuda")
+    build.build(out, CUDA_INCLUDE)
+    return out
+
+
+@pytest.fixture(scope="session")
+def vadd_ptx(nvcc_build) -> Path:
+    """PTX of tests/driver/programs/vadd_kernel.cu (nvcc, once per run), for the cuda-python programs
+    that launch it."""
+    return nvcc_build("-ptx", "-arch=sm_75", ROOT / "tests" / "driver" / "programs" / "vadd_kernel.cu",
+                      output="vadd.ptx")

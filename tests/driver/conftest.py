@@ -1,7 +1,7 @@
-"""Fixtures for the libcuda.so.1 replacement: the library built once per session from
-cext/driver (real compiler, real CUDA headers), the MD2 routines built alone for ctypes, and a
-runner for probes that load the library in a separate Python process (loading a library whose
-SONAME is libcuda.so.1 into the test process would shadow a real driver for later tests)."""
+"""Fixtures for the libcuda.so.1 replacement (built by ``driver_dir`` of tests/conftest.py): its
+library file, the MD2 routines built alone for ctypes, and a runner for probes that load the
+library in a separate Python process (loading a library whose SONAME is libcuda.so.1 into the test
+process would shadow a real driver for later tests)."""
 from __future__ import annotations
 
 import importlib.util
@@ -31,15 +31,6 @@ def _require_toolchain() -> None:
         pytest.skip("no C compiler (cc) to build cext/driver")
     if not (CUDA_INCLUDE / "cudaTypedefs.h").exists():
         pytest.skip(f"no CUDA 13 headers in {CUDA_INCLUDE}")
-
-
-@pytest.fixture(scope="session")
-def driver_dir(tmp_path_factory) -> Path:
-    """A directory holding libcricket-cuda.so and the link libcuda.so.1 to it."""
-    _require_toolchain()
-    out = tmp_path_factory.mktemp("libcuda")
-    driver_build.build(out, CUDA_INCLUDE)
-    return out
 
 
 @pytest.fixture(scope="session")
@@ -90,9 +81,3 @@ def start_server():
 def server(start_server):
     """A real cricket server (emu backend) for one test module."""
     return start_server(["emu"])
-
-
-@pytest.fixture(scope="session")
-def vadd_ptx(nvcc_build):
-    """PTX of programs/vadd_kernel.cu (nvcc, once per run), for the cuda-python programs that launch it."""
-    return nvcc_build("-ptx", "-arch=sm_75", HERE / "programs" / "vadd_kernel.cu", output="vadd.ptx")
