@@ -1,4 +1,5 @@
-"""The suite shares code the way its rules say: a fixture several folders need is defined once, in
+"""The suite shares code the way its rules say: through fixtures and helper modules, never by
+importing a test module or a conftest; and a fixture several folders need is defined once, in
 tests/conftest.py, and no folder's conftest defines it again under the same name."""
 from __future__ import annotations
 
@@ -23,3 +24,25 @@ def test_the_shared_fixtures_are_defined_once():
     assert {"shim", "driver_dir", "vadd_ptx", "nvcc_build", "run_lock"} <= shared
     again = {str(c.relative_to(TESTS)): sorted(fixtures_of(c) & shared) for c in TESTS.rglob("*/conftest.py")}
     assert {where: names for where, names in again.items() if names} == {}
+
+
+def imported_modules(path: Path) -> list[str]:
+    """The last component of every module ``path`` imports, anywhere in it (function bodies too):
+    ``from .conftest import x`` and ``import tests.driver.conftest`` both give ``conftest``."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.module:
+                names.append(node.module.rsplit(".", 1)[-1])
+            else:                                  # from . import test_x
+                names.extend(a.name for a in node.names)
+        elif isinstance(node, ast.Import):
+            names.extend(a.name.rsplit(".", 1)[-1] for a in node.names)
+    return names
+
+
+def test_no_test_module_imports_another_test_module_or_a_conftest():
+    offenders = [f"{path.relative_to(TESTS)} imports {name}"
+                 for path in sorted(TESTS.rglob("test_*.py"))
+                 for name in imported_modules(path) if name == "conftest" or name.startswith("test_")]
+    assert offenders == []

@@ -14,6 +14,29 @@ HERE = Path(__file__).resolve().parent
 CUDA_DIR = HERE / "cuda"
 REPO = HERE.parents[1]
 
+# scale(float *p, float s): p[threadIdx.x] *= s
+SCALE_PTX = """
+.version 8.0
+.target sm_75
+.address_size 64
+.visible .entry scale(.param .u64 p, .param .f32 s)
+{
+    .reg .b64 %rd<4>;
+    .reg .b32 %r<4>;
+    .reg .f32 %f<4>;
+    ld.param.u64 %rd1, [p];
+    ld.param.f32 %f1, [s];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd2, %rd2, %rd3;
+    ld.global.f32 %f2, [%rd2];
+    mul.f32 %f3, %f2, %f1;
+    st.global.f32 [%rd2], %f3;
+    ret;
+}
+"""
+
 
 @pytest.fixture(scope="session")
 def fatbins(nvcc_build) -> dict[str, Path]:
@@ -116,3 +139,9 @@ def fake(monkeypatch):
     monkeypatch.setattr(cuda_backend, "_driver", lambda: driver)
     monkeypatch.setattr(cuda_backend.CudaBackend, "unavailable_reason", classmethod(lambda cls: None))
     return driver
+
+
+@pytest.fixture(scope="session")
+def scale_ptx() -> bytes:
+    """PTX of ``scale(float *p, float s)``: ``p[threadIdx.x] *= s``, for the in-process emu tests."""
+    return SCALE_PTX.encode()
