@@ -9,9 +9,11 @@ import hashlib
 import importlib.util
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -165,3 +167,37 @@ def vadd_ptx(nvcc_build) -> Path:
     that launch it."""
     return nvcc_build("-ptx", "-arch=sm_75", ROOT / "tests" / "driver" / "programs" / "vadd_kernel.cu",
                       output="vadd.ptx")
+
+
+def _listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def rpcbind():
+    """The rpcbind of this host on port 111: the one running ("already running"), or one started
+    for the test module ("started"; needs root and Debian's ``rpcbind`` package) and stopped
+    after it. Skips, with the reason, where neither is possible."""
+    if _listening(111):
+        yield "already running"
+        return
+    binary = shutil.which("rpcbind") or ("/sbin/rpcbind" if os.path.exists("/sbin/rpcbind") else None)
+    if binary is None:
+        pytest.skip("no rpcbind on this host (apt-get install rpcbind)")
+    if os.geteuid() != 0:
+        pytest.skip("starting rpcbind needs root (it binds port 111)")
+    os.makedirs("/run/rpcbind", exist_ok=True)
+    proc = subprocess.Popen([binary, "-f"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 10
+    while not _listening(111):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.skip(f"rpcbind could not be started here: {proc.stderr.read().decode()[:200]}")
+        time.sleep(0.05)
+    yield "started"
+    proc.terminate()
+    proc.wait(10)
