@@ -46,3 +46,18 @@ def test_no_test_module_imports_another_test_module_or_a_conftest():
                  for path in sorted(TESTS.rglob("test_*.py"))
                  for name in imported_modules(path) if name == "conftest" or name.startswith("test_")]
     assert offenders == []
+
+
+def test_no_module_loads_a_conftest_by_its_path():
+    # A helper that executes a folder's conftest.py (importlib, by path) to borrow a class from it
+    # runs that conftest twice; what several folders need goes into a helper module instead.
+    offenders = []
+    for path in sorted(TESTS.rglob("*.py")):
+        if path == Path(__file__).resolve():
+            continue
+        text = path.read_text()
+        if "spec_from_file_location" in text and any(
+                isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.endswith("conftest.py")
+                for node in ast.walk(ast.parse(text))):
+            offenders.append(str(path.relative_to(TESTS)))
+    assert offenders == []

@@ -12,8 +12,9 @@ import pytest
 from cricket.client.api import CudaError, connect
 from cricket.cudafacts import curesult
 
-from hostile_peers import SERVER_PATH, ServerProcess, assert_back_to, warmed_up
+from hostile_peers import SERVER_PATH, assert_back_to, warmed_up
 from kernel_peers import RECURSION_PTX
+from server_process import ServerProcess
 
 MIB = 1 << 20
 SHARE = 64 * MIB

@@ -27,7 +27,8 @@ from hostile_peers import assert_back_to, warmed_up
 
 @pytest.fixture(scope="module")
 def fuzzed(tmp_path_factory):
-    from hostile_peers import SERVER_PATH, ServerProcess
+    from hostile_peers import SERVER_PATH
+    from server_process import ServerProcess
     server = ServerProcess(tmp_path_factory.mktemp("fuzz"), "--backend", "emu", "--session-memory", "64M",
                            "--max-image", "8M", env={"PYTHONPATH": SERVER_PATH})
     baseline = warmed_up(server)
