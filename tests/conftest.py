@@ -1,15 +1,19 @@
 """Shared fixtures: real tools (nvcc, gcc, the system rpcgen) found once, skipped with a reason when
-absent; nvcc builds shared by the whole run; a lock shared by the run's processes (pytest-xdist)."""
+absent; nvcc builds shared by the whole run; a lock shared by the run's processes (pytest-xdist);
+the libcudart shim and the libcuda.so.1 replacement built from the sources."""
 from __future__ import annotations
 
 import contextlib
 import fcntl
 import hashlib
+import importlib.util
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -123,3 +127,77 @@ def nvcc_build(tmp_path_factory) -> NvccBuilds:
     folder = run_folder(tmp_path_factory) / "nvcc"
     folder.mkdir(exist_ok=True)
     return NvccBuilds(folder)
+
+
+CUDA_INCLUDE = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "include"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def shim(run_lock) -> Path:
+    """The libcudart shim at the place ``cricket run`` preloads it from (cricket/_preload), rebuilt
+    from the sources when they changed, by one test process of the run at a time."""
+    if not (CUDA_INCLUDE / "cuda_runtime_api.h").exists() or not shutil.which(os.environ.get("CC", "cc")):
+        pytest.skip("the libcudart shim needs the CUDA 13 headers and cc")
+    target = ROOT / "cricket" / "_preload"
+    with run_lock("preload-shim"):
+        subprocess.run([sys.executable, str(ROOT / "cext" / "preload" / "build.py"), str(target),
+                        "--gen-dir", str(ROOT / "build" / "preload")], check=True, capture_output=True)
+    return target / "libcricket-cudart.so"
+
+
+@pytest.fixture(scope="session")
+def driver_dir(tmp_path_factory) -> Path:
+    """A folder holding the libcuda.so.1 replacement built from cext/driver: libcricket-cuda.so and
+    the link libcuda.so.1 to it (put it on LD_LIBRARY_PATH)."""
+    if not shutil.which(os.environ.get("CC", "cc")) or not (CUDA_INCLUDE / "cudaTypedefs.h").exists():
+        pytest.skip(f"cext/driver needs a C compiler (cc) and the CUDA 13 headers in {CUDA_INCLUDE}")
+    # Loaded under a name of its own: cext/preload has a build.py too.
+    spec = importlib.util.spec_from_file_location("cricket_driver_build", ROOT / "cext" / "driver" / "build.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    out = tmp_path_factory.mktemp("libcuda")
+    build.build(out, CUDA_INCLUDE)
+    return out
+
+
+@pytest.fixture(scope="session")
+def vadd_ptx(nvcc_build) -> Path:
+    """PTX of tests/driver/programs/vadd_kernel.cu (nvcc, once per run), for the cuda-python programs
+    that launch it."""
+    return nvcc_build("-ptx", "-arch=sm_75", ROOT / "tests" / "driver" / "programs" / "vadd_kernel.cu",
+                      output="vadd.ptx")
+
+
+def _listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def rpcbind():
+    """The rpcbind of this host on port 111: the one running ("already running"), or one started
+    for the test module ("started"; needs root and Debian's ``rpcbind`` package) and stopped
+    after it. Skips, with the reason, where neither is possible."""
+    if _listening(111):
+        yield "already running"
+        return
+    binary = shutil.which("rpcbind") or ("/sbin/rpcbind" if os.path.exists("/sbin/rpcbind") else None)
+    if binary is None:
+        pytest.skip("no rpcbind on this host (apt-get install rpcbind)")
+    if os.geteuid() != 0:
+        pytest.skip("starting rpcbind needs root (it binds port 111)")
+    os.makedirs("/run/rpcbind", exist_ok=True)
+    proc = subprocess.Popen([binary, "-f"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 10
+    while not _listening(111):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.skip(f"rpcbind could not be started here: {proc.stderr.read().decode()[:200]}")
+        time.sleep(0.05)
+    yield "started"
+    proc.terminate()
+    proc.wait(10)

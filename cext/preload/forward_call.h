@@ -10,7 +10,7 @@
 #define DIM(d) ((uint64_t)(d).x | ((uint64_t)(d).y << 32)), (uint64_t)(d).z
 /* In the _ptsz/_ptds variants (nvcc --default-stream per-thread) stream 0 is the calling thread's
  * per-thread default stream, cudaStreamPerThread; the runtime creates one per thread and device. */
-#define PER_THREAD ((uint64_t)0x2)
+#define PER_THREAD U(cudaStreamPerThread)   /* driver_types.h states the handle */
 #define PT(s) ((s) ? U(s) : PER_THREAD)
 
 /* Forward this function's arguments to the Python implementation named `name`. */

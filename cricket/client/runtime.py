@@ -35,9 +35,7 @@ from cricket.client.errors import (  # noqa: F401  (the codes the API faces use,
 )
 from cricket.client.registry import REGISTRATIONS
 from cricket.client.allocations import AllocationTable
-from cricket.client.single_server import (  # noqa: F401  (the stream handles the API faces use)
-    STREAM_LEGACY, STREAM_NON_BLOCKING, STREAM_PER_THREAD, SingleServer, StreamRef,
-)
+from cricket.client.single_server import SingleServer, StreamRef
 from cricket.client.windows import D2D, D2H, DEFAULT, H2D, H2H, PAGE, AddressWindows  # noqa: F401
 from cricket.client.mapped import MappedMemory
 from cricket.client.pinned import PinnedMemory

@@ -14,14 +14,14 @@ from cricket.client import context_limits, device_records, launch_attributes, ma
 from cricket.client.faces import implements
 from cricket.client.runtime_face import RUNTIME_API
 from cricket.client.runtime_local import i32 as _i32
-from cricket.cudafacts import occupancy
+from cricket.cudafacts import occupancy, streams
 from cricket.cudafacts.cudart_errors import CODES, CUDART_VERSION
 from cricket.client.runtime import (
     D2D, D2H,
     ERR_HOST_NOT_REGISTERED, ERR_HOST_REGISTERED, ERR_INVALID_CONFIG, ERR_INVALID_DEVICE,
     ERR_INVALID_HANDLE, ERR_INVALID_VALUE, ERR_MEMORY, ERR_NOT_READY, H2D, H2H,
     RUNTIME, SCHEDULE_AUTO, SCHEDULE_BLOCKING_SYNC, SCHEDULE_MASK, SCHEDULE_SPIN, SCHEDULE_YIELD,
-    STREAM_PER_THREAD, SUCCESS, CudaRuntimeError, KernelRecord, StreamRef, cuda_error_of, hostmem,
+    SUCCESS, CudaRuntimeError, KernelRecord, StreamRef, cuda_error_of, hostmem,
 )
 
 log = logging.getLogger(__name__)
@@ -400,7 +400,7 @@ def memcpy(dst: int, src: int, count: int, kind: int) -> int:
 @implements(RUNTIME_API, "cudaMemcpy_ptds")
 def memcpy_ptds(dst: int, src: int, count: int, kind: int) -> int:
     """cudaMemcpy ordered in the calling thread's per-thread default stream."""
-    return _copy(dst, src, count, kind, STREAM_PER_THREAD, True)
+    return _copy(dst, src, count, kind, streams.PER_THREAD, True)
 
 
 @implements(RUNTIME_API, "cudaMemcpyAsync")
@@ -482,7 +482,7 @@ def memset(ptr: int, value: int, count: int, stream: int, sync: int) -> int:
 
 @implements(RUNTIME_API, "cudaStreamDestroy")
 def stream_destroy(stream: int) -> int:
-    if stream == STREAM_PER_THREAD:         # the default streams are not destroyed
+    if stream == streams.PER_THREAD:         # the default streams are not destroyed
         return ERR_INVALID_HANDLE
     server = rt.stream(stream)
     if not server:

@@ -8,12 +8,9 @@ import logging
 from typing import Any
 
 from cricket.client.errors import ERR_INVALID_HANDLE, CudaRuntimeError, error_source
+from cricket.cudafacts import streams
 
 log = logging.getLogger(__name__)
-
-# special stream handles of the runtime API
-STREAM_LEGACY, STREAM_PER_THREAD = 1, 2
-STREAM_NON_BLOCKING = 0x1                  # cudaStreamNonBlocking, CU_STREAM_NON_BLOCKING
 
 
 class StreamRef:
@@ -40,10 +37,10 @@ class SingleServer:
             rt._server_device = device
 
     def stream(self, handle: int) -> int:
-        if handle == 0 or handle == STREAM_LEGACY:
+        if handle == 0 or handle == streams.LEGACY:
             return 0
         rt = self.rt
-        if handle == STREAM_PER_THREAD:
+        if handle == streams.PER_THREAD:
             return rt.per_thread_stream()
         try:
             return rt.streams[handle]
@@ -103,7 +100,7 @@ class SingleServer:
     def create_stream(self, flags: int) -> int:
         rt = self.rt
         handle = self._create(rt.streams, "CR_STREAM_CREATE", flags, "cuStreamCreate")
-        if flags & STREAM_NON_BLOCKING:
+        if flags & streams.NON_BLOCKING:
             rt.nonblocking.add(handle)
         return handle
 

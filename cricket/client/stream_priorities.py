@@ -14,9 +14,10 @@ from cricket.backends import reference_device
 from cricket.client.driver_face import DRIVER_API
 from cricket.client.faces import implements
 from cricket.client.runtime import (
-    ERR_INVALID_HANDLE, ERR_INVALID_VALUE, RUNTIME, STREAM_LEGACY, STREAM_PER_THREAD, SUCCESS, hostmem,
+    ERR_INVALID_HANDLE, ERR_INVALID_VALUE, RUNTIME, SUCCESS, hostmem,
 )
 from cricket.client.runtime_face import RUNTIME_API
+from cricket.cudafacts import streams
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +32,7 @@ def clamp(priority: int) -> int:
 
 def priority_of(stream: int) -> int | None:
     """The priority of a stream of this process (default streams: the least), None for no stream."""
-    if stream in (0, STREAM_LEGACY, STREAM_PER_THREAD):
+    if stream in (0, streams.LEGACY, streams.PER_THREAD):
         return LEAST
     return _priorities.get(stream, LEAST) if stream in rt.streams else None
 

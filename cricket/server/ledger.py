@@ -5,14 +5,20 @@ one shared ledger before it forks (:meth:`Ledger.shared`): the counts sit in a s
 mapping every worker inherits, under a process-shared semaphore (``multiprocessing.Lock``:
 uncontended, an atomic operation without a system call). A worker that died holding it would
 stop the server anyway (``cricket.server.workers``); the others give up after
-:data:`LOCK_TIMEOUT` rather than hang (docs/server-workers.md).
+:data:`LOCK_TIMEOUT` rather than hang, and from then on at once (docs/server-workers.md).
 """
 from __future__ import annotations
 
+import logging
 import mmap
 import threading
 from collections.abc import Iterable
 from typing import Any
+
+from ..backends.base import BackendError
+from ..cudafacts import curesult
+
+log = logging.getLogger(__name__)
 
 # The slots: one count each.
 DEVICE_MEMORY = 0        # bytes of device memory the sessions hold (MemoryBudget)
@@ -25,14 +31,21 @@ _SIZE = 8 * _SLOTS
 LOCK_TIMEOUT = 5.0       # seconds a worker waits for the shared ledger before it gives up
 
 
-class LedgerStuck(RuntimeError):
-    """The shared ledger stayed locked: a worker died holding it."""
+class LedgerStuck(BackendError):
+    """The shared ledger stayed locked: a worker died holding it. The call that needed it fails
+    with ``CUDA_ERROR_UNKNOWN`` and this message."""
+
+    def __init__(self, waited: float) -> None:
+        super().__init__(curesult.UNKNOWN, f"the server-wide ledger stayed locked for {waited:g} s (a "
+                                           "worker died holding it); restart the server")
 
 
 class Ledger:
     """Counts that :meth:`take` raises all together or not at all, each against its bound."""
 
-    def __init__(self, shared: bool = False) -> None:
+    def __init__(self, shared: bool = False, lock_timeout: float = LOCK_TIMEOUT) -> None:
+        self.lock_timeout = lock_timeout
+        self._stuck = False          # a wait timed out once: the holder is gone, do not wait again
         if shared:
             import multiprocessing
             self._lock: Any = multiprocessing.get_context("fork").Lock()
@@ -43,9 +56,9 @@ class Ledger:
         self._counts = memoryview(self._memory).cast("q")
 
     @classmethod
-    def shared(cls) -> Ledger:
+    def shared(cls, lock_timeout: float = LOCK_TIMEOUT) -> Ledger:
         """A ledger that processes forked after this call share."""
-        return cls(shared=True)
+        return cls(shared=True, lock_timeout=lock_timeout)
 
     def take(self, wants: Iterable[tuple[int, int, int | None]]) -> tuple[int, int] | None:
         """Add each ``(slot, amount, bound)`` unless one would pass its bound (None: no bound).
@@ -76,9 +89,14 @@ class Ledger:
         return self._counts[slot]
 
     def _acquire(self) -> None:
-        if not self._lock.acquire(timeout=LOCK_TIMEOUT):
-            raise LedgerStuck(f"the server-wide ledger stayed locked for {LOCK_TIMEOUT:g} s (a worker "
-                              "died holding it); restart the server")
+        if self._lock.acquire(timeout=0 if self._stuck else self.lock_timeout):
+            return
+        if not self._stuck:
+            self._stuck = True
+            log.error("the server-wide ledger stayed locked for %g s (a worker died holding it): every "
+                      "call that counts against a server-wide bound fails now; restart the server",
+                      self.lock_timeout)
+        raise LedgerStuck(self.lock_timeout)
 
 
 # The ledger of the server-wide bounds kept outside one object (pinned regions, graphs); a

@@ -139,11 +139,21 @@ async def _serve_worker(config: ServerConfig, workers: int, index: int, paths: l
 def _share_sessions(server, max_sessions: int) -> None:
     """Count ``server``'s connections in the shared ledger against ``max_sessions`` in all."""
     counts = ledger.SERVER
-    server.take_seat = lambda: counts.take(((ledger.SESSIONS, 1, max_sessions),)) is None
+
+    def take_seat() -> bool:
+        try:
+            return counts.take(((ledger.SESSIONS, 1, max_sessions),)) is None
+        except ledger.LedgerStuck:          # logged by the ledger; the connection is refused
+            return False
+
+    server.take_seat = take_seat
     disconnected = server.on_disconnect
 
     def on_disconnect(connection_id: int) -> None:
-        counts.give(ledger.SESSIONS, 1)
+        try:
+            counts.give(ledger.SESSIONS, 1)
+        except ledger.LedgerStuck:          # the session is freed all the same
+            pass
         disconnected(connection_id)
 
     server.on_disconnect = on_disconnect

@@ -1,29 +1,13 @@
-"""Fixtures for the client runtime: the libcudart shim and the example programs built once per
-session, and real cricket servers (emu backend) on Unix sockets."""
+"""Fixtures for the client runtime: the example programs built once per session (on the libcudart
+shim of tests/conftest.py), and real cricket servers (emu backend) on Unix sockets."""
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from client_runtime_support import EXAMPLES_OUT, ROOT, SHIM, Server, examples_build
-
-
-@pytest.fixture(scope="session")
-def shim(run_lock) -> Path:
-    """The shim at the place ``cricket run`` preloads it from, rebuilt from the sources (when they
-    changed; one test process at a time)."""
-    cuda_include = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "include"
-    if not (cuda_include / "cuda_runtime_api.h").exists() or not shutil.which("cc"):
-        pytest.skip("the libcudart shim needs the CUDA 13 headers and cc")
-    with run_lock("preload-shim"):
-        subprocess.run([sys.executable, str(ROOT / "cext" / "preload" / "build.py"), str(SHIM.parent),
-                        "--gen-dir", str(ROOT / "build" / "preload")], check=True, capture_output=True)
-    return SHIM
+from client_runtime_support import EXAMPLES_OUT, Server, examples_build
 
 
 @pytest.fixture(scope="session")

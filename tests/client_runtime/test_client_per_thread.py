@@ -10,8 +10,8 @@ import threading
 import pytest
 
 from client_runtime_support import ROOT, build_program, cricket_run
-from cricket.client import runtime
 from cricket.client.runtime import Runtime
+from cricket.cudafacts import streams
 
 
 @pytest.fixture
@@ -32,21 +32,21 @@ def _in_thread(fn):
 
 
 def test_each_host_thread_gets_its_own_per_thread_stream(rt):
-    mine = rt.stream(runtime.STREAM_PER_THREAD)
-    assert mine and rt.stream(runtime.STREAM_PER_THREAD) == mine      # stable within the thread
-    others = [_in_thread(lambda: rt.stream(runtime.STREAM_PER_THREAD)) for _ in range(2)]
+    mine = rt.stream(streams.PER_THREAD)
+    assert mine and rt.stream(streams.PER_THREAD) == mine      # stable within the thread
+    others = [_in_thread(lambda: rt.stream(streams.PER_THREAD)) for _ in range(2)]
     assert len({mine, *others}) == 3 and all(others)
     # real streams on the server; those of the threads that exited went with them
     assert rt.conn.session_stats()["streams"] == 1
-    assert rt.stream(0) == rt.stream(runtime.STREAM_LEGACY) == 0       # the legacy default stream
+    assert rt.stream(0) == rt.stream(streams.LEGACY) == 0       # the legacy default stream
 
 
 def test_a_threads_per_thread_stream_is_destroyed_when_the_thread_exits(rt):
-    rt.stream(runtime.STREAM_PER_THREAD)
+    rt.stream(streams.PER_THREAD)
     made, stop = threading.Barrier(3), threading.Event()
 
     def worker():
-        rt.stream(runtime.STREAM_PER_THREAD)
+        rt.stream(streams.PER_THREAD)
         made.wait(30)
         stop.wait(30)
 
@@ -59,13 +59,13 @@ def test_a_threads_per_thread_stream_is_destroyed_when_the_thread_exits(rt):
     for t in threads:
         t.join(30)
     assert rt.conn.session_stats()["streams"] == 1      # gone with their threads, before the session ends
-    assert rt.per_thread_streams == {rt.stream(runtime.STREAM_PER_THREAD)}
+    assert rt.per_thread_streams == {rt.stream(streams.PER_THREAD)}
 
 
 def test_per_thread_streams_are_made_again_after_they_are_forgotten(rt):
-    first = rt.stream(runtime.STREAM_PER_THREAD)
+    first = rt.stream(streams.PER_THREAD)
     assert rt.forget_per_thread_streams() == [first]
-    second = rt.stream(runtime.STREAM_PER_THREAD)
+    second = rt.stream(streams.PER_THREAD)
     assert second and second != first
 
 

@@ -10,6 +10,7 @@ import pytest
 from cricket.client import runtime
 from cricket.client.api import CudaError
 from cricket.client.runtime import D2D, D2H, DEFAULT, H2D, H2H, Runtime, CudaRuntimeError, cuda_error_of
+from cricket.cudafacts import streams
 from cricket.rpc.errors import RpcConnectionError
 
 
@@ -65,7 +66,7 @@ def test_last_error_is_per_thread(rt):
 
 
 def test_default_stream_handles_and_unknown_streams(rt):
-    assert rt.stream(0) == rt.stream(runtime.STREAM_LEGACY) == 0
+    assert rt.stream(0) == rt.stream(streams.LEGACY) == 0
     with pytest.raises(CudaRuntimeError) as err:
         rt.stream(0x1234)
     assert err.value.code == runtime.ERR_INVALID_HANDLE

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cricket.cudafacts import cudart_errors, curesult, device_attributes, generate
+from cricket.cudafacts import cudart_errors, curesult, device_attributes, generate, streams
 
 PACKAGE = Path(generate.__file__).resolve().parent
 ROOT = PACKAGE.parents[1]
@@ -21,7 +21,7 @@ def test_checked_in_tables_are_what_the_headers_give(tmp_path):
     if not (CUDA_HOME / "include" / "cuda.h").exists() or not (CUDA_HOME / "lib64" / "libcudart.so.13").exists():
         pytest.skip(f"needs the CUDA 13 headers and libcudart.so.13 under {CUDA_HOME}")
     generate.main(["--cuda-home", str(CUDA_HOME), "--out", str(tmp_path)])
-    for name in ("cudart_errors.py", "curesult.py", "device_attributes.py"):
+    for name in ("cudart_errors.py", "curesult.py", "device_attributes.py", "streams.py"):
         assert (tmp_path / name).read_text() == (PACKAGE / name).read_text(), \
             f"{name} is stale: run python -m cricket.cudafacts.generate"
 
@@ -49,3 +49,30 @@ def test_driver_and_runtime_messages_agree_where_both_define_a_code():
     assert curesult.error_string(curesult.ILLEGAL_ADDRESS) == "an illegal memory access was encountered"
     assert curesult.error_name(700) == "CUDA_ERROR_ILLEGAL_ADDRESS" and curesult.error_name(12345) == "CUresult(12345)"
     assert device_attributes.MAX_BLOCKS_PER_MULTIPROCESSOR == 106
+
+
+def test_stream_handles_and_flags_are_the_headers_values():
+    include = CUDA_HOME / "include"
+    names = ("driver_types.h", "cuda.h", "cuda_device_runtime_api.h")
+    if not all((include / n).exists() for n in names):
+        pytest.skip(f"needs the CUDA 13 headers under {include}")
+    # parse_stream_facts also fails when cuda.h's CU_STREAM_* disagree with the runtime's names
+    facts = generate.parse_stream_facts(*((include / n).read_text(errors="replace") for n in names))
+    assert facts == {"LEGACY": streams.LEGACY, "PER_THREAD": streams.PER_THREAD, "TAIL_LAUNCH": streams.TAIL_LAUNCH,
+                     "FIRE_AND_FORGET": streams.FIRE_AND_FORGET, "NON_BLOCKING": streams.NON_BLOCKING}
+    assert (streams.LEGACY, streams.PER_THREAD, streams.NON_BLOCKING) == (1, 2, 1)
+
+
+def test_no_other_module_states_a_stream_handle():
+    # A number bound to a name for a special stream or the non-blocking flag, in Python or in C
+    # (where the CUDA headers' cudaStreamPerThread and friends are at hand), is a second copy.
+    special = r"\w*(LEGACY|PER_THREAD|NON_BLOCKING|TAIL_LAUNCH|FIRE_AND_FORGET)\w*"
+    python = re.compile(rf"^\s*{special}(\s*,\s*\w+)*\s*=\s*[(\d]", re.M)
+    c = re.compile(rf"#define\s+{special}\s+[(\s\w]*?(0x[0-9a-fA-F]+|\d)")
+    offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "cricket").rglob("*.py")
+                 if PACKAGE not in p.parents and python.search(p.read_text())]
+    offenders += [str(p.relative_to(ROOT)) for ext in ("pyx", "pxd") for p in (ROOT / "cext").rglob(f"*.{ext}")
+                  if python.search(p.read_text())]
+    offenders += [str(p.relative_to(ROOT)) for ext in ("c", "h") for p in (ROOT / "cext").rglob(f"*.{ext}")
+                  if "gen" not in p.parts and c.search(p.read_text())]
+    assert not offenders

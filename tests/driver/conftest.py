@@ -1,29 +1,16 @@
-"""Fixtures for the libcuda.so.1 replacement: the library built once per session from
-cext/driver (real compiler, real CUDA headers), the MD2 routines built alone for ctypes, and a
-runner for probes that load the library in a separate Python process (loading a library whose
-SONAME is libcuda.so.1 into the test process would shadow a real driver for later tests)."""
+"""Fixtures for the libcuda.so.1 replacement (built by ``driver_dir`` of tests/conftest.py): its
+library file, the MD2 routines built alone for ctypes, and real servers for a test module
+(driver_support.py holds the helpers the test modules import)."""
 from __future__ import annotations
 
-import importlib.util
-import json
 import os
 import shutil
 import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-DRIVER_SRC = ROOT / "cext" / "driver"
-CUDA_INCLUDE = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "include"
-HERE = Path(__file__).resolve().parent
-
-# Loaded under its own name: other folders' tests may have a build.py of their own.
-_spec = importlib.util.spec_from_file_location("cricket_driver_build", DRIVER_SRC / "build.py")
-driver_build = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(driver_build)
+from .driver_support import CUDA_INCLUDE, DRIVER_SRC
 
 
 def _require_toolchain() -> None:
@@ -31,15 +18,6 @@ def _require_toolchain() -> None:
         pytest.skip("no C compiler (cc) to build cext/driver")
     if not (CUDA_INCLUDE / "cudaTypedefs.h").exists():
         pytest.skip(f"no CUDA 13 headers in {CUDA_INCLUDE}")
-
-
-@pytest.fixture(scope="session")
-def driver_dir(tmp_path_factory) -> Path:
-    """A directory holding libcricket-cuda.so and the link libcuda.so.1 to it."""
-    _require_toolchain()
-    out = tmp_path_factory.mktemp("libcuda")
-    driver_build.build(out, CUDA_INCLUDE)
-    return out
 
 
 @pytest.fixture(scope="session")
@@ -55,20 +33,6 @@ def md2_so(tmp_path_factory) -> Path:
     subprocess.run([os.environ.get("CC", "cc"), "-shared", "-fPIC", "-O2", "-Wall", "-Werror",
                     str(DRIVER_SRC / "md2.c"), "-o", str(out)], check=True)
     return out
-
-
-def run_probe(driver_lib: Path, body: str, env: dict[str, str] | None = None) -> dict:
-    """Runs `body` in a fresh Python with `lib` = the driver library (ctypes, by path) and the
-    helpers of probe.py; the body sets `result`, which comes back as a dict."""
-    script = "import json, sys\nsys.path.insert(0, %r)\nfrom probe import *\nlib = load(%r)\nresult = {}\n%s\nprint(json.dumps(result))\n" % (
-        str(HERE), str(driver_lib), textwrap.dedent(body))
-    full_env = {**os.environ, **(env or {})}
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=full_env, timeout=60)
-    if proc.returncode != 0:
-        raise AssertionError(f"probe failed with {proc.returncode}:\n{proc.stderr}")
-    data = json.loads(proc.stdout.strip().splitlines()[-1])
-    data["_stderr"] = proc.stderr
-    return data
 
 
 @pytest.fixture(scope="module")
@@ -90,9 +54,3 @@ def start_server():
 def server(start_server):
     """A real cricket server (emu backend) for one test module."""
     return start_server(["emu"])
-
-
-@pytest.fixture(scope="session")
-def vadd_ptx(nvcc_build):
-    """PTX of programs/vadd_kernel.cu (nvcc, once per run), for the cuda-python programs that launch it."""
-    return nvcc_build("-ptx", "-arch=sm_75", HERE / "programs" / "vadd_kernel.cu", output="vadd.ptx")

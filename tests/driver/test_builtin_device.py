@@ -6,7 +6,7 @@ from __future__ import annotations
 from cricket.backends import reference_device
 from cricket.cudafacts import device_attributes
 
-from .conftest import run_probe
+from .driver_support import run_probe
 
 
 def test_builtin_device_answers_every_attribute_as_the_reference_part(driver_lib):

@@ -4,7 +4,7 @@ banks are fixed at four bytes, which the getter reports whatever was set, as cud
 such devices) and the profiler's start and stop (no effect). All need a current context."""
 from __future__ import annotations
 
-from .conftest import run_probe
+from .driver_support import run_probe
 
 INVALID_VALUE, INVALID_CONTEXT = 1, 201
 PREFER_NONE, PREFER_SHARED, PREFER_L1, PREFER_EQUAL = 0, 1, 2, 3

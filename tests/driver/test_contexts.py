@@ -2,7 +2,7 @@
 counts, the per-thread current context and context-local storage."""
 from __future__ import annotations
 
-from .conftest import run_probe
+from .driver_support import run_probe
 
 NOT_INITIALIZED, INVALID_VALUE, INVALID_DEVICE, INVALID_CONTEXT, INVALID_HANDLE = 3, 1, 101, 201, 400
 

@@ -8,8 +8,7 @@ import sys
 
 import pytest
 
-from .conftest import run_probe
-from .test_driver_end_to_end import environment
+from .driver_support import environment, run_probe
 
 INVALID_VALUE, INVALID_DEVICE, INVALID_CONTEXT, NOT_SUPPORTED = 1, 101, 201, 801
 UNSUPPORTED_EXEC_AFFINITY, CONTEXT_IS_DESTROYED = 224, 709

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from .test_driver_end_to_end import PROGRAMS, environment
+from .driver_support import PROGRAMS, environment
 
 
 def test_cupy_graph_capture_and_launch(driver_dir, server):

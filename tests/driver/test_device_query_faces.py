@@ -12,7 +12,7 @@ import pytest
 from cricket.client import driver_env
 from cricket.client.run_cli import SHIM, libpython
 
-from .test_examples_static import ROOT, cricket_run, examples_build
+from .driver_support import ROOT, cricket_run, examples_build
 
 pytestmark = pytest.mark.nvcc
 

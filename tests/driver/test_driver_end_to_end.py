@@ -8,7 +8,6 @@ The emu backend executes PTX; a bare cubin (SASS only) loads but cannot run ther
 the cubin test checks (on a GPU server it runs)."""
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -19,43 +18,16 @@ import pytest
 from cricket.client.local_server import LocalServer
 from cricket.client.run_cli import libpython
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
-PROGRAMS = Path(__file__).resolve().parent / "programs"
-
-
-def environment(driver_dir: Path, server: LocalServer, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("CRICKET_", "CUDA_PYTHON_")) and k not in ("LD_PRELOAD", "PYTHONHOME")}
-    env.update(LD_LIBRARY_PATH=str(driver_dir), CRICKET_SERVER=server.address,
-               CRICKET_PYTHON=sys.executable, CRICKET_PYTHONPATH=str(ROOT),
-               PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p))
-    lib = libpython()
-    if lib:
-        env["CRICKET_LIBPYTHON"] = lib
-    env.update(extra)
-    return env
-
-
-def _examples_build():
-    """examples/build.py, loaded under its own name (other test folders load it too)."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("cricket_driver_examples_build", EXAMPLES / "build.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module          # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+from .driver_support import PROGRAMS, ROOT, environment, examples_build
 
 
 @pytest.fixture(scope="module")
 def compile_example(run_lock):
     """``compile_example(name)``: the example built as examples/build.py builds it, but with nvcc's
     default (static) cudart, into build/examples-static (shared with test_examples_static.py)."""
-    build = _examples_build()
-
     def get(name: str) -> Path:
         with run_lock("examples"):
-            return build.build([name], ROOT / "build" / "examples-static", cudart="static")[name]
+            return examples_build.build([name], ROOT / "build" / "examples-static", cudart="static")[name]
     return get
 
 

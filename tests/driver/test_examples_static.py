@@ -6,8 +6,6 @@ libcuda.so.1 (cricket/_driver, built by `make build`). The same examples built w
 The programs are built once into build/examples-static and kept while up to date (examples/build.py)."""
 from __future__ import annotations
 
-import importlib.util
-import os
 import shutil
 import subprocess
 import sys
@@ -16,18 +14,13 @@ from pathlib import Path
 import pytest
 
 from cricket.client import driver_env
-from cricket.client.local_server import LocalServer
 from cricket.client.run_cli import SHIM, libpython
+
+from .driver_support import ROOT, cricket_run, examples_build
 
 pytestmark = pytest.mark.nvcc
 
-ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "build" / "examples-static"
-
-_spec = importlib.util.spec_from_file_location("cricket_static_examples_build", ROOT / "examples" / "build.py")
-examples_build = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = examples_build          # dataclasses look their module up
-_spec.loader.exec_module(examples_build)
 
 # Examples that do not print PASS, and where they run instead.
 NOT_SELF_CHECKING = {
@@ -52,13 +45,6 @@ def static_examples(run_lock) -> dict[str, Path]:
         pytest.skip("this Python has no shared libpython for a native program to embed")
     with run_lock("examples"):
         return examples_build.build(None, OUT, jobs=2, cudart="static")
-
-
-def cricket_run(args: list[str], server: LocalServer, **env: str) -> subprocess.CompletedProcess:
-    full = {k: v for k, v in os.environ.items() if not k.startswith(("CRICKET_", "CUDA_VISIBLE"))}
-    full.update(env)
-    return subprocess.run([sys.executable, "-m", "cricket", "run", "--server", server.address, "--backend", "emu",
-                           "--", *args], capture_output=True, text=True, timeout=180, env=full, cwd=ROOT)
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from .conftest import CUDA_INCLUDE, driver_build
+from .driver_support import CUDA_INCLUDE, driver_build
 
 gen_driver = driver_build.gen_driver
 

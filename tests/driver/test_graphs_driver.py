@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from .test_driver_end_to_end import EXAMPLES, PROGRAMS, environment
+from .driver_support import EXAMPLES, PROGRAMS, environment
 
 KERNELS = 10
 

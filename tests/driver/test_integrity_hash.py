@@ -7,7 +7,7 @@ import ctypes
 
 import pytest
 
-from .conftest import run_probe
+from .driver_support import run_probe
 
 
 class Device(ctypes.Structure):

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import run_probe
-from .test_driver_end_to_end import environment
+from .driver_support import environment, run_probe
 
 pytestmark = pytest.mark.nvcc
 

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from .test_driver_end_to_end import PROGRAMS, environment
+from .driver_support import PROGRAMS, environment
 
 pytestmark = pytest.mark.nvcc
 

@@ -2,7 +2,7 @@
 ABI, as exported under its own symbol name; unknown names answer CUDA_ERROR_NOT_FOUND."""
 from __future__ import annotations
 
-from .conftest import run_probe
+from .driver_support import run_probe
 
 NOT_FOUND = 500
 SUCCESS, SYMBOL_NOT_FOUND, VERSION_NOT_SUFFICIENT = 0, 1, 2

@@ -1,4 +1,5 @@
-"""Helpers for the emu tests: PTX fixtures, a small runner, and running a body at two batch sizes."""
+"""Helpers for the emu tests: PTX fixtures, a small runner, running a body at two batch sizes, and
+kernel worker processes."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,6 +8,7 @@ import numpy as np
 import pytest
 
 from cricket.backends.emu import EmuDevice, pack_params
+from cricket.backends.emu.workers import KernelWorkers
 
 PTX_DIR = Path(__file__).resolve().parent / "ptx"
 CUDA_DIR = Path(__file__).resolve().parent / "cuda"
@@ -85,6 +87,14 @@ def runner():
     r = Runner()
     yield r
     r.close()
+
+
+@pytest.fixture(scope="module")
+def workers():
+    """Kernel worker processes (emu.workers) for a test module's devices."""
+    w = KernelWorkers()
+    yield w
+    w.close()
 
 
 @pytest.fixture

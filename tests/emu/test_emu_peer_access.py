@@ -7,7 +7,8 @@ import pytest
 from cricket.backends import emu_devices
 from cricket.backends.emu import EmuDevice, EmuError
 from cricket.backends.emu.errors import CUDA_ERROR_ILLEGAL_ADDRESS
-from test_emu_worker_processes import launch, put, workers  # noqa: F401  (workers: the fixture)
+
+from emu_support import launch, put
 
 
 @pytest.fixture

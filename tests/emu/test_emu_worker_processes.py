@@ -6,18 +6,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cricket.backends.emu import EmuDevice, EmuError, pack_params
-from cricket.backends.emu.workers import KernelWorkers
+from cricket.backends.emu import EmuDevice, EmuError
+
+from emu_support import launch, put
 
 
 ENDLESS = (Path(__file__).resolve().parents[2] / "examples" / "endless_kernels.ptx").read_text()
-
-
-@pytest.fixture(scope="module")
-def workers():
-    w = KernelWorkers()
-    yield w
-    w.close()
 
 
 @pytest.fixture
@@ -34,17 +28,6 @@ def device(workers):
     yield make
     for dev in made:
         dev.close()
-
-
-def put(dev, a: np.ndarray) -> int:
-    p = dev.mem_alloc(a.nbytes)
-    dev.memcpy_htod(p, a)
-    return p
-
-
-def launch(dev, module, kernel, grid, block, *args) -> None:
-    fn = module.get_function(kernel)
-    dev.launch(fn, grid, block, 0, pack_params(fn, *args))
 
 
 def test_a_large_launch_spreads_over_workers_with_the_same_result(device, rng, ptx):

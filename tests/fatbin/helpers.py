@@ -1,9 +1,20 @@
-"""Test helpers: build fatbin containers by hand (for corruption tests), decode everything."""
+"""Test helpers: the committed fixture files, fatbin containers built by hand (for corruption
+tests), decode everything."""
 from __future__ import annotations
+
+import pathlib
 
 from cricket.fatbin import Fatbin
 from cricket.fatbin.format import (CONTAINER_MAGIC, CONTAINER_STRUCT, ENTRY_STRUCT, EntryFlag,
                                    EntryKind, align8)
+
+FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
+FIXTURE_FILES = sorted(p.name for p in FIXTURES.glob("*.fatbin"))
+
+
+def fixture(name: str) -> pathlib.Path:
+    """The committed fixture file ``name`` (fixtures/, made by make_fixtures.py)."""
+    return FIXTURES / name
 
 
 def entry_bytes(kind: EntryKind, arch: int, payload: bytes, *, flags: int = 0x11,

@@ -58,3 +58,11 @@ def expected_layout(types: list[str]) -> tuple[list[tuple[int, int, int]], int]:
 
 def pointer_mask(types: list[str]) -> list[bool]:
     return [t == "ptr" for t in types]
+
+
+def check_kernel_against_signature(layout, types) -> None:
+    expected, total = expected_layout(types)
+    assert layout.offsets_and_sizes == expected, layout.name
+    assert layout.param_size == total, layout.name
+    if layout.source == "cubin":
+        assert layout.params_v2 == (total > V2_THRESHOLD), layout.name

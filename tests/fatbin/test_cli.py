@@ -10,7 +10,7 @@ import pytest
 
 from cricket.fatbin import Cubin
 
-from .conftest import fixture
+from .helpers import fixture
 from .signatures import PARAMS_KERNELS, expected_layout
 
 

@@ -13,8 +13,7 @@ from cricket.fatbin import Compression, DecompressionError, Fatbin
 from cricket.fatbin.compression import decompress
 from cricket.fatbin.format import EntryFlag, EntryKind
 
-from .conftest import fixture
-from .helpers import container_bytes, entry_bytes
+from .helpers import container_bytes, entry_bytes, fixture
 
 
 @pytest.mark.parametrize("name, method", [

@@ -9,7 +9,7 @@ from cricket.fatbin import (Compression, EntryKind, Fatbin, NoImageError, find_d
                             iter_containers)
 from cricket.fatbin import container as container_module
 
-from .conftest import fixture
+from .helpers import fixture
 
 
 def load(name: str) -> Fatbin:

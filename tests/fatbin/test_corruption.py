@@ -12,8 +12,7 @@ from cricket.fatbin import (CubinError, Fatbin, FatbinError, FormatError, Trunca
 from cricket.fatbin.cubin import Cubin
 from cricket.fatbin.format import EntryKind
 
-from .conftest import fixture
-from .helpers import container_bytes, decode_everything, entry_bytes
+from .helpers import container_bytes, decode_everything, entry_bytes, fixture
 
 ORIGINAL = fixture("params_sm75_zstd.fatbin").read_bytes()
 

@@ -8,7 +8,7 @@ import pytest
 from cricket.fatbin import CubinError, Fatbin, KernelNotFoundError, arch_from_e_flags
 from cricket.fatbin.eiattr import EIAttr, EIFormat, parse_records
 
-from .conftest import fixture
+from .helpers import fixture
 from .signatures import PARAMS_KERNELS
 
 

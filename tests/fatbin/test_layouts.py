@@ -5,17 +5,9 @@ import pytest
 
 from cricket.fatbin import Fatbin, KernelNotFoundError
 
-from .conftest import FIXTURE_FILES, fixture
-from .signatures import (MAX_THREADS, PARAMS_KERNELS, SHARED, V2_THRESHOLD, VARIABLES,
-                         expected_layout, pointer_mask)
-
-
-def check_kernel_against_signature(layout, types) -> None:
-    expected, total = expected_layout(types)
-    assert layout.offsets_and_sizes == expected, layout.name
-    assert layout.param_size == total, layout.name
-    if layout.source == "cubin":
-        assert layout.params_v2 == (total > V2_THRESHOLD), layout.name
+from .helpers import FIXTURE_FILES, fixture
+from .signatures import (MAX_THREADS, PARAMS_KERNELS, SHARED, VARIABLES, check_kernel_against_signature,
+                         pointer_mask)
 
 
 @pytest.fixture(params=FIXTURE_FILES)

@@ -5,9 +5,8 @@ import pytest
 
 from cricket.fatbin import Compression, EntryFlag, find_device_code
 
-from .conftest import VARIANTS
-from .signatures import PARAMS_KERNELS, RDC_KERNELS, VARIABLES, expected_layout
-from .test_layouts import check_kernel_against_signature
+from .signatures import PARAMS_KERNELS, RDC_KERNELS, VARIABLES, check_kernel_against_signature, expected_layout
+from .variants import VARIANTS
 
 pytestmark = pytest.mark.nvcc
 

@@ -91,7 +91,7 @@ def test_bad_wrapper_pointers_give_memory_errors_not_crashes():
 
 def test_a_wrapper_built_in_memory_is_decoded_in_place():
     import ctypes
-    from .conftest import fixture
+    from .helpers import fixture
     data = fixture("params_sm75_lz4.fatbin").read_bytes()
     image = ctypes.create_string_buffer(data, len(data))
     wrapper = ctypes.create_string_buffer(

@@ -1,6 +1,5 @@
 """Fixtures for one program on the devices of several cricket servers: real emu servers on Unix
-sockets (``emu`` with one device, ``emu=devices=2`` with two), the libcudart shim and the
-libcuda.so.1 replacement built from the sources, the test program built by nvcc, and a runner
+sockets (``emu`` with one device, ``emu=devices=2`` with two), the test program built by nvcc, and a runner
 that starts a program through ``cricket run --server A,B``."""
 from __future__ import annotations
 
@@ -15,7 +14,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = Path(__file__).resolve().parent / "programs"
-CUDA_INCLUDE = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "include"
 TWO_DEVICES = "emu=devices=2,memory=256M"
 
 
@@ -44,17 +42,6 @@ def fresh_servers():
 
 
 @pytest.fixture(scope="session")
-def shim() -> Path:
-    """The libcudart shim at the place ``cricket run`` preloads it from, rebuilt from the sources."""
-    if not (CUDA_INCLUDE / "cuda_runtime_api.h").exists() or not shutil.which("cc"):
-        pytest.skip("the libcudart shim needs the CUDA 13 headers and cc")
-    subprocess.run([sys.executable, str(ROOT / "cext" / "preload" / "build.py"),
-                    str(ROOT / "cricket" / "_preload"), "--gen-dir", str(ROOT / "build" / "preload")],
-                   check=True, capture_output=True)
-    return ROOT / "cricket" / "_preload" / "libcricket-cudart.so"
-
-
-@pytest.fixture(scope="session")
 def across_servers(shim, tmp_path_factory) -> Path:
     """programs/across_servers.cu built with nvcc -cudart shared."""
     if not shutil.which("nvcc"):
@@ -64,27 +51,6 @@ def across_servers(shim, tmp_path_factory) -> Path:
                         str(PROGRAMS / "across_servers.cu")], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     return exe
-
-
-@pytest.fixture(scope="session")
-def driver_dir(tmp_path_factory) -> Path:
-    """A folder holding the libcuda.so.1 replacement (cext/driver), for cuda-python."""
-    if not shutil.which(os.environ.get("CC", "cc")) or not (CUDA_INCLUDE / "cudaTypedefs.h").exists():
-        pytest.skip("cext/driver needs cc and the CUDA 13 headers")
-    spec = importlib.util.spec_from_file_location("cricket_driver_build_ms", ROOT / "cext" / "driver" / "build.py")
-    build = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(build)
-    out = tmp_path_factory.mktemp("libcuda")
-    build.build(out, CUDA_INCLUDE)
-    return out
-
-
-@pytest.fixture(scope="session")
-def vadd_ptx(nvcc_build) -> Path:
-    """PTX of tests/driver/programs/vadd_kernel.cu (nvcc; the build tests/driver shares), for the
-    cuda-python program."""
-    return nvcc_build("-ptx", "-arch=sm_75", ROOT / "tests" / "driver" / "programs" / "vadd_kernel.cu",
-                      output="vadd.ptx")
 
 
 @pytest.fixture(scope="session")

@@ -37,8 +37,9 @@ def libpython_path() -> str | None:
 
 
 @pytest.fixture(scope="session")
-def shim(tmp_path_factory) -> Path:
-    """The shim, built from the sources at test time."""
+def fresh_shim(tmp_path_factory) -> Path:
+    """The shim built from the sources into a folder of its own (with its generated sources in
+    ``gen/`` beside it), apart from the package's copy that tests/conftest.py's ``shim`` keeps."""
     if not (CUDA_HOME / "include" / "cuda_runtime_api.h").exists():
         pytest.skip(f"CUDA 13 headers not found under {CUDA_HOME}/include")
     if not shutil.which(os.environ.get("CC", "cc")):
@@ -80,11 +81,11 @@ def programs(tmp_path_factory) -> Programs:
 
 
 @pytest.fixture
-def shim_env(shim) -> dict[str, str]:
+def shim_env(fresh_shim) -> dict[str, str]:
     """Environment for a process with the shim preloaded, as `cricket run` will set it."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("CRICKET_") and k not in ("LD_PRELOAD", "PYTHONHOME", "LD_BIND_NOW")}
-    env["LD_PRELOAD"] = str(shim)
+    env["LD_PRELOAD"] = str(fresh_shim)
     env["CRICKET_PYTHON"] = sys.executable
     env["CRICKET_PYTHONPATH"] = str(ROOT)
     # No server: these tests are about the shim; calls that need one fail with a clear error.

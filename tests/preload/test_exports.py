@@ -20,8 +20,8 @@ def readelf(lib: Path, *flags: str) -> str:
     return subprocess.run(["readelf", *flags, str(lib)], check=True, capture_output=True, text=True).stdout
 
 
-def test_exports_exactly_the_symbols_and_versions_of_the_real_libcudart(shim, real_libcudart):
-    ours, theirs = defined_dynamic_symbols(shim), defined_dynamic_symbols(real_libcudart)
+def test_exports_exactly_the_symbols_and_versions_of_the_real_libcudart(fresh_shim, real_libcudart):
+    ours, theirs = defined_dynamic_symbols(fresh_shim), defined_dynamic_symbols(real_libcudart)
     assert ours - theirs == set(), "exported by the shim only"
     assert theirs - ours == set(), "exported by NVIDIA's libcudart only"
     assert ("A", "libcudart.so.13") in ours          # the version node itself
@@ -35,21 +35,21 @@ def test_checked_in_name_list_matches_the_real_library(build_module, real_libcud
     assert names == real
 
 
-def test_soname_and_version_node_claim_libcudart_13(shim):
-    dynamic = readelf(shim, "-d")
+def test_soname_and_version_node_claim_libcudart_13(fresh_shim):
+    dynamic = readelf(fresh_shim, "-d")
     assert "Library soname: [libcudart.so.13]" in dynamic
-    versions = readelf(shim, "-V")
+    versions = readelf(fresh_shim, "-V")
     assert re.search(r"Version definition section.*?Name: libcudart\.so\.13", versions, re.S)
 
 
-def test_does_not_link_libpython_and_file_name_hides_libcudart(shim):
-    needed = re.findall(r"Shared library: \[(.+?)\]", readelf(shim, "-d"))
+def test_does_not_link_libpython_and_file_name_hides_libcudart(fresh_shim):
+    needed = re.findall(r"Shared library: \[(.+?)\]", readelf(fresh_shim, "-d"))
     assert needed and not any("python" in n for n in needed), needed
-    assert "libcudart.so" not in shim.name
+    assert "libcudart.so" not in fresh_shim.name
 
 
-def test_stubs_use_the_header_prototypes(shim):
-    stubs = (shim.parent / "gen" / "stubs.c").read_text()
+def test_stubs_use_the_header_prototypes(fresh_shim):
+    stubs = (fresh_shim.parent / "gen" / "stubs.c").read_text()
     # Per-thread default stream variants take the prototype of the function they rename.
     assert ("CRICKET_EXPORT cudaError_t cudaMemDiscardBatchAsync_ptsz(void **dptrs, size_t *sizes, size_t count, "
             "unsigned long long flags, cudaStream_t stream)") in stubs

@@ -54,8 +54,8 @@ def test_without_the_shim_the_real_runtime_answers_differently(programs, shim_en
     assert f"cudaDestroyExternalMemory {NOT_SUPPORTED}" not in result.stdout
 
 
-def test_library_path_instead_of_preload(programs, shim_env, shim, run, tmp_path):
-    (tmp_path / "libcudart.so.13").symlink_to(shim)
+def test_library_path_instead_of_preload(programs, shim_env, fresh_shim, run, tmp_path):
+    (tmp_path / "libcudart.so.13").symlink_to(fresh_shim)
     env = {k: v for k, v in shim_env.items() if k != "LD_PRELOAD"}
     env["LD_LIBRARY_PATH"] = str(tmp_path)
     result = run([programs.get("shimtest.cu"), "errors", "801"], env)

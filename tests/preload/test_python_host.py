@@ -36,7 +36,7 @@ def test_ctypes_dlopen_by_soname_reaches_the_shim(shim_env, run):
                                           "version 0 13000", "attached True"]
 
 
-def test_shim_loaded_by_path_answers_from_python(shim, shim_env, run):
+def test_shim_loaded_by_path_answers_from_python(fresh_shim, shim_env, run):
     env = {k: v for k, v in shim_env.items() if k != "LD_PRELOAD"}
     code = textwrap.dedent("""
         import ctypes, sys
@@ -46,7 +46,7 @@ def test_shim_loaded_by_path_answers_from_python(shim, shim_env, run):
         print(shim._handle == again._handle, shim.cudaGetErrorName(801).decode())
         print(again.cudaDestroyExternalMemory(None))
     """)
-    result = run([sys.executable, "-c", code, shim], env)
+    result = run([sys.executable, "-c", code, fresh_shim], env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["True cudaErrorNotSupported", "801"]
 

@@ -1,50 +1,16 @@
 """``--register``: a server registers its programs with a running rpcbind and removes them when it
-stops. Uses the rpcbind already running on this host, or starts one (needs root and Debian's
-``rpcbind`` package) and stops it afterwards."""
+stops. Uses the rpcbind already running on this host, or starts one (tests/conftest.py's
+``rpcbind`` fixture)."""
 from __future__ import annotations
 
-import os
 import shutil
-import socket
 import subprocess
-import time
 
 import pytest
 
 from rpc_peers import ServerProcess
 from cricket.rpc.rpcbind import pmap_getport
 from rpc_interop import PROG
-
-
-def _listening(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
-        return True
-    except OSError:
-        return False
-
-
-@pytest.fixture(scope="module")
-def rpcbind():
-    if _listening(111):
-        yield "already running"
-        return
-    binary = shutil.which("rpcbind") or ("/sbin/rpcbind" if os.path.exists("/sbin/rpcbind") else None)
-    if binary is None:
-        pytest.skip("no rpcbind on this host (apt-get install rpcbind)")
-    if os.geteuid() != 0:
-        pytest.skip("starting rpcbind needs root (it binds port 111)")
-    os.makedirs("/run/rpcbind", exist_ok=True)
-    proc = subprocess.Popen([binary, "-f"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 10
-    while not _listening(111):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.skip(f"rpcbind could not be started here: {proc.stderr.read().decode()[:200]}")
-        time.sleep(0.05)
-    yield "started"
-    proc.terminate()
-    proc.wait(10)
 
 
 def _rpcinfo_lists(port: int) -> bool:

@@ -1,7 +1,8 @@
 """Fixtures of the hostile-client tests: real `cricket server` processes."""
 import pytest
 
-from hostile_peers import SERVER_PATH, ServerProcess
+from hostile_peers import SERVER_PATH
+from server_process import ServerProcess
 
 
 @pytest.fixture

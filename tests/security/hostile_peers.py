@@ -1,17 +1,11 @@
 """Real `cricket server` processes and stranger connections for the hostile-client tests."""
-import importlib.util
 import os
 import socket
 import re
 import time
 from pathlib import Path
 
-
 HERE = Path(__file__).resolve().parent
-_spec = importlib.util.spec_from_file_location("server_conftest", HERE.parent / "server" / "conftest.py")
-_server_conftest = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_server_conftest)
-ServerProcess = _server_conftest.ServerProcess
 
 # The plugin backends of tests/server and the modules of this folder import in the server.
 PLUGIN = "plugin_backend:HostMemoryBackend"

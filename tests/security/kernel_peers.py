@@ -1,10 +1,61 @@
-"""Kernels that never end, and a look at the server's kernel worker processes, for the kernel tests."""
+"""Kernels that never end, one that recurses deep, and a look at the server's kernel worker
+processes, for the kernel tests."""
 import os
 import time
 from pathlib import Path
 
 # forever, fill, nothing and count: see the comments in the file.
 PTX = (Path(__file__).resolve().parents[2] / "examples" / "endless_kernels.ptx").read_bytes()
+
+# down(n) recurses n levels, each frame holding 1 KiB of local memory it writes and reads back.
+RECURSION_PTX = b""".version 7.0
+.target sm_75
+.address_size 64
+.func (.param .b32 r) down(.param .b32 n)
+{
+    .local .align 4 .b8 pad[1024];
+    .reg .b32 %n, %m, %v, %w;
+    .reg .b64 %a;
+    .reg .pred %z;
+    ld.param.u32 %n, [n];
+    mov.u64 %a, pad;
+    st.local.u32 [%a+1020], %n;
+    setp.eq.u32 %z, %n, 0;
+    @%z bra done;
+    sub.u32 %m, %n, 1;
+    {
+    .param .b32 a0;
+    st.param.b32 [a0], %m;
+    .param .b32 r0;
+    call (r0), down, (a0);
+    ld.param.b32 %v, [r0];
+    }
+    ld.local.u32 %w, [%a+1020];
+    add.u32 %n, %v, %w;
+done:
+    st.param.b32 [r], %n;
+    ret;
+}
+.visible .entry depth(.param .u64 out, .param .u32 n)
+{
+    .reg .b32 %n, %v, %t;
+    .reg .b64 %p, %o;
+    ld.param.u32 %n, [n];
+    mov.u32 %t, %tid.x;
+    {
+    .param .b32 a0;
+    st.param.b32 [a0], %n;
+    .param .b32 r0;
+    call (r0), down, (a0);
+    ld.param.b32 %v, [r0];
+    }
+    ld.param.u64 %p, [out];
+    mul.wide.u32 %o, %t, 4;
+    add.u64 %p, %p, %o;
+    st.global.u32 [%p], %v;
+    ret;
+}
+"""
 
 LAUNCH_TIMEOUT = 702          # cudaErrorLaunchTimeout (the driver's CUDA_ERROR_LAUNCH_TIMEOUT)
 

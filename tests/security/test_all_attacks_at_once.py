@@ -30,14 +30,14 @@ FUZZ_EXAMPLES = 40
 
 def fuzz_every_procedure(server) -> None:
     """The fuzz test's mutations of valid calls, over procedures drawn at random."""
-    from test_fuzz_procedures import Target, _fuzz
+    from fuzz_calls import Target, fuzz_one
     target = Target(server)
 
     @given(name=st.sampled_from(sorted(PROCEDURES)), data=st.data())
     @settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))
     def fuzz(name, data) -> None:
-        _fuzz(target, name, data)
+        fuzz_one(target, name, data)
 
     try:
         fuzz()

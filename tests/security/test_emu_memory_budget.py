@@ -12,7 +12,9 @@ import pytest
 from cricket.client.api import CudaError, connect
 from cricket.cudafacts import curesult
 
-from hostile_peers import SERVER_PATH, ServerProcess, assert_back_to, warmed_up
+from hostile_peers import SERVER_PATH, assert_back_to, warmed_up
+from kernel_peers import RECURSION_PTX
+from server_process import ServerProcess
 
 MIB = 1 << 20
 SHARE = 64 * MIB
@@ -70,53 +72,6 @@ SUM:
     mul.wide.u32 %o, %t, 4;
     add.u64 %p, %p, %o;
     st.global.u32 [%p], %s;
-    ret;
-}
-"""
-
-# down(n) recurses n levels, each frame holding 1 KiB of local memory it writes and reads back.
-RECURSION_PTX = HEAD + b""".func (.param .b32 r) down(.param .b32 n)
-{
-    .local .align 4 .b8 pad[1024];
-    .reg .b32 %n, %m, %v, %w;
-    .reg .b64 %a;
-    .reg .pred %z;
-    ld.param.u32 %n, [n];
-    mov.u64 %a, pad;
-    st.local.u32 [%a+1020], %n;
-    setp.eq.u32 %z, %n, 0;
-    @%z bra done;
-    sub.u32 %m, %n, 1;
-    {
-    .param .b32 a0;
-    st.param.b32 [a0], %m;
-    .param .b32 r0;
-    call (r0), down, (a0);
-    ld.param.b32 %v, [r0];
-    }
-    ld.local.u32 %w, [%a+1020];
-    add.u32 %n, %v, %w;
-done:
-    st.param.b32 [r], %n;
-    ret;
-}
-.visible .entry depth(.param .u64 out, .param .u32 n)
-{
-    .reg .b32 %n, %v, %t;
-    .reg .b64 %p, %o;
-    ld.param.u32 %n, [n];
-    mov.u32 %t, %tid.x;
-    {
-    .param .b32 a0;
-    st.param.b32 [a0], %n;
-    .param .b32 r0;
-    call (r0), down, (a0);
-    ld.param.b32 %v, [r0];
-    }
-    ld.param.u64 %p, [out];
-    mul.wide.u32 %o, %t, 4;
-    add.u64 %p, %p, %o;
-    st.global.u32 [%p], %v;
     ret;
 }
 """

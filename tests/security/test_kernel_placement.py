@@ -10,8 +10,7 @@ from cricket.backends.emu.workers import INLINE_THREADS, loop_free
 from cricket.client.api import connect
 
 from attacks import SPIN_PTX
-from kernel_peers import PTX, descendants
-from test_emu_memory_budget import RECURSION_PTX
+from kernel_peers import PTX, RECURSION_PTX, descendants
 
 
 def _kernel_ir(ptx: bytes, name: str):

@@ -1,18 +1,38 @@
 """Fixtures for the server tests: nvcc-built fatbins and real `cricket server` processes on loopback."""
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from server_process import ServerProcess
+
 HERE = Path(__file__).resolve().parent
 CUDA_DIR = HERE / "cuda"
 REPO = HERE.parents[1]
+
+# scale(float *p, float s): p[threadIdx.x] *= s
+SCALE_PTX = """
+.version 8.0
+.target sm_75
+.address_size 64
+.visible .entry scale(.param .u64 p, .param .f32 s)
+{
+    .reg .b64 %rd<4>;
+    .reg .b32 %r<4>;
+    .reg .f32 %f<4>;
+    ld.param.u64 %rd1, [p];
+    ld.param.f32 %f1, [s];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd2, %rd2, %rd3;
+    ld.global.f32 %f2, [%rd2];
+    mul.f32 %f3, %f2, %f1;
+    st.global.f32 [%rd2], %f3;
+    ret;
+}
+"""
 
 
 @pytest.fixture(scope="session")
@@ -20,46 +40,6 @@ def fatbins(nvcc_build) -> dict[str, Path]:
     """The kernels of tests/server/cuda compiled by nvcc into fatbins (SASS and PTX for sm_75)."""
     return {cu.stem: nvcc_build("-fatbin", "-arch=sm_75", cu, output=f"{cu.stem}.fatbin")
             for cu in sorted(CUDA_DIR.glob("*.cu"))}
-
-
-class ServerProcess:
-    """`python -m cricket server` on a free loopback port; ``address`` is HOST:PORT."""
-
-    def __init__(self, tmp: Path, *args: str, env: dict[str, str] | None = None) -> None:
-        self.ready = tmp / f"ready-{time.monotonic_ns()}"
-        self.log_path = tmp / f"server-{time.monotonic_ns()}.log"
-        self._log = open(self.log_path, "wb")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "cricket", "server", "--listen", "127.0.0.1:0",
-             "--ready-file", str(self.ready), *args],
-            stdout=self._log, stderr=subprocess.STDOUT, cwd=REPO,
-            env={**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(REPO)]),
-                 "CRICKET_LOG": "info", **(env or {})})
-        deadline = time.monotonic() + 60
-        while not self.ready.exists():
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise AssertionError(f"cricket server did not start:\n{self.output()}")
-            time.sleep(0.02)
-        self.address = self.ready.read_text().strip()
-        self.host, port = self.address.rsplit(":", 1)
-        self.port = int(port)
-
-    def output(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self._log.close()
 
 
 @pytest.fixture
@@ -116,3 +96,9 @@ def fake(monkeypatch):
     monkeypatch.setattr(cuda_backend, "_driver", lambda: driver)
     monkeypatch.setattr(cuda_backend.CudaBackend, "unavailable_reason", classmethod(lambda cls: None))
     return driver
+
+
+@pytest.fixture(scope="session")
+def scale_ptx() -> bytes:
+    """PTX of ``scale(float *p, float s)``: ``p[threadIdx.x] *= s``, for the in-process emu tests."""
+    return SCALE_PTX.encode()

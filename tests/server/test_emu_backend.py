@@ -9,28 +9,6 @@ from cricket.backends.base import BackendError, ImageKind
 emu_backend = pytest.importorskip("cricket.backends.emu_backend")
 pytest.importorskip("cricket.backends.emu")
 
-PTX_VADD = """
-.version 8.0
-.target sm_75
-.address_size 64
-.visible .entry scale(.param .u64 p, .param .f32 s)
-{
-    .reg .b64 %rd<4>;
-    .reg .b32 %r<4>;
-    .reg .f32 %f<4>;
-    ld.param.u64 %rd1, [p];
-    ld.param.f32 %f1, [s];
-    cvta.to.global.u64 %rd2, %rd1;
-    mov.u32 %r1, %tid.x;
-    mul.wide.u32 %rd3, %r1, 4;
-    add.s64 %rd2, %rd2, %rd3;
-    ld.global.f32 %f2, [%rd2];
-    mul.f32 %f3, %f2, %f1;
-    st.global.f32 [%rd2], %f3;
-    ret;
-}
-"""
-
 
 def test_spec_sets_the_arena_size_and_bad_specs_say_the_form():
     backend = emu_backend.EmuBackend("memory=64M")
@@ -53,11 +31,11 @@ def test_device_is_described_with_cuda_attribute_numbers():
     assert len(props.uuid) == 16
 
 
-def test_each_session_gets_its_own_device_and_a_fault_stays_in_it():
+def test_each_session_gets_its_own_device_and_a_fault_stays_in_it(scale_ptx):
     backend = emu_backend.EmuBackend("memory=16M")
     a, b = backend.open_device(0), backend.open_device(0)
     assert a is not b
-    mod = a.module_load(PTX_VADD.encode(), ImageKind.PTX)
+    mod = a.module_load(scale_ptx, ImageKind.PTX)
     fn = a.module_get_function(mod, "scale")
     assert [(p.offset, p.size) for p in fn.params] == [(0, 8), (8, 4)] and fn.param_size == 12
     ptr = a.mem_alloc(4 * 32)

@@ -10,8 +10,6 @@ from cricket.backends.base import BackendError, ImageKind
 emu_backend = pytest.importorskip("cricket.backends.emu_backend")
 from cricket.backends import emu_devices  # noqa: E402
 
-from test_emu_backend import PTX_VADD  # noqa: E402
-
 
 @pytest.fixture(scope="module")
 def backend():
@@ -28,20 +26,20 @@ def test_devices_are_told_apart_by_uuid_and_pci_bus(backend):
     assert first.total_memory == second.total_memory == 16 << 20
 
 
-def test_each_device_allocates_in_its_own_range_and_runs_its_own_kernels(backend):
+def test_each_device_allocates_in_its_own_range_and_runs_its_own_kernels(backend, scale_ptx):
     a, b = backend.open_device(0), backend.open_device(1)
     pa, pb = a.mem_alloc(4 * 32), b.mem_alloc(4 * 32)
     assert emu_devices.arena_base(0) <= pa < emu_devices.arena_base(1) <= pb
     assert a.mem_get_info()[0] == b.mem_get_info()[0]
     b.mem_alloc(1 << 20)
     assert b.mem_get_info()[0] < a.mem_get_info()[0]          # device 1's allocation only
-    mod = b.module_load(PTX_VADD.encode(), ImageKind.PTX)
+    mod = b.module_load(scale_ptx, ImageKind.PTX)
     fn = b.module_get_function(mod, "scale")
     b.memcpy_htod(pb, struct.pack("<32f", *range(32)))
     b.launch(fn.native, (1, 1, 1), (32, 1, 1), 0, None, struct.pack("<Qf", pb, 3.0))
     assert struct.unpack("<32f", b.memcpy_dtoh(pb, 4 * 32)) == tuple(3.0 * i for i in range(32))
     # no peer access: device 0's kernel faults on device 1's memory
-    mod0 = a.module_load(PTX_VADD.encode(), ImageKind.PTX)
+    mod0 = a.module_load(scale_ptx, ImageKind.PTX)
     with pytest.raises(BackendError) as info:
         a.launch(a.module_get_function(mod0, "scale").native, (1, 1, 1), (32, 1, 1), 0, None,
                  struct.pack("<Qf", pb, 2.0))
@@ -65,9 +63,9 @@ def test_device_counts_and_arenas_that_do_not_fit_are_refused():
         emu_backend.EmuBackend("devices=2,memory=200G")
 
 
-def test_cooperative_grid_past_the_resident_blocks_is_refused_before_it_runs(backend):
+def test_cooperative_grid_past_the_resident_blocks_is_refused_before_it_runs(backend, scale_ptx):
     a = backend.open_device(0)
-    fn = a.module_get_function(a.module_load(PTX_VADD.encode(), ImageKind.PTX), "scale")
+    fn = a.module_get_function(a.module_load(scale_ptx, ImageKind.PTX), "scale")
     ptr = a.mem_alloc(4 * 32)
     a.memcpy_htod(ptr, struct.pack("<32f", *range(32)))
     params = struct.pack("<Qf", ptr, 2.0)

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from tls_support import ServerProcess
+from server_process import ServerProcess
 
 
 @pytest.fixture(scope="session")

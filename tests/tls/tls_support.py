@@ -2,7 +2,6 @@
 processes, a relay that records what crosses it, and the RFC 9289 probe written out by hand."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import socket
 import struct
@@ -11,10 +10,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-_spec = importlib.util.spec_from_file_location("tls_server_conftest", REPO / "tests" / "server" / "conftest.py")
-_server_conftest = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_server_conftest)
-ServerProcess = _server_conftest.ServerProcess
 
 PROGRAM, VERSION = 0x20C41C70, 1     # cricket.x; checked against cricket.protocol in a test
 AUTH_NONE, AUTH_TLS = 0, 7

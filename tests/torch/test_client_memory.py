@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
-from .conftest import run_under_cricket, torch_python
+from .torch_support import run_under_cricket, torch_python
 
 PROGRAM = r"""
 import torch

@@ -4,7 +4,7 @@ the GEMMs it ships as SASS only for the emulated sm_75 fail at their launch (cuB
 cudart calls cuLaunchKernel) with no kernel image, and the log names the kernel and the library."""
 from __future__ import annotations
 
-from .conftest import run_under_cricket
+from .torch_support import run_under_cricket
 
 PROGRAM = r"""
 import torch

@@ -3,7 +3,7 @@ with ``torch.cuda.graph`` (stream capture through cricket's libcuda.so.1, which 
 static cudart reach) and replayed after its input changed; the replay computes from the new input."""
 from __future__ import annotations
 
-from .conftest import run_under_cricket
+from .torch_support import run_under_cricket
 
 PROGRAM = r"""
 import torch

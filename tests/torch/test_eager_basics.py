@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import run_under_cricket
+from .torch_support import run_under_cricket
 
 LADDER = Path(__file__).with_name("ladder.py")
 

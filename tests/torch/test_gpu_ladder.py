@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-from .conftest import ROOT, torch_python
+from .torch_support import ROOT, torch_python
 
 
 def test_ladder_on_emu_against_the_cpu(tmp_path):

@@ -4,7 +4,7 @@ torch's workaround (retain the primary context, warn "Attempting to run cuBLAS, 
 current CUDA context!") never runs, on the main thread or on a thread of the program's own."""
 from __future__ import annotations
 
-from .conftest import run_under_cricket
+from .torch_support import run_under_cricket
 
 PROGRAM = r"""
 import ctypes, threading

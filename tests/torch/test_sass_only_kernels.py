@@ -2,7 +2,7 @@
 cudaErrorNoKernelImageForDevice, and the log names the kernel, the library and the way out."""
 from __future__ import annotations
 
-from .conftest import run_under_cricket
+from .torch_support import run_under_cricket
 
 PROGRAM = r"""
 import torch

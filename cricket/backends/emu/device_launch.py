@@ -30,14 +30,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...cudafacts import streams
 from .errors import EmuError, not_supported
 from .heap import heap_of
 from .ptx.ast import Instr
 
 MAX_NESTING_DEPTH = 24
 PENDING_LAUNCH_LIMIT = 2048
-STREAM_TAIL_LAUNCH, STREAM_FIRE_AND_FORGET = 3, 4      # cuda_device_runtime_api.h
-STREAM_NON_BLOCKING = 1
 # cudaError_t values the device runtime returns
 SUCCESS, INVALID_VALUE, MEMORY_ALLOCATION, INVALID_CONFIGURATION = 0, 1, 2, 9
 LAUNCH_MAX_DEPTH_EXCEEDED, LAUNCH_PENDING_COUNT_EXCEEDED, INVALID_DEVICE_FUNCTION = 65, 69, 98
@@ -209,7 +208,7 @@ def launch(X, kind: str, args: list, L, mask) -> np.ndarray:
                 code = INVALID_CONFIGURATION
             else:
                 _queue(X).append(DeviceLaunch(name, grid, block, shmem, X.mem.read(buf, size),
-                                              stream == STREAM_TAIL_LAUNCH))
+                                              stream == streams.TAIL_LAUNCH))
             X.mem.free(buf)
             _unlaunched(X).discard(buf)
         if code:
@@ -258,7 +257,7 @@ def stream_create(X, ptr, flags, L, mask) -> np.ndarray:
     st = _state(X)
     codes = np.zeros(X._lane_count(L), np.int32)
     for pos in X._positions(L, mask):
-        if _at(flags, pos) != STREAM_NON_BLOCKING:
+        if _at(flags, pos) != streams.NON_BLOCKING:
             codes[pos] = st.errors[_lane(L, pos)] = INVALID_VALUE
             continue
         st.streams += 1
