@@ -189,9 +189,11 @@ class DeviceArena:
 
     def read_into(self, ptr: int, into) -> None:
         """Copy device bytes at ``ptr`` into a writable host buffer (no intermediate copy)."""
-        mv = memoryview(into).cast("B")
+        mv = memoryview(into)
+        if mv.format != "B" or mv.ndim != 1:
+            mv = mv.cast("B")
         off = self.host_range(ptr, mv.nbytes, "copy from device")
-        np.frombuffer(mv, dtype=np.uint8)[:] = self.u8[off:off + mv.nbytes]
+        mv[:] = self._mv[off:off + mv.nbytes]     # a memmove, without two NumPy arrays per copy
 
     def read(self, ptr: int, size: int) -> bytes:
         off = self.host_range(ptr, size, "copy from device")
