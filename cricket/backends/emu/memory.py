@@ -173,11 +173,16 @@ class DeviceArena:
         """Check that [ptr, ptr+size) lies inside one live allocation; return its arena offset."""
         if size < 0:
             raise EmuError(CUDA_ERROR_INVALID_VALUE, f"{what}: negative size {size}")
-        a = self.allocation_of(ptr)
-        if a is None or ptr + size > a[0] + a[1]:
-            raise EmuError(CUDA_ERROR_INVALID_VALUE,
-                           f"{what}: [{ptr:#x}, +{size}) is not inside a live device allocation")
-        return ptr - self.base
+        # allocation_of, inline: every host copy asks
+        off = ptr - self.base
+        k = bisect.bisect_right(self._starts, off) - 1
+        if k >= 0:
+            s = self._starts[k]
+            n = self._sizes[s]
+            if off < s + max(n, 1) and off + size <= s + n:
+                return off
+        raise EmuError(CUDA_ERROR_INVALID_VALUE,
+                       f"{what}: [{ptr:#x}, +{size}) is not inside a live device allocation")
 
     def write(self, ptr: int, data) -> None:
         """Copy host bytes (any buffer, a view into a received record included) into the arena."""
