@@ -172,17 +172,39 @@ class EmuDevice(Device):
         with _errors:
             return bytes(self.dev.memcpy_dtoh(src, size))
 
+    # The copies every small cudaMemcpy takes translate errors with try/except rather than
+    # ``with _errors`` (whose __enter__ and __exit__ are two Python calls per copy).
+    def memcpy_htod_host(self, dst: int, data, address: int, stream=None) -> None:
+        try:
+            self.dev.memcpy_htod(dst, data)
+        except BackendError:
+            raise
+        except Exception as exc:
+            raise _translate(exc) from exc
+
     def memcpy_dtoh_host(self, src: int, into, address: int, stream=None) -> None:
-        with _errors:
+        try:
             self.dev.memcpy_dtoh_into(src, into)
+        except BackendError:
+            raise
+        except Exception as exc:
+            raise _translate(exc) from exc
 
     def memcpy_dtoh_view(self, src: int, size: int, stream=None) -> memoryview:
-        with _errors:
+        try:
             return self.dev.memcpy_dtoh_view(src, size)
+        except BackendError:
+            raise
+        except Exception as exc:
+            raise _translate(exc) from exc
 
     def memcpy_htod_view(self, dst: int, size: int, stream=None) -> memoryview:
-        with _errors:
+        try:
             return self.dev.memcpy_htod_view(dst, size)
+        except BackendError:
+            raise
+        except Exception as exc:
+            raise _translate(exc) from exc
 
     def memcpy_dtod(self, dst: int, src: int, size: int, stream=None) -> None:
         with _errors:

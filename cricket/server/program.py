@@ -50,33 +50,40 @@ SHM_INLINE_MAX = 4 << 20
 INLINE_COPY_MAX = P.CRICKET_MAX_INLINE
 
 # Service calls that may run on the event loop while the session's worker is idle (so nothing
-# queued can be overtaken): each names the backend attribute that allows it and a predicate of
-# the call's arguments (after the session). ``quick_memory_ops``: copies and allocations finish
-# at once (a device-to-host copy is a view of the backend's memory, whatever its size).
+# queued can be overtaken): each names the backend attribute that allows it and, for a copy, which
+# of the call's arguments (after the session) is its size and the most it may be (a bytes
+# argument: its length); None: any call. ``quick_memory_ops``: copies and allocations finish at
+# once (a device-to-host copy is a view of the backend's memory, whatever its size).
 # ``idle_with_worker``: the device keeps no queue of its own, so with the worker idle all the
 # session's work is done and synchronising calls and queries answer at once (each saves the two
-# thread wake-ups of a trip to the worker: cudaDeviceSynchronize on emu ~130 → ~50 µs).
-_ALWAYS: Callable[[tuple], bool] = lambda a: True    # noqa: E731
-_QUICK: dict[str, tuple[str, Callable[[tuple], bool]]] = {
-    "memcpy_htod": ("quick_memory_ops", lambda a: len(a[2]) <= INLINE_COPY_MAX),
-    "memcpy_dtoh": ("quick_memory_ops", _ALWAYS),
-    "memcpy_htod_shm": ("quick_memory_ops", lambda a: a[3] <= SHM_INLINE_MAX),  # (dst, stream, offset, size)
-    "memcpy_dtoh_shm": ("quick_memory_ops", lambda a: a[3] <= SHM_INLINE_MAX),  # (src, stream, offset, size)
+# thread wake-ups of a trip to the worker: cudaDeviceSynchronize on emu ~130 → ~50 µs). The
+# sizes are tuple entries, not predicates: a small copy's whole server side is some twenty
+# Python calls, and one more per call shows (docs/copies.md, "The server's CPU per small copy").
+_QUICK: dict[str, tuple[str, int | None, int]] = {
+    "memcpy_htod": ("quick_memory_ops", 2, INLINE_COPY_MAX),       # (dst, stream, data)
+    "memcpy_dtoh": ("quick_memory_ops", None, 0),
+    "memcpy_htod_shm": ("quick_memory_ops", 3, SHM_INLINE_MAX),   # (dst, stream, offset, size)
+    "memcpy_dtoh_shm": ("quick_memory_ops", 3, SHM_INLINE_MAX),   # (src, stream, offset, size)
     # (region, device address, stream, offset, size)
-    "memcpy_htod_pinned": ("quick_memory_ops", lambda a: a[4] <= SHM_INLINE_MAX),
-    "memcpy_dtoh_pinned": ("quick_memory_ops", lambda a: a[4] <= SHM_INLINE_MAX),
-    "mem_alloc": ("quick_memory_ops", _ALWAYS),
-    "mem_free": ("quick_memory_ops", _ALWAYS),
-    "mem_get_info": ("quick_memory_ops", _ALWAYS),
-    "launch": ("idle_with_worker", _ALWAYS),      # and Device.launch_is_quick (see _quick)
-    "ctx_synchronize": ("idle_with_worker", _ALWAYS),
-    "stream_synchronize": ("idle_with_worker", _ALWAYS),
-    "stream_query": ("idle_with_worker", _ALWAYS),
-    "event_record": ("idle_with_worker", _ALWAYS),
-    "event_synchronize": ("idle_with_worker", _ALWAYS),
-    "event_query": ("idle_with_worker", _ALWAYS),
-    "event_elapsed_time": ("idle_with_worker", _ALWAYS),
+    "memcpy_htod_pinned": ("quick_memory_ops", 4, SHM_INLINE_MAX),
+    "memcpy_dtoh_pinned": ("quick_memory_ops", 4, SHM_INLINE_MAX),
+    "mem_alloc": ("quick_memory_ops", None, 0),
+    "mem_free": ("quick_memory_ops", None, 0),
+    "mem_get_info": ("quick_memory_ops", None, 0),
+    "launch": ("idle_with_worker", None, 0),      # and Device.launch_is_quick (see _quick)
+    "ctx_synchronize": ("idle_with_worker", None, 0),
+    "stream_synchronize": ("idle_with_worker", None, 0),
+    "stream_query": ("idle_with_worker", None, 0),
+    "event_record": ("idle_with_worker", None, 0),
+    "event_synchronize": ("idle_with_worker", None, 0),
+    "event_query": ("idle_with_worker", None, 0),
+    "event_elapsed_time": ("idle_with_worker", None, 0),
 }
+
+
+# The success result of each procedure whose result carries nothing else (``status`` 0): one
+# instance each, never changed (the dispatch encodes it and lets it go), not one per call.
+_SUCCEEDED: dict[type, Any] = {}
 
 
 def _clamp(value: int) -> int:
@@ -153,7 +160,12 @@ class CricketProgram(Skeleton):
             finally:
                 self.service.stats.observe(name, time.perf_counter() - started)
             if moved:
-                session.stats.moved(*moved)
+                session.stats.copied[moved[0], moved[1]] += moved[2]     # SessionStats.moved
+            if arm is None:
+                ok = _SUCCEEDED.get(result_cls)
+                if ok is None:
+                    ok = _SUCCEEDED[result_cls] = result_cls(status=0)
+                return ok
             return self._succeeded(result_cls, value, arm, convert)
         return self._on_worker(session, result_cls, fn, args, arm, convert, moved)
 
@@ -161,9 +173,11 @@ class CricketProgram(Skeleton):
         """Whether the call may run on the event loop now (see ``_QUICK``); a launch only when the
         backend says it ends at once (Device.launch_is_quick: a tiny kernel that cannot loop)."""
         quick = _QUICK.get(name)
-        if (quick is None or session.queued or not getattr(session.backend, quick[0], False)
-                or not quick[1](args)):
+        if quick is None or session.queued or not getattr(session.backend, quick[0], False):
             return False
+        if quick[1] is not None:
+            size = args[quick[1]]
+            return (size if type(size) is int else len(size)) <= quick[2]
         return name != "launch" or self.service.launch_is_quick(session, *args)
 
     async def _on_worker(self, session: Session, result_cls: type, fn: Callable[..., Any],

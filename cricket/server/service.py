@@ -262,8 +262,8 @@ class CricketService:
         self._ready(session)
         if size > MAX_INLINE:
             return None
-        session.allocations.check(dst, size)
-        return session.device_of(dst).memcpy_htod_view(dst, size, session.stream(stream))
+        return session.device_for(dst, size).memcpy_htod_view(dst, size,
+                                                              session.stream(stream) if stream else None)
 
     def memcpy_dtoh(self, session: Session, src: int, size: int, stream: int) -> bytes:
         self._ready(session)
@@ -271,10 +271,10 @@ class CricketService:
         if size > MAX_INLINE:
             raise BackendError(curesult.INVALID_VALUE,
                                f"one copy carries at most {MAX_INLINE} bytes; split larger copies")
-        session.allocations.check(src, size)
         # A view where the backend offers one: the RPC server sends the reply before it runs this
         # session's next call, so nothing writes the memory while the view is being sent.
-        return session.device_of(src).memcpy_dtoh_view(src, size, session.stream(stream))
+        return session.device_for(src, size).memcpy_dtoh_view(src, size,
+                                                              session.stream(stream) if stream else None)
 
     def memcpy_dtod(self, session: Session, dst: int, src: int, size: int, stream: int) -> None:
         self._ready(session)
@@ -502,6 +502,8 @@ def _same(given: str, expected: str) -> bool:
 
 class _NoFree:
     """Stands in for a device in the allocation table for module variables: they go with the module."""
+
+    stands_in = True        # Session.device_for: the device is .device
 
     def __init__(self, device: Any) -> None:
         self.device = device

@@ -92,13 +92,13 @@ class Allocations:
         del self._serials[base]
         return self._sizes.pop(base)
 
-    def check(self, ptr: int, size: int) -> None:
-        """Raise unless [ptr, ptr+size) lies inside one allocation of this session."""
+    def check(self, ptr: int, size: int) -> int:
+        """Raise unless [ptr, ptr+size) lies inside one allocation of this session; its base."""
         i = bisect.bisect_right(self._bases, ptr) - 1
         if i >= 0:
             base = self._bases[i]
             if ptr + size <= base + self._sizes[base]:
-                return
+                return base
         raise BackendError(curesult.INVALID_VALUE,
                            f"device range {ptr:#x}+{size} is not inside an allocation of this session")
 
@@ -260,6 +260,15 @@ class Session:
         if device is None:
             return self.device
         return device if isinstance(device, Device) else device.device   # a module variable's stand-in
+
+    def device_for(self, ptr: int, size: int) -> Device:
+        """What :meth:`Allocations.check` and :meth:`device_of` say together, with one search
+        (every copy asks both): the device of the allocation that holds [ptr, ptr+size); raises
+        unless one allocation of this session holds the whole range."""
+        device = self.alloc_device.get(self.allocations.check(ptr, size))
+        if device is None:
+            return self.device
+        return device.device if getattr(device, "stands_in", False) else device
 
     def cancel_kernels(self) -> None:
         """Stop the running kernel and refuse queued launches on every device (from any thread)."""

@@ -268,8 +268,8 @@ def memcpy_htod_shm(session: Session, dst: int, stream: int, offset: int, size: 
         if session.backend is None:
             raise BackendError(curesult.NOT_INITIALIZED, "call HELLO before any other procedure")
         data = region.range(offset, size, "copy to device")
-        session.allocations.check(dst, size)
-        session.device_of(dst).memcpy_htod_host(dst, data, region.address + offset, session.stream(stream))
+        session.device_for(dst, size).memcpy_htod_host(dst, data, region.address + offset,
+                                                       session.stream(stream) if stream else None)
     finally:
         if publish and session.shared_region is not None:
             session.shared_region.publish(sequence)     # even after a failure: the range is free
@@ -286,8 +286,8 @@ def memcpy_dtoh_shm(session: Session, src: int, stream: int, offset: int, size: 
     session.raise_async_error()
     region = region_of(session)
     into = region.range(offset, size, "copy from device")
-    session.allocations.check(src, size)
-    session.device_of(src).memcpy_dtoh_host(src, into, region.address + offset, session.stream(stream))
+    session.device_for(src, size).memcpy_dtoh_host(src, into, region.address + offset,
+                                                   session.stream(stream) if stream else None)
 
 
 def shm_attach_pinned(session: Session, size: int, peer: Any) -> int:
@@ -305,10 +305,11 @@ def shm_attach_pinned(session: Session, size: int, peer: Any) -> int:
 
 
 def _pinned(session: Session, number: int) -> SharedRegion:
-    if session.pinned_regions is None:
+    region = session.pinned_regions.regions.get(number) if session.pinned_regions is not None else None
+    if region is None:
         raise BackendError(curesult.INVALID_VALUE,
                            f"pinned region {number} is not mapped in this session")
-    return session.pinned_regions.get(number)
+    return region
 
 
 def shm_detach_pinned(session: Session, number: int) -> None:
@@ -322,19 +323,20 @@ def memcpy_htod_pinned(session: Session, region: int, dst: int, stream: int, off
         raise BackendError(curesult.NOT_INITIALIZED, "call HELLO before any other procedure")
     pinned = _pinned(session, region)
     data = pinned.range(offset, size, "copy to device")
-    session.allocations.check(dst, size)
-    session.device_of(dst).memcpy_htod_host(dst, data, pinned.address + offset, session.stream(stream))
+    session.device_for(dst, size).memcpy_htod_host(dst, data, pinned.address + offset,
+                                                   session.stream(stream) if stream else None)
 
 
 def memcpy_dtoh_pinned(session: Session, region: int, src: int, stream: int, offset: int,
                        size: int) -> None:
     if session.backend is None:
         raise BackendError(curesult.NOT_INITIALIZED, "call HELLO before any other procedure")
-    session.raise_async_error()
+    if session.async_error is not None:
+        session.raise_async_error()
     pinned = _pinned(session, region)
     into = pinned.range(offset, size, "copy from device")
-    session.allocations.check(src, size)
-    session.device_of(src).memcpy_dtoh_host(src, into, pinned.address + offset, session.stream(stream))
+    session.device_for(src, size).memcpy_dtoh_host(src, into, pinned.address + offset,
+                                                   session.stream(stream) if stream else None)
 
 
 def detach(session: Session) -> None:

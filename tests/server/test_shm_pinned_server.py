@@ -91,6 +91,38 @@ def test_a_session_cannot_name_another_sessions_pinned_region(emu_server):
         assert vview[:] == secret
 
 
+@pytest.mark.parametrize("start,size", [(SIZE - 8, 16), (-16, 32), (0, SIZE + 1)])
+def test_device_ranges_past_an_allocation_are_refused_and_write_nothing(emu_server, start, size):
+    """The server answers small pinned copies on its event loop (the session's worker idle): the
+    device range must lie in one allocation of the session, and a refused copy touches no memory."""
+    with connect(emu_server.address) as conn:
+        res, view = _attach(conn, 2 * SIZE)
+        view[:] = b"\xaa" * (2 * SIZE)
+        buf, neighbour = conn.alloc(SIZE), conn.alloc(SIZE)
+        conn.memcpy_htod(neighbour, b"\x11" * SIZE)
+        for call in (conn._stub.CR_MEMCPY_HTOD_PINNED, conn._stub.CR_MEMCPY_DTOH_PINNED):
+            bad = call(_copy_args(res.region, buf.device_ptr + start, 0, size))
+            assert bad.status == curesult.INVALID_VALUE and "not inside an allocation" in bad.message
+        assert conn.memcpy_dtoh(neighbour, SIZE) == b"\x11" * SIZE
+        assert view[:] == b"\xaa" * (2 * SIZE)
+        assert conn._stub.CR_MEMCPY_HTOD_PINNED(_copy_args(res.region, buf.device_ptr, 0, SIZE)).status == 0
+        assert conn.memcpy_dtoh(buf, SIZE) == b"\xaa" * SIZE
+
+
+def test_a_module_variable_is_copied_through_a_pinned_region(emu_server, fatbins):
+    """A module variable's allocation stands in for its device in the session's table: a pinned
+    copy finds the device behind it, both ways."""
+    with connect(emu_server.address) as conn:
+        res, view = _attach(conn)
+        counter = conn.load_module(fatbins["misc"]).get_global("counter")
+        view[:4] = (1234).to_bytes(4, "little")
+        assert conn._stub.CR_MEMCPY_HTOD_PINNED(_copy_args(res.region, counter.device_ptr, 0, 4)).status == 0
+        assert conn.memcpy_dtoh(counter, 4) == (1234).to_bytes(4, "little")
+        conn.memcpy_htod(counter, (77).to_bytes(4, "little"))
+        assert conn._stub.CR_MEMCPY_DTOH_PINNED(_copy_args(res.region, counter.device_ptr, 8, 4)).status == 0
+        assert view[8:12] == (77).to_bytes(4, "little")
+
+
 def test_a_detached_pinned_region_is_no_longer_copied_through(emu_server):
     with connect(emu_server.address) as conn:
         res, _ = _attach(conn)

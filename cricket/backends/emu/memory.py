@@ -173,11 +173,16 @@ class DeviceArena:
         """Check that [ptr, ptr+size) lies inside one live allocation; return its arena offset."""
         if size < 0:
             raise EmuError(CUDA_ERROR_INVALID_VALUE, f"{what}: negative size {size}")
-        a = self.allocation_of(ptr)
-        if a is None or ptr + size > a[0] + a[1]:
-            raise EmuError(CUDA_ERROR_INVALID_VALUE,
-                           f"{what}: [{ptr:#x}, +{size}) is not inside a live device allocation")
-        return ptr - self.base
+        # allocation_of, inline: every host copy asks
+        off = ptr - self.base
+        k = bisect.bisect_right(self._starts, off) - 1
+        if k >= 0:
+            s = self._starts[k]
+            n = self._sizes[s]
+            if off < s + max(n, 1) and off + size <= s + n:
+                return off
+        raise EmuError(CUDA_ERROR_INVALID_VALUE,
+                       f"{what}: [{ptr:#x}, +{size}) is not inside a live device allocation")
 
     def write(self, ptr: int, data) -> None:
         """Copy host bytes (any buffer, a view into a received record included) into the arena."""
@@ -189,9 +194,11 @@ class DeviceArena:
 
     def read_into(self, ptr: int, into) -> None:
         """Copy device bytes at ``ptr`` into a writable host buffer (no intermediate copy)."""
-        mv = memoryview(into).cast("B")
+        mv = memoryview(into)
+        if mv.format != "B" or mv.ndim != 1:
+            mv = mv.cast("B")
         off = self.host_range(ptr, mv.nbytes, "copy from device")
-        np.frombuffer(mv, dtype=np.uint8)[:] = self.u8[off:off + mv.nbytes]
+        mv[:] = self._mv[off:off + mv.nbytes]     # a memmove, without two NumPy arrays per copy
 
     def read(self, ptr: int, size: int) -> bytes:
         off = self.host_range(ptr, size, "copy from device")
