@@ -3,7 +3,6 @@ worker is idle, and still never overtake work the session queued before them."""
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 
@@ -38,17 +37,15 @@ def test_small_copy_after_a_large_queued_copy_sees_it(gpu):
         buf.free()
 
 
-def test_small_synchronous_copies_are_prompt(gpu):
+def test_back_to_back_small_copies_each_see_the_last_write(gpu):
+    # Answered on the event loop while the worker is idle: each read must see the write just before
+    # it, not an older one (the speed of this path is measured in `cricket bench --only copy`).
     buf = gpu.alloc(4096)
-    data = bytes(range(256)) * 16
     try:
-        gpu.memcpy_htod(buf, data)
-        t0 = time.perf_counter()
-        for _ in range(200):
+        for i in range(200):
+            data = bytes((i + k) % 256 for k in range(256)) * 16
             gpu.memcpy_htod(buf, data)
             assert gpu.memcpy_dtoh(buf, 4096) == data
-        per_call = (time.perf_counter() - t0) / 400
-        assert per_call < 0.005                         # generous: ~0.1 ms on an idle machine
     finally:
         buf.free()
 
