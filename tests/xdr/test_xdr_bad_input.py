@@ -1,7 +1,6 @@
 """Malformed XDR raises a clear XdrError at once and allocates nothing large."""
 from __future__ import annotations
 
-import time
 import tracemalloc
 
 import pytest
@@ -30,25 +29,20 @@ def test_fixed_opaque_needs_its_padding_too(xdr):
 
 
 @pytest.mark.parametrize("method", ["unpack_opaque", "unpack_string", "unpack_opaque_view"])
-def test_huge_length_on_short_buffer_fails_fast_without_allocating(xdr, method):
+def test_huge_length_on_short_buffer_fails_without_allocating(xdr, method):
     data = HUGE + b"abcd"
     tracemalloc.start()
-    t0 = time.perf_counter()
     with pytest.raises(XdrTruncatedError):
         getattr(xdr.Unpacker(data), method)()
-    elapsed = time.perf_counter() - t0
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    assert elapsed < 0.05
     assert peak < 1 << 20
 
 
-def test_huge_array_count_fails_fast_without_allocating(xdr):
+def test_huge_array_count_fails_without_allocating(xdr):
     tracemalloc.start()
-    t0 = time.perf_counter()
     with pytest.raises(XdrTruncatedError):
         xdr.Unpacker(HUGE + b"\0" * 8).unpack_array_length(None)
-    assert time.perf_counter() - t0 < 0.05
     assert tracemalloc.get_traced_memory()[1] < 1 << 20
     tracemalloc.stop()
 
