@@ -50,6 +50,17 @@ NotImplementedError.
 """'''
 
 
+def arg_names(p: model.Procedure) -> list[str]:
+    """The Python parameter names of a procedure's arguments (as in the .x, clear of ours)."""
+    names = []
+    for a in p.args:
+        nm = a.pyname
+        if nm in ("self", "_p", "_u", "_v", "_r"):
+            nm += "_"
+        names.append(nm)
+    return names
+
+
 class PythonEmitter:
     def __init__(self, mod: model.Module, stem: str) -> None:
         self.mod = mod
@@ -383,13 +394,7 @@ class PythonEmitter:
 
     # -- programs ------------------------------------------------------------------------
     def arg_names(self, p: model.Procedure) -> list[str]:
-        names = []
-        for a in p.args:
-            nm = a.pyname
-            if nm in ("self", "_p", "_u", "_v"):
-                nm += "_"
-            names.append(nm)
-        return names
+        return arg_names(p)
 
     def proc_helpers(self, v: model.Version, p: model.Procedure) -> list[str]:
         base = f"_{v.name}_{p.name}"
@@ -409,6 +414,18 @@ class PythonEmitter:
             out += [INDENT + x for x in self.pack_stmts(p.result, "_v")]
             out += ["", "", f"def {base}_unpack_result(_u):",
                     INDENT + f"return {self.unpack_expr(p.result)}", "", ""]
+        # The stubs' two steps: the arguments as buffers for ``rpc.call``, the result from its
+        # bytes. The compiled codec replaces both with one C call each.
+        params = "".join(", " + x for x in names).lstrip(", ")
+        out += [f"def {base}_args({params}):",
+                INDENT + f'"""The encoded arguments of {p.name}, as buffers for ``rpc.call``."""',
+                INDENT + "_p = _Packer()",
+                INDENT + f"{base}_pack_args(_p{''.join(', ' + x for x in names)})",
+                INDENT + "return _p.get_buffers()", "", ""]
+        if p.result is not None:
+            out += [f"def {base}_result(_r):",
+                    INDENT + f'"""The result of {p.name} decoded from the reply\'s result bytes."""',
+                    INDENT + f"return {base}_unpack_result(_Unpacker(_r))", "", ""]
         return out
 
     def proc_signature(self, p: model.Procedure) -> str:
@@ -433,23 +450,19 @@ class PythonEmitter:
             base = f"_{v.name}_{p.name}"
             names = self.arg_names(p)
             params = "".join(", " + x for x in names)
-            call_args = "".join(", " + x for x in names)
+            args = f"{base}_args({', '.join(names)})" if p.args else "()"
+            head = f"{prog.number:#x}, {v.number}, {p.number}"
+            call = f"{aw}self._rpc.call({head}, {args})"
             out += ["", INDENT + f"{d} {pyname(p.name)}(self{params}):",
-                    INDENT * 2 + f'"""{self.proc_signature(p)}."""',
-                    INDENT * 2 + "_p = _Packer()",
-                    INDENT * 2 + f"{base}_pack_args(_p{call_args})",
-                    INDENT * 2 + f"_r = {aw}self._rpc.call(self.PROGRAM, self.VERSION, {p.number}, "
-                                 "_p.get_buffers())"]
+                    INDENT * 2 + f'"""{self.proc_signature(p)}."""']
             if p.result is None:
-                out.append(INDENT * 2 + "return None")
+                out += [INDENT * 2 + call, INDENT * 2 + "return None"]
             else:
-                out.append(INDENT * 2 + f"return {base}_unpack_result(_Unpacker(_r))")
+                out.append(INDENT * 2 + f"return {base}_result({call})")
             out += ["", INDENT + f"{d} {p.name}_batched(self{params}) -> None:",
                     INDENT * 2 + f'"""{p.name} as a batched call: sent without waiting, no reply."""',
-                    INDENT * 2 + "_p = _Packer()",
-                    INDENT * 2 + f"{base}_pack_args(_p{call_args})",
                     INDENT * 2 + f"{'_sent = ' if asynchronous else ''}self._rpc.call_batched("
-                                 f"self.PROGRAM, self.VERSION, {p.number}, _p.get_buffers())"]
+                                 f"{head}, {args})"]
             if asynchronous:
                 out += [INDENT * 2 + "if _sent is not None:  # the runtime's call_batched may be async",
                         INDENT * 3 + "await _sent"]
@@ -557,7 +570,7 @@ class PythonEmitter:
         section("compiled codec")
         L.append(f"_codec = _load_codec(__name__, {'_' + self.stem + '_xdr'!r})")
         L.append("if _codec is not None:")
-        if types:
+        if types or mod.programs:
             L.append(INDENT + "_codec.bind(globals())")
         else:
             L.append(INDENT + "pass")
