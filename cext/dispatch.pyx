@@ -126,6 +126,8 @@ cdef class ConnectionState:
     cdef readonly double poll
     cdef readonly Py_ssize_t max_fragment
     cdef _ReplySink _sink
+    cdef uint32_t _last_prog, _last_vers, _last_proc   # the last procedure an AUTH_NONE call
+    cdef Entry _last_entry                             # named, and its entry
 
     def __init__(self, server):
         self.server = server
@@ -223,17 +225,27 @@ def handle(ConnectionState conn, record):
 cdef _handle(ConnectionState conn, bytes record):
     cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(record)
     cdef Py_ssize_t n = PyBytes_GET_SIZE(record)
-    cdef uint32_t cxid
-    cdef Entry entry
+    cdef uint32_t cxid, cprog, cvers, cproc
+    cdef Entry entry = None
     cdef bint pending
     none_auth = conn._none_auth
     if none_auth is not None and n >= CALL_HEAD and none_call(p):
-        cxid = get32(p)
-        prog, vers, proc = get32(p + 12), get32(p + 16), get32(p + 20)
-        key = (prog, vers)
-        if proc == 0 and key in conn.builtin_null:
-            _write_small(conn, _reply_head(cxid, LAST | (REPLY_HEAD - 4)))
-            return
+        cxid, cprog, cvers, cproc = get32(p), get32(p + 12), get32(p + 16), get32(p + 20)
+        # A connection calls the same procedure again and again: its last entry is kept (a
+        # server's tables only ever gain programs; an entry found stays its procedure's entry).
+        if (conn._last_entry is not None and cproc == conn._last_proc and cprog == conn._last_prog
+                and cvers == conn._last_vers):
+            entry = conn._last_entry
+        prog, vers, proc = cprog, cvers, cproc
+        if entry is None:
+            key = (prog, vers)
+            if cproc == 0 and key in conn.builtin_null:
+                _write_small(conn, _reply_head(cxid, LAST | (REPLY_HEAD - 4)))
+                return
+            entry = _entry_of(conn, cxid, key, proc)
+            if entry is None:
+                return
+            conn._last_prog, conn._last_vers, conn._last_proc, conn._last_entry = cprog, cvers, cproc, entry
         xid = cxid
         cred_flavor, cred_body, authenticator, credentials, offset = 0, b"", none_auth, None, CALL_HEAD
     else:
@@ -241,9 +253,10 @@ cdef _handle(ConnectionState conn, bytes record):
         if decoded is None:
             return
         xid, prog, vers, proc, cred_flavor, cred_body, authenticator, credentials, offset = decoded
-        key = (prog, vers)
-    entry = _entry_of(conn, xid, key, proc)
-    args = _GARBAGE if entry is None else _args_of(conn, xid, entry, record, offset)
+        entry = _entry_of(conn, xid, (prog, vers), proc)
+        if entry is None:
+            return
+    args = _args_of(conn, xid, entry, record, offset)
     if args is _GARBAGE:
         return
     token = PyContextVar_Set(_current, (conn, xid, prog, vers, proc, cred_flavor, cred_body,
@@ -263,7 +276,8 @@ cdef _handle(ConnectionState conn, bytes record):
 
 
 cdef Entry _entry_of(ConnectionState conn, xid, tuple key, proc):
-    """The entry of a served procedure, or None when the call was answered here (not served)."""
+    """The entry of a served procedure, or None when the call was answered here (not served).
+    """
     table = conn.programs.get(key)
     found = None if table is None else (<dict>table).get(proc)
     if found is not None and (<Entry>found).method is not None:
