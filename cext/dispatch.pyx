@@ -60,7 +60,8 @@ cdef uint32_t LAST = 0x80000000u
 cdef uint32_t MAXFRAG = 0x7FFFFFFFu
 cdef Py_ssize_t CALL_HEAD = 40           # xid .. verifier of an AUTH_NONE call
 cdef Py_ssize_t REPLY_HEAD = 28          # record mark + a SUCCESS reply header with AUTH_NONE
-DEF REPLY_STACK = 2048                   # a compiled codec's reply starts in this stack buffer
+cdef enum:
+    REPLY_STACK = 2048                   # a compiled codec's reply starts in this stack buffer
 
 
 cdef class Entry:
@@ -276,8 +277,7 @@ cdef _handle(ConnectionState conn, bytes record):
 
 
 cdef Entry _entry_of(ConnectionState conn, xid, tuple key, proc):
-    """The entry of a served procedure, or None when the call was answered here (not served).
-    """
+    """The entry of a served procedure, or None when the call was answered here (not served)."""
     table = conn.programs.get(key)
     found = None if table is None else (<dict>table).get(proc)
     if found is not None and (<Entry>found).method is not None:

@@ -8,6 +8,13 @@ generated ``<stem>.py`` binds in place of its pure-Python codec:
 ``pack_T(value) -> bytes``, ``unpack_T(data)``, ``P_T(packer, value)`` (append to a
 ``cricket.xdr.Packer``; large opaques stay zero-copy) and ``U_T(unpacker)``.
 
+Per procedure P of version V it has ``V_P_args(*args)`` (the arguments as buffers for
+``rpc.call``: one ``bytes`` in a tuple, or a Packer's buffers when a large opaque goes
+uncopied) and ``V_P_result(data)``, bound over the generated stubs' two steps, and a
+``ProcedureCodec`` (``cext/xdr_procedure.pxd``: the arguments' decoder and the result's
+encoder as C functions on ``R`` and ``W``) that ``bind`` puts into the skeleton's
+``Procedure.codec`` as a capsule, for the server's compiled record path.
+
 Decoding matches the pure-Python codec: an ``opaque<N>`` that may reach
 ``OPAQUE_VIEW_MIN`` bytes decodes as a read-only memoryview into an immutable input.
 """

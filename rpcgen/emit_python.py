@@ -35,16 +35,17 @@ a read-only memoryview into the received record (no copy) when that record is im
 bytes; such fields are annotated ``bytes | memoryview``.
 
 Client stubs (``<VERSION>_Client``, ``<VERSION>_AsyncClient``) take an RPC client
-object ``rpc``.  Each procedure method packs its arguments with a ``Packer`` and calls
-``rpc.call(prog, vers, proc, packer.get_buffers())`` (awaited in the asyncio stub),
-which returns the result bytes; the stub decodes and returns the result (None for
-void).  ``PROC_batched(...)`` calls ``rpc.call_batched(prog, vers, proc, buffers)``
-and returns None (no reply).
+object ``rpc``.  Each procedure method encodes its arguments (``_<VERSION>_<PROC>_args``,
+which returns them as buffers) and calls ``rpc.call(prog, vers, proc, buffers)``
+(awaited in the asyncio stub), which returns the result bytes; the stub decodes them
+(``_<VERSION>_<PROC>_result``) and returns the result (None for void).
+``PROC_batched(...)`` calls ``rpc.call_batched(prog, vers, proc, buffers)`` and returns
+None (no reply).  The compiled codec replaces both steps with one C call each.
 
 Server skeletons (``<VERSION>_Server``) have ``PROGRAM``, ``VERSION`` and
 ``procedures: dict[int, Procedure]`` (``cricket.xdr.rpcgen_support.Procedure``:
 ``number``, ``name``, ``decode_args(unpacker) -> tuple``, ``encode_result(packer,
-value)``).  The runtime calls ``getattr(skeleton, procedure.name)(*args)``; subclasses
+value)``; with the compiled codec also ``codec``, the same two steps in C).  The runtime calls ``getattr(skeleton, procedure.name)(*args)``; subclasses
 override the procedure methods (plain or ``async``), whose defaults raise
 NotImplementedError.
 """'''
