@@ -46,18 +46,20 @@ NOTES: dict[str, list[str]] = {
         "admission and per-call hooks).",
     ],
     "latency": [
-        "breakdown (ECHO 4 B - 1 KiB, server side): the same 3 system calls per call as NULL "
-        "(strace -c); the difference is user space. Counted by callgrind on the server process "
-        "(libtirpc's C client driving it): 27,845 instructions per ECHO 4 B on main, 16,504 since "
-        "a record's common path runs in C (cext/dispatch.pyx: record reassembly, the AUTH_NONE "
-        "header, the procedure's entry, the call context, the reply head and the write; the "
-        "connection's hot fields are C fields), against 7,561 per NULL and 2,752 for libtirpc's "
-        "server. What is left: the bench skeleton's decoder, handler and encoder (three Python "
-        "frames, ~4,100 with unpack_opaque_view's memoryviews), the contextvar set and reset "
-        "(~1,300), uvloop's write (~1,000), the Unpacker and Packer. Client side (not changed "
-        "here): libtirpc's client 2,397 instructions per ECHO 4 B, ours 12,370 (5,700 of them the "
-        "stub's Packer and Unpacker). With other sessions' work at load average 11-15, three runs "
-        "of one tree spread 0.5-2.5x and the rows cannot be read (docs/rpc-dispatch.md).",
+        "breakdown (ECHO 4 B - 1 KiB): the same 3 system calls per call on the server as NULL "
+        "(strace -c); the difference is user space, counted by callgrind on each end alone "
+        "(`python bench/echo_instructions.py`: many calls minus few). Both ends now go through "
+        "the stub and skeleton rpcgen generates from echo.x, whose compiled codec does each "
+        "procedure's arguments and result in one C call (the stub's two steps; the server's two "
+        "through Procedure.codec, called from cext/dispatch.pyx with no Python call but the "
+        "handler). Server, ECHO 4 B: 16,401 instructions on main (hand-written skeleton: three "
+        "Python callables, an Unpacker and a Packer), 10,221 now, against 7,562 per NULL and "
+        "2,752 for libtirpc's server; what is left over NULL is the call context's set and reset "
+        "(~1,280) and the handler's frame (~520). Client, ECHO 4 B: 12,927 on main, 9,350 now, "
+        "against ~7,000 per NULL and 2,397 for libtirpc's client; what NULL itself costs over "
+        "libtirpc's is mostly the client's locks, taken through their Python methods "
+        "(docs/rpc-procedure-codec.md). At load average 11-15 single runs spread 0.5-2.5x "
+        "(docs/rpc-dispatch.md); compare instruction counts, or many interleaved runs.",
     ],
     "copy": [
         "breakdown (shared memory vs memcpy): a host → device copy through shared memory is two "

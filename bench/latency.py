@@ -3,7 +3,8 @@
     python bench/latency.py [--quick]
 
 ECHO of ``echo/echo.x`` sends a payload and gets it back, 4 B to 16 MiB. The C pair is built here
-by the system rpcgen and gcc; ours is cricket.rpc's blocking client and its uvloop server. As in
+by the system rpcgen and gcc; ours is cricket.rpc's blocking client and its uvloop server, with the
+stub and skeleton our rpcgen generates from the same .x (``echo/echo_py.py``). As in
 bench/rpc.py, each server and its timed client share one CPU. Prints a Markdown table.
 """
 from __future__ import annotations
@@ -41,7 +42,10 @@ def build_c(workdir: Path) -> dict[str, str]:
 
 
 def py_server() -> rpcbench.Proc:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    from bench.echo.echo_py import build_dir, generated
+    generated()     # built here once, so that the server finds it
+    env = dict(os.environ, CRICKET_BENCH_ECHO_DIR=str(build_dir()),
+               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     return rpcbench.Proc([sys.executable, "-m", "cricket.rpc", "serve", "--listen", "127.0.0.1:0",
                           "--max-record", str(64 << 20), "bench.echo.echo_py:EchoServer"], env)
 
@@ -54,14 +58,15 @@ def c_round_trip(client: str, address, size: int, calls: int) -> float:
 
 
 def py_round_trip(rpc, size: int, calls: int) -> float:
-    from bench.echo.echo_py import echo
+    from bench.echo.echo_py import echo_stub
+    call = echo_stub(rpc).ECHO
     payload = bytes(size)
     for _ in range(3):
-        if len(echo(rpc, payload)) != size:
+        if len(call(payload)) != size:
             raise RuntimeError(f"ECHO returned the wrong size at {size} bytes")
     t0 = time.perf_counter()
     for _ in range(calls):
-        echo(rpc, payload)
+        call(payload)
     return (time.perf_counter() - t0) / calls
 
 

@@ -12,11 +12,14 @@ are the connection's own methods, called from here. Pure-Python twin, same API a
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.contextvars cimport PyContextVar_Reset, PyContextVar_Set
+from cpython.pycapsule cimport PyCapsule_GetPointer
 from cpython.ref cimport PyObject
 from libc.stdint cimport uint32_t
 from libc.string cimport memset
 
 from cricket._cext.record cimport RecordReader
+from xdr_buffer cimport R, W, _w_flush, _w_free, _w_init, _w_room
+from xdr_procedure cimport PROCEDURE_CODEC, ProcedureCodec
 
 from cricket.rpc.context import NO_REPLY, _current
 from cricket.rpc.errors import RecordTooLarge
@@ -57,6 +60,8 @@ cdef uint32_t LAST = 0x80000000u
 cdef uint32_t MAXFRAG = 0x7FFFFFFFu
 cdef Py_ssize_t CALL_HEAD = 40           # xid .. verifier of an AUTH_NONE call
 cdef Py_ssize_t REPLY_HEAD = 28          # record mark + a SUCCESS reply header with AUTH_NONE
+cdef enum:
+    REPLY_STACK = 2048                   # a compiled codec's reply starts in this stack buffer
 
 
 cdef class Entry:
@@ -68,6 +73,7 @@ cdef class Entry:
     cdef readonly object name
     cdef readonly object decode_args
     cdef readonly object encode_result
+    cdef const ProcedureCodec *codec    # the compiled steps of a generated codec, or NULL
 
     def __init__(self, proc, method):
         self.proc = proc
@@ -76,6 +82,26 @@ cdef class Entry:
         self.name = proc.name
         self.decode_args = proc.decode_args
         self.encode_result = proc.encode_result
+        capsule = getattr(proc, "codec", None)
+        if capsule is not None:
+            self.codec = <const ProcedureCodec *>PyCapsule_GetPointer(capsule, PROCEDURE_CODEC)
+
+
+cdef class _ReplySink:
+    """The sink of a compiled result encoder: takes large opaques uncopied, in a ``Packer`` made
+    on first use (a small reply never makes one). One per connection, used within one reply."""
+    cdef object packer
+
+    cdef object _p(self):
+        if self.packer is None:
+            self.packer = Packer()
+        return self.packer
+
+    def pack_raw(self, data) -> None:
+        self._p().pack_raw(data)
+
+    def pack_opaque(self, data) -> None:
+        self._p().pack_opaque(data)
 
 
 cdef class ConnectionState:
@@ -100,6 +126,9 @@ cdef class ConnectionState:
     cdef readonly object builtin_null
     cdef readonly double poll
     cdef readonly Py_ssize_t max_fragment
+    cdef _ReplySink _sink
+    cdef uint32_t _last_prog, _last_vers, _last_proc   # the last procedure an AUTH_NONE call
+    cdef Entry _last_entry                             # named, and its entry
 
     def __init__(self, server):
         self.server = server
@@ -108,6 +137,7 @@ cdef class ConnectionState:
         self.builtin_null = server._builtin_null
         self.poll = server.poll
         self.max_fragment = server.max_fragment
+        self._sink = _ReplySink()
 
 
 cdef bytes _reply_head(uint32_t xid, uint32_t mark):
@@ -196,17 +226,27 @@ def handle(ConnectionState conn, record):
 cdef _handle(ConnectionState conn, bytes record):
     cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(record)
     cdef Py_ssize_t n = PyBytes_GET_SIZE(record)
-    cdef uint32_t cxid
-    cdef Entry entry
+    cdef uint32_t cxid, cprog, cvers, cproc
+    cdef Entry entry = None
     cdef bint pending
     none_auth = conn._none_auth
     if none_auth is not None and n >= CALL_HEAD and none_call(p):
-        cxid = get32(p)
-        prog, vers, proc = get32(p + 12), get32(p + 16), get32(p + 20)
-        key = (prog, vers)
-        if proc == 0 and key in conn.builtin_null:
-            _write_small(conn, _reply_head(cxid, LAST | (REPLY_HEAD - 4)))
-            return
+        cxid, cprog, cvers, cproc = get32(p), get32(p + 12), get32(p + 16), get32(p + 20)
+        # A connection calls the same procedure again and again: its last entry is kept (a
+        # server's tables only ever gain programs; an entry found stays its procedure's entry).
+        if (conn._last_entry is not None and cproc == conn._last_proc and cprog == conn._last_prog
+                and cvers == conn._last_vers):
+            entry = conn._last_entry
+        prog, vers, proc = cprog, cvers, cproc
+        if entry is None:
+            key = (prog, vers)
+            if cproc == 0 and key in conn.builtin_null:
+                _write_small(conn, _reply_head(cxid, LAST | (REPLY_HEAD - 4)))
+                return
+            entry = _entry_of(conn, cxid, key, proc)
+            if entry is None:
+                return
+            conn._last_prog, conn._last_vers, conn._last_proc, conn._last_entry = cprog, cvers, cproc, entry
         xid = cxid
         cred_flavor, cred_body, authenticator, credentials, offset = 0, b"", none_auth, None, CALL_HEAD
     else:
@@ -214,9 +254,10 @@ cdef _handle(ConnectionState conn, bytes record):
         if decoded is None:
             return
         xid, prog, vers, proc, cred_flavor, cred_body, authenticator, credentials, offset = decoded
-        key = (prog, vers)
-    entry = _entry_of(conn, xid, key, proc)
-    args = _GARBAGE if entry is None else _args_of(conn, xid, entry, record, offset)
+        entry = _entry_of(conn, xid, (prog, vers), proc)
+        if entry is None:
+            return
+    args = _args_of(conn, xid, entry, record, offset)
     if args is _GARBAGE:
         return
     token = PyContextVar_Set(_current, (conn, xid, prog, vers, proc, cred_flavor, cred_body,
@@ -247,8 +288,15 @@ cdef Entry _entry_of(ConnectionState conn, xid, tuple key, proc):
 
 cdef object _args_of(ConnectionState conn, xid, Entry entry, bytes record, Py_ssize_t offset):
     """The call's arguments, or ``_GARBAGE`` when they could not be decoded (answered here)."""
+    cdef R r
     try:
-        return entry.decode_args(Unpacker(record, offset))
+        if entry.codec == NULL:
+            return entry.decode_args(Unpacker(record, offset))
+        r.buf = <const unsigned char *>PyBytes_AS_STRING(record)
+        r.pos = offset
+        r.end = PyBytes_GET_SIZE(record)
+        r.owner = <PyObject *>record
+        return entry.codec.decode_args(&r)
     except DECODE_ERRORS as exc:
         conn._garbage_args(xid, entry, exc)
         return _GARBAGE
@@ -263,6 +311,9 @@ cdef _reply(ConnectionState conn, xid, Entry entry, authenticator, credentials, 
     cdef Py_ssize_t size
     if result is NO_REPLY or conn.closed:
         return
+    if entry.codec != NULL and authenticator is conn._none_auth:
+        _reply_compiled(conn, xid, entry, result)
+        return
     packer = Packer()
     if authenticator is conn._none_auth:
         packer.pack_raw(_reply_head(xid, 0))
@@ -274,6 +325,48 @@ cdef _reply(ConnectionState conn, xid, Entry entry, authenticator, credentials, 
     except Exception:
         conn._encode_failed(xid, entry)
         return
+    if size > SMALL_REPLY or size > conn.max_fragment:
+        conn._write_large(packer)
+    else:
+        _write_small(conn, packer.get_record())
+
+
+cdef _reply_compiled(ConnectionState conn, xid, Entry entry, result):
+    """The reply head and the result, encoded by the procedure's compiled codec into a stack
+    buffer: one ``bytes`` for a small reply; a large opaque goes to the sink uncopied."""
+    cdef W wb
+    cdef W *w = &wb
+    cdef char small[REPLY_STACK]
+    cdef char *p
+    cdef Py_ssize_t size
+    cdef _ReplySink sink = conn._sink
+    _w_init(w, small, REPLY_STACK, sink)
+    try:
+        p = _w_room(w, REPLY_HEAD)
+        memset(p, 0, REPLY_HEAD)
+        put32(p + 4, <uint32_t>xid)
+        put32(p + 8, 1)
+        w.n = REPLY_HEAD
+        try:
+            entry.codec.encode_result(w, result)
+        except Exception:
+            sink.packer = None
+            conn._encode_failed(xid, entry)
+            return
+        if sink.packer is not None:     # a large opaque went to the sink: the Packer's path
+            _w_flush(w)
+            packer, sink.packer = sink.packer, None
+            size = len(packer) - 4
+        else:
+            size = w.n - 4
+            if size <= SMALL_REPLY and size <= conn.max_fragment:
+                put32(w.buf, LAST | <uint32_t>size)
+                _write_small(conn, PyBytes_FromStringAndSize(w.buf, w.n))
+                return
+            packer = Packer()
+            packer.pack_raw(PyBytes_FromStringAndSize(w.buf, w.n))
+    finally:
+        _w_free(w)
     if size > SMALL_REPLY or size > conn.max_fragment:
         conn._write_large(packer)
     else:

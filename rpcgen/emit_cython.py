@@ -8,6 +8,13 @@ generated ``<stem>.py`` binds in place of its pure-Python codec:
 ``pack_T(value) -> bytes``, ``unpack_T(data)``, ``P_T(packer, value)`` (append to a
 ``cricket.xdr.Packer``; large opaques stay zero-copy) and ``U_T(unpacker)``.
 
+Per procedure P of version V it has ``V_P_args(*args)`` (the arguments as buffers for
+``rpc.call``: one ``bytes`` in a tuple, or a Packer's buffers when a large opaque goes
+uncopied) and ``V_P_result(data)``, bound over the generated stubs' two steps, and a
+``ProcedureCodec`` (``cext/xdr_procedure.pxd``: the arguments' decoder and the result's
+encoder as C functions on ``R`` and ``W``) that ``bind`` puts into the skeleton's
+``Procedure.codec`` as a capsule, for the server's compiled record path.
+
 Decoding matches the pure-Python codec: an ``opaque<N>`` that may reach
 ``OPAQUE_VIEW_MIN`` bytes decodes as a read-only memoryview into an immutable input.
 """
@@ -23,6 +30,7 @@ PRELUDE = r'''# cython: language_level=3, boundscheck=False, wraparound=False, c
 
 ``{stem}.py`` binds it in place of its pure-Python codec (see ``bind``).
 """
+cimport cython
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM, PyList_GET_SIZE
@@ -33,7 +41,12 @@ from libc.stdint cimport int32_t, uint32_t, int64_t, uint64_t
 # their primitives (_w_*, _r_*), shared with cricket.xdr's Packer and Unpacker.
 from xdr_buffer cimport *
 
-from cricket.xdr import immutable_input
+from cpython.pycapsule cimport PyCapsule_New
+
+# The compiled codec of one procedure, handed to the RPC server as a capsule (xdr_procedure.pxd).
+from xdr_procedure cimport ProcedureCodec, PROCEDURE_CODEC
+
+from cricket.xdr import Packer
 from cricket.xdr.errors import XdrDiscriminantError, XdrError, XdrValueError
 
 _object_new = object.__new__
@@ -60,6 +73,15 @@ cdef extern from *:
         *p = v;
         Py_XDECREF(old);
     }}
+    /* Whether the bytes of ``o``, whose buffer was just taken (PyBUF_SIMPLE: contiguous), can
+       never change under a view: bytes, or a flat byte memoryview of bytes (immutable_input). */
+    static inline int gx_immutable(PyObject *o) {{
+        Py_buffer *b;
+        if (PyBytes_CheckExact(o)) return 1;
+        if (!PyMemoryView_Check(o)) return 0;      /* exact type: memoryview cannot be subclassed */
+        b = PyMemoryView_GET_BUFFER(o);
+        return b->obj != NULL && PyBytes_CheckExact(b->obj) && b->ndim == 1 && b->itemsize == 1;
+    }}
     static inline PyObject *gx_alloc(PyObject *cls) {{
         PyTypeObject *t = (PyTypeObject *)cls;
         return t->tp_alloc(t, 0);
@@ -69,6 +91,7 @@ cdef extern from *:
     PyObject *gx_get_slot(object o, Py_ssize_t off)
     void gx_set_slot(object o, Py_ssize_t off, object v)
     object gx_alloc(object cls)
+    bint gx_immutable(object o)
 
 
 cdef int _bind_offsets(object cls, list names, Py_ssize_t *offsets) except -1:
@@ -124,8 +147,34 @@ cdef int _r_open(R *r, Py_buffer *view, object data) except -1:
     r.buf = <const unsigned char *>view.buf
     r.pos = 0
     r.end = view.len
-    r.owner = <PyObject *>data if immutable_input(data) else NULL
+    r.owner = <PyObject *>data if gx_immutable(data) else NULL
     return 1
+
+
+@cython.freelist(8)
+cdef class _Gather:
+    """The sink of a stub's argument encoder: takes large opaques uncopied, in a ``Packer`` made
+    on first use (most calls have none, and their arguments come back as one ``bytes``)."""
+    cdef object packer
+
+    cdef object _p(self):
+        if self.packer is None:
+            self.packer = Packer()
+        return self.packer
+
+    def pack_raw(self, data) -> None:
+        self._p().pack_raw(data)
+
+    def pack_opaque(self, data) -> None:
+        self._p().pack_opaque(data)
+
+
+cdef object _buffers(W *w, _Gather g):
+    """What the encoder wrote, as buffers for ``rpc.call``."""
+    if g.packer is None:
+        return (PyBytes_FromStringAndSize(w.buf, w.n),)
+    _w_flush(w)
+    return g.packer.get_buffers()
 
 
 cdef int _r_done(R *r) except -1:
@@ -149,7 +198,7 @@ cdef class _Cursor:
         self.held = True
         self.r.buf = <const unsigned char *>self.view.buf
         self.r.end = self.view.len
-        self.r.owner = <PyObject *>data if immutable_input(data) else NULL
+        self.r.owner = <PyObject *>data if gx_immutable(data) else NULL
         if offset < 0 or offset > self.r.end:
             raise XdrValueError(f"offset {{offset}} is outside the {{self.r.end}}-byte input")
         self.r.pos = offset
@@ -428,6 +477,62 @@ class CythonEmitter:
             INDENT + "return v",
         ]
 
+    def procedure(self, v: model.Version, p: model.Procedure) -> list[str]:
+        """The four codec steps of one procedure: a stub's arguments and result (Python entry
+        points), a server's arguments and result (C functions, in a capsule for the runtime)."""
+        base = f"{v.name}_{p.name}"
+        names = [f"_a{i}" for i in range(len(p.args))]   # clear of the snippets' own names
+        out = [f"cdef object _da_{base}(R *r):"]
+        out.append(INDENT + "return (" + "".join(self.dec(a.type) + ", " for a in p.args).rstrip(" ") + ")"
+                   if p.args else INDENT + "return ()")
+        out += ["", "", f"cdef int _er_{base}(W *w, object v) except -1:"]
+        out += [INDENT + x for x in (self.enc(p.result, "v") if p.result is not None else [])]
+        out += [INDENT + "return 0", "", ""]
+        out += [f"cdef ProcedureCodec _codec_{base}", f"_codec_{base}.decode_args = _da_{base}",
+                f"_codec_{base}.encode_result = _er_{base}", "", ""]
+        out += [f"def {base}_args({', '.join(names)}):",
+                INDENT + f'"""The encoded arguments of {p.name}, as buffers for ``rpc.call``."""',
+                INDENT + "cdef W wb",
+                INDENT + "cdef W *w = &wb",
+                INDENT + "cdef char small[SMALL]",
+                INDENT + "cdef _Gather g = _Gather.__new__(_Gather)",
+                INDENT + "_w_init(w, small, SMALL, g)",
+                INDENT + "try:"]
+        for a, nm in zip(p.args, names):
+            out += [INDENT * 2 + x for x in self.enc(a.type, nm)]
+        out += [INDENT * 2 + "return _buffers(w, g)",
+                INDENT + "finally:",
+                INDENT * 2 + "_w_free(w)", "", ""]
+        if p.result is not None:
+            out += [f"def {base}_result(data):",
+                    INDENT + f'"""The result of {p.name} decoded from the reply\'s result bytes."""',
+                    INDENT + "cdef R rb",
+                    INDENT + "cdef R *r = &rb",
+                    INDENT + "cdef Py_buffer view",
+                    INDENT + "cdef bint held = _r_open(r, &view, data)",
+                    INDENT + "try:",
+                    INDENT * 2 + f"return {self.dec(p.result)}",
+                    INDENT + "finally:",
+                    INDENT * 2 + "if held:",
+                    INDENT * 3 + "PyBuffer_Release(&view)", "", ""]
+        return out
+
+    def bind_procedures(self) -> list[str]:
+        out = []
+        for prog in self.mod.programs:
+            for v in prog.versions:
+                out.append(INDENT + f"procs = ns[{v.name + '_Server'!r}].procedures")
+                for p in v.procedures:
+                    base = f"{v.name}_{p.name}"
+                    out += [INDENT + f"ns['_{base}_args'] = {base}_args"]
+                    if p.result is not None:
+                        out += [INDENT + f"ns['_{base}_result'] = {base}_result"]
+                    out += [INDENT + f"procs[{p.number}] = _replace(procs[{p.number}], codec=PyCapsule_New("
+                                     f"&_codec_{base}, PROCEDURE_CODEC, NULL))"]
+        if out:
+            out.insert(0, INDENT + "from dataclasses import replace as _replace")
+        return out
+
     def bind(self) -> list[str]:
         out = ["def bind(dict ns) -> None:",
                INDENT + '"""Take the classes from the generated module and install this codec there."""']
@@ -454,6 +559,9 @@ class CythonEmitter:
             n = t.name
             out += [INDENT + f"ns['pack_{n}'] = pack_{n}", INDENT + f"ns['unpack_{n}'] = unpack_{n}",
                     INDENT + f"ns['_P_{n}'] = P_{n}", INDENT + f"ns['_U_{n}'] = U_{n}"]
+        out += self.bind_procedures()
+        if len(out) == 2:
+            out.append(INDENT + "pass")
         return out
 
     def emit(self, src: str) -> str:
@@ -470,6 +578,11 @@ class CythonEmitter:
             else:
                 L.extend(self.typedef(t))
             L.extend(["", ""] + self.entry_points(t.name))
+        for prog in self.mod.programs:
+            for v in prog.versions:
+                for p in v.procedures:
+                    L.append(f"\n\n# -- procedure {v.name}.{p.name} " + "-" * max(4, 70 - len(v.name + p.name)))
+                    L.extend(self.procedure(v, p))
         L.extend(["", ""] + self.bind())
         return "\n".join(L) + "\n"
 

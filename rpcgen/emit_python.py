@@ -35,19 +35,31 @@ a read-only memoryview into the received record (no copy) when that record is im
 bytes; such fields are annotated ``bytes | memoryview``.
 
 Client stubs (``<VERSION>_Client``, ``<VERSION>_AsyncClient``) take an RPC client
-object ``rpc``.  Each procedure method packs its arguments with a ``Packer`` and calls
-``rpc.call(prog, vers, proc, packer.get_buffers())`` (awaited in the asyncio stub),
-which returns the result bytes; the stub decodes and returns the result (None for
-void).  ``PROC_batched(...)`` calls ``rpc.call_batched(prog, vers, proc, buffers)``
-and returns None (no reply).
+object ``rpc``.  Each procedure method encodes its arguments (``_<VERSION>_<PROC>_args``,
+which returns them as buffers) and calls ``rpc.call(prog, vers, proc, buffers)``
+(awaited in the asyncio stub), which returns the result bytes; the stub decodes them
+(``_<VERSION>_<PROC>_result``) and returns the result (None for void).
+``PROC_batched(...)`` calls ``rpc.call_batched(prog, vers, proc, buffers)`` and returns
+None (no reply).  The compiled codec replaces both steps with one C call each.
 
 Server skeletons (``<VERSION>_Server``) have ``PROGRAM``, ``VERSION`` and
 ``procedures: dict[int, Procedure]`` (``cricket.xdr.rpcgen_support.Procedure``:
 ``number``, ``name``, ``decode_args(unpacker) -> tuple``, ``encode_result(packer,
-value)``).  The runtime calls ``getattr(skeleton, procedure.name)(*args)``; subclasses
+value)``; with the compiled codec also ``codec``, the same two steps in C).  The runtime calls ``getattr(skeleton, procedure.name)(*args)``; subclasses
 override the procedure methods (plain or ``async``), whose defaults raise
 NotImplementedError.
 """'''
+
+
+def arg_names(p: model.Procedure) -> list[str]:
+    """The Python parameter names of a procedure's arguments (as in the .x, clear of ours)."""
+    names = []
+    for a in p.args:
+        nm = a.pyname
+        if nm in ("self", "_p", "_u", "_v", "_r"):
+            nm += "_"
+        names.append(nm)
+    return names
 
 
 class PythonEmitter:
@@ -383,13 +395,7 @@ class PythonEmitter:
 
     # -- programs ------------------------------------------------------------------------
     def arg_names(self, p: model.Procedure) -> list[str]:
-        names = []
-        for a in p.args:
-            nm = a.pyname
-            if nm in ("self", "_p", "_u", "_v"):
-                nm += "_"
-            names.append(nm)
-        return names
+        return arg_names(p)
 
     def proc_helpers(self, v: model.Version, p: model.Procedure) -> list[str]:
         base = f"_{v.name}_{p.name}"
@@ -409,6 +415,18 @@ class PythonEmitter:
             out += [INDENT + x for x in self.pack_stmts(p.result, "_v")]
             out += ["", "", f"def {base}_unpack_result(_u):",
                     INDENT + f"return {self.unpack_expr(p.result)}", "", ""]
+        # The stubs' two steps: the arguments as buffers for ``rpc.call``, the result from its
+        # bytes. The compiled codec replaces both with one C call each.
+        params = "".join(", " + x for x in names).lstrip(", ")
+        out += [f"def {base}_args({params}):",
+                INDENT + f'"""The encoded arguments of {p.name}, as buffers for ``rpc.call``."""',
+                INDENT + "_p = _Packer()",
+                INDENT + f"{base}_pack_args(_p{''.join(', ' + x for x in names)})",
+                INDENT + "return _p.get_buffers()", "", ""]
+        if p.result is not None:
+            out += [f"def {base}_result(_r):",
+                    INDENT + f'"""The result of {p.name} decoded from the reply\'s result bytes."""',
+                    INDENT + f"return {base}_unpack_result(_Unpacker(_r))", "", ""]
         return out
 
     def proc_signature(self, p: model.Procedure) -> str:
@@ -433,23 +451,19 @@ class PythonEmitter:
             base = f"_{v.name}_{p.name}"
             names = self.arg_names(p)
             params = "".join(", " + x for x in names)
-            call_args = "".join(", " + x for x in names)
+            args = f"{base}_args({', '.join(names)})" if p.args else "()"
+            head = f"{prog.number:#x}, {v.number}, {p.number}"
+            call = f"{aw}self._rpc.call({head}, {args})"
             out += ["", INDENT + f"{d} {pyname(p.name)}(self{params}):",
-                    INDENT * 2 + f'"""{self.proc_signature(p)}."""',
-                    INDENT * 2 + "_p = _Packer()",
-                    INDENT * 2 + f"{base}_pack_args(_p{call_args})",
-                    INDENT * 2 + f"_r = {aw}self._rpc.call(self.PROGRAM, self.VERSION, {p.number}, "
-                                 "_p.get_buffers())"]
+                    INDENT * 2 + f'"""{self.proc_signature(p)}."""']
             if p.result is None:
-                out.append(INDENT * 2 + "return None")
+                out += [INDENT * 2 + call, INDENT * 2 + "return None"]
             else:
-                out.append(INDENT * 2 + f"return {base}_unpack_result(_Unpacker(_r))")
+                out.append(INDENT * 2 + f"return {base}_result({call})")
             out += ["", INDENT + f"{d} {p.name}_batched(self{params}) -> None:",
                     INDENT * 2 + f'"""{p.name} as a batched call: sent without waiting, no reply."""',
-                    INDENT * 2 + "_p = _Packer()",
-                    INDENT * 2 + f"{base}_pack_args(_p{call_args})",
                     INDENT * 2 + f"{'_sent = ' if asynchronous else ''}self._rpc.call_batched("
-                                 f"self.PROGRAM, self.VERSION, {p.number}, _p.get_buffers())"]
+                                 f"{head}, {args})"]
             if asynchronous:
                 out += [INDENT * 2 + "if _sent is not None:  # the runtime's call_batched may be async",
                         INDENT * 3 + "await _sent"]
@@ -557,7 +571,7 @@ class PythonEmitter:
         section("compiled codec")
         L.append(f"_codec = _load_codec(__name__, {'_' + self.stem + '_xdr'!r})")
         L.append("if _codec is not None:")
-        if types:
+        if types or mod.programs:
             L.append(INDENT + "_codec.bind(globals())")
         else:
             L.append(INDENT + "pass")

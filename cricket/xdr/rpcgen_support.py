@@ -32,7 +32,9 @@ class Procedure:
     ``decode_args(unpacker)`` returns every argument, in order (``()`` for void);
     ``encode_result(packer, value)`` writes the result (nothing for void).  The runtime
     calls ``getattr(skeleton, name)(*args)``; a method that raises NotImplementedError
-    is answered with PROC_UNAVAIL.
+    is answered with PROC_UNAVAIL. ``codec``: None, or the same two steps compiled (a capsule of
+    ``cext/xdr_procedure.pxd``'s ``ProcedureCodec``, put there by a generated compiled codec),
+    which the server's compiled record path calls in place of the two callables.
     """
 
     number: int
@@ -40,6 +42,7 @@ class Procedure:
     decode_args: Callable[[Any], tuple]
     encode_result: Callable[[Any, Any], None]
     arg_names: tuple[str, ...] = ()
+    codec: Any = None
 
 
 def no_args(unpacker) -> tuple:

@@ -27,7 +27,7 @@ def test_output_dir_gets_module_and_optional_pyx_and_layouts(tmp_path):
         "_everything_layout.pxd", "_everything_xdr.pyx", "everything.py"]
     text = (tmp_path / "out" / "everything.py").read_text()
     compile(text, "everything.py", "exec")
-    assert "rpc.call(prog, vers, proc, packer.get_buffers())" in text  # the documented contract
+    assert "rpc.call(prog, vers, proc, buffers)" in text  # the documented contract
 
 
 def test_errors_go_to_stderr_with_location_and_exit_1(tmp_path):
