@@ -90,6 +90,44 @@ def run_lock(tmp_path_factory):
     return hold
 
 
+class RunOnce:
+    """Builds shared by the whole run: ``run_once(name, build)`` calls ``build(folder)`` in an empty
+    folder of its own the first time any process of the run (pytest-xdist workers too) asks for
+    ``name``, and hands every later caller that folder. A build that raises leaves nothing behind:
+    the next caller tries again."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._guard = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+
+    def __call__(self, name: str, build) -> Path:
+        key = hashlib.sha256(name.encode()).hexdigest()[:20]
+        out_dir = self.folder / key
+        done = out_dir / ".done"
+        with self._guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock, file_lock(self.folder / f"{key}.lock"):
+            if not done.exists():
+                shutil.rmtree(out_dir, ignore_errors=True)
+                out_dir.mkdir()
+                try:
+                    build(out_dir)
+                except BaseException:
+                    shutil.rmtree(out_dir, ignore_errors=True)
+                    raise
+                done.touch()
+        return out_dir
+
+
+@pytest.fixture(scope="session")
+def run_once(tmp_path_factory) -> RunOnce:
+    """``run_once(name, build)``: the folder ``build(folder)`` filled, once per run (see RunOnce)."""
+    folder = run_folder(tmp_path_factory) / "once"
+    folder.mkdir(exist_ok=True)
+    return RunOnce(folder)
+
+
 class NvccBuilds:
     """Each nvcc command (arguments and output name) run once per test run and its output shared by
     every test that asks for it; the run's processes (pytest-xdist workers) share the builds too."""
