@@ -185,18 +185,16 @@ def shim(run_lock) -> Path:
 
 
 @pytest.fixture(scope="session")
-def driver_dir(tmp_path_factory) -> Path:
+def driver_dir(run_once) -> Path:
     """A folder holding the libcuda.so.1 replacement built from cext/driver: libcricket-cuda.so and
-    the link libcuda.so.1 to it (put it on LD_LIBRARY_PATH)."""
+    the link libcuda.so.1 to it (put it on LD_LIBRARY_PATH); built once per run."""
     if not shutil.which(os.environ.get("CC", "cc")) or not (CUDA_INCLUDE / "cudaTypedefs.h").exists():
         pytest.skip(f"cext/driver needs a C compiler (cc) and the CUDA 13 headers in {CUDA_INCLUDE}")
     # Loaded under a name of its own: cext/preload has a build.py too.
     spec = importlib.util.spec_from_file_location("cricket_driver_build", ROOT / "cext" / "driver" / "build.py")
     build = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(build)
-    out = tmp_path_factory.mktemp("libcuda")
-    build.build(out, CUDA_INCLUDE)
-    return out
+    return run_once("cext/driver", lambda out: build.build(out, CUDA_INCLUDE))
 
 
 @pytest.fixture(scope="session")
