@@ -90,6 +90,44 @@ def run_lock(tmp_path_factory):
     return hold
 
 
+class RunOnce:
+    """Builds shared by the whole run: ``run_once(name, build)`` calls ``build(folder)`` in an empty
+    folder of its own the first time any process of the run (pytest-xdist workers too) asks for
+    ``name``, and hands every later caller that folder. A build that raises leaves nothing behind:
+    the next caller tries again."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._guard = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+
+    def __call__(self, name: str, build) -> Path:
+        key = hashlib.sha256(name.encode()).hexdigest()[:20]
+        out_dir = self.folder / key
+        done = out_dir / ".done"
+        with self._guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock, file_lock(self.folder / f"{key}.lock"):
+            if not done.exists():
+                shutil.rmtree(out_dir, ignore_errors=True)
+                out_dir.mkdir()
+                try:
+                    build(out_dir)
+                except BaseException:
+                    shutil.rmtree(out_dir, ignore_errors=True)
+                    raise
+                done.touch()
+        return out_dir
+
+
+@pytest.fixture(scope="session")
+def run_once(tmp_path_factory) -> RunOnce:
+    """``run_once(name, build)``: the folder ``build(folder)`` filled, once per run (see RunOnce)."""
+    folder = run_folder(tmp_path_factory) / "once"
+    folder.mkdir(exist_ok=True)
+    return RunOnce(folder)
+
+
 class NvccBuilds:
     """Each nvcc command (arguments and output name) run once per test run and its output shared by
     every test that asks for it; the run's processes (pytest-xdist workers) share the builds too."""
@@ -147,18 +185,16 @@ def shim(run_lock) -> Path:
 
 
 @pytest.fixture(scope="session")
-def driver_dir(tmp_path_factory) -> Path:
+def driver_dir(run_once) -> Path:
     """A folder holding the libcuda.so.1 replacement built from cext/driver: libcricket-cuda.so and
-    the link libcuda.so.1 to it (put it on LD_LIBRARY_PATH)."""
+    the link libcuda.so.1 to it (put it on LD_LIBRARY_PATH); built once per run."""
     if not shutil.which(os.environ.get("CC", "cc")) or not (CUDA_INCLUDE / "cudaTypedefs.h").exists():
         pytest.skip(f"cext/driver needs a C compiler (cc) and the CUDA 13 headers in {CUDA_INCLUDE}")
     # Loaded under a name of its own: cext/preload has a build.py too.
     spec = importlib.util.spec_from_file_location("cricket_driver_build", ROOT / "cext" / "driver" / "build.py")
     build = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(build)
-    out = tmp_path_factory.mktemp("libcuda")
-    build.build(out, CUDA_INCLUDE)
-    return out
+    return run_once("cext/driver", lambda out: build.build(out, CUDA_INCLUDE))
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,6 @@ across PTX, fatbin and host-object inputs, and the linked image run by cuda-pyth
 are examples/jit_link's two halves, built by nvcc at test time."""
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,19 +21,16 @@ FILE_NOT_FOUND, INVALID_HANDLE, NOT_SUPPORTED = 301, 400, 801
 
 
 @pytest.fixture(scope="module")
-def inputs(tmp_path_factory) -> dict[str, Path]:
+def inputs(nvcc_build) -> dict[str, Path]:
     """The kernel and device halves as relocatable PTX, the device half as a fatbin, as a host
-    object (nvcc -rdc=true -c) and in a static library (nvcc -lib), the kernel half as a host object."""
-    if not shutil.which("nvcc"):
-        pytest.skip("nvcc (CUDA 13) not found on PATH")
-    out = tmp_path_factory.mktemp("jit-link")
+    object (nvcc -rdc=true -c) and in a static library (nvcc -lib), the kernel half as a host object
+    (the PTX builds are tests/fatbin/test_link_symbols.py's too: nvcc_build runs them once)."""
     files = {"kernel.ptx": ("-ptx", "kernel"), "device.ptx": ("-ptx", "device"),
              "device.fatbin": ("-fatbin", "device"), "kernel.o": ("-c", "kernel"), "device.o": ("-c", "device")}
-    for name, (flag, half) in files.items():
-        subprocess.run(["nvcc", "-rdc=true", flag, "-arch=sm_75", "-o", str(out / name),
-                        str(EXAMPLES / f"jit_link_{half}.cu")], check=True)
-    subprocess.run(["nvcc", "-lib", "-o", str(out / "libdevice.a"), str(out / "device.o")], check=True)
-    return {name: out / name for name in (*files, "libdevice.a")}
+    built = {name: nvcc_build("-rdc=true", flag, "-arch=sm_75", EXAMPLES / f"jit_link_{half}.cu", output=name)
+             for name, (flag, half) in files.items()}
+    built["libdevice.a"] = nvcc_build("-lib", built["device.o"], output="libdevice.a")
+    return built
 
 
 PROBE_SETUP = """
@@ -146,23 +142,22 @@ result["steps"] = steps
 
 
 def test_unresolved_and_duplicate_symbols_fail_the_link(driver_lib, server, inputs):
+    kernel, device = str(inputs["kernel.ptx"]), str(inputs["device.ptx"])
     p = probe(driver_lib, server, f"""
 out = {{}}
-for name, files in (("alone", ["kernel.ptx"]), ("twice", ["kernel.ptx", "device.ptx", "device.ptx"])):
+for name, files in (("alone", [{kernel!r}]), ("twice", [{kernel!r}, {device!r}, {device!r}])):
     error = ctypes.create_string_buffer(1024)
     rc, state, values = create([(ERROR, ctypes.addressof(error)), (ERROR_SIZE, 1024)])
     for f in files:
-        add_file(state, {str(inputs["kernel.ptx"].parent)!r} + "/" + f)
+        add_file(state, f)
     out[name] = [complete(state)[0], error.value.decode(), values[1]]
     lib.cuLinkDestroy(state)
 result.update(out)
 """)
-    kernel = str(inputs["kernel.ptx"])
     assert p["alone"][0] == INVALID_IMAGE
     assert p["alone"][1].splitlines() == [f"error   : Undefined reference to 'offset' in '{kernel}'",
                                           f"error   : Undefined reference to 'scale' in '{kernel}'"]
     assert p["alone"][2] == len(p["alone"][1]) + 1
-    device = str(inputs["device.ptx"])
     assert p["twice"][:2] == [INVALID_IMAGE, f"error   : Multiple definition of 'offset' in '{device}', "
                                              f"first defined in '{device}'"]
 

@@ -3,8 +3,6 @@ and from relocatable cubins, and fatbin containers written by cricket.fatbin.wri
 The modules are examples/jit_link's two halves, built by nvcc at test time."""
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,17 +16,12 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> dict[str, Path]:
-    if not shutil.which("nvcc"):
-        pytest.skip("nvcc (CUDA 13) not found on PATH")
-    out = tmp_path_factory.mktemp("link-symbols")
-    files = {}
-    for half in ("kernel", "device"):
-        for kind in ("ptx", "cubin"):
-            files[f"{half}.{kind}"] = out / f"{half}.{kind}"
-            subprocess.run(["nvcc", "-rdc=true", f"-{kind}", "-arch=sm_75", "-o", str(files[f"{half}.{kind}"]),
-                            str(EXAMPLES / f"jit_link_{half}.cu")], check=True)
-    return files
+def built(nvcc_build) -> dict[str, Path]:
+    """Both halves of examples/jit_link as relocatable PTX and cubins (the PTX builds are
+    tests/driver/test_jit_link.py's too: nvcc_build runs them once)."""
+    return {f"{half}.{kind}": nvcc_build("-rdc=true", f"-{kind}", "-arch=sm_75", EXAMPLES / f"jit_link_{half}.cu",
+                                         output=f"{half}.{kind}")
+            for half in ("kernel", "device") for kind in ("ptx", "cubin")}
 
 
 @pytest.mark.nvcc

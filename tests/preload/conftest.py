@@ -37,14 +37,16 @@ def libpython_path() -> str | None:
 
 
 @pytest.fixture(scope="session")
-def fresh_shim(tmp_path_factory) -> Path:
+def fresh_shim(run_once) -> Path:
     """The shim built from the sources into a folder of its own (with its generated sources in
-    ``gen/`` beside it), apart from the package's copy that tests/conftest.py's ``shim`` keeps."""
+    ``gen/`` beside it), apart from the package's copy that tests/conftest.py's ``shim`` keeps;
+    built once per run."""
     if not (CUDA_HOME / "include" / "cuda_runtime_api.h").exists():
         pytest.skip(f"CUDA 13 headers not found under {CUDA_HOME}/include")
     if not shutil.which(os.environ.get("CC", "cc")):
         pytest.skip("no C compiler (cc) to build the shim")
-    return shim_build.build(tmp_path_factory.mktemp("shim"), CUDA_HOME / "include")
+    folder = run_once("cext/preload", lambda out: shim_build.build(out, CUDA_HOME / "include"))
+    return folder / shim_build.SHIM_NAME
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,8 @@ import pytest
 
 from cricket._select import pure_python_forced
 
-from rpcgen_testlib import DATA, generate  # tests/rpcgen is on sys.path (rootdir-less conftest)
+# tests/rpcgen is on sys.path (rootdir-less conftest)
+from rpcgen_testlib import DATA, generate, import_package, write_package
 
 
 @pytest.fixture(scope="session")
@@ -16,12 +17,16 @@ def everything_pure(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def everything_cython(tmp_path_factory):
+def everything_cython(run_once):
+    """With its compiled codec, built once per run: the test files using it may run in different
+    pytest-xdist workers."""
     if pure_python_forced():
         pytest.skip("CRICKET_PUREPYTHON=1: compiled codecs are not used")
     if not (shutil.which("cc") or shutil.which("gcc")):
         pytest.skip("no C compiler to build the generated Cython codec")
-    mod = generate(DATA / "everything.x", tmp_path_factory.mktemp("gen"), "gen_cy", cython=True)
+    root = run_once("rpcgen everything.x gen_cy",
+                    lambda folder: write_package(DATA / "everything.x", folder, "gen_cy", cython=True))
+    mod = import_package(root, "gen_cy", "everything")
     assert mod._codec is not None, "the compiled codec was built but not loaded"
     return mod
 
