@@ -3,8 +3,9 @@ client calls, through the stubs and the skeleton our rpcgen generates from ``ech
 compiled codec, unless ``CRICKET_PUREPYTHON=1``), as an application of cricket.rpc would have them.
 
 The generated package is built once per content of its inputs (``echo.x``, rpcgen, the XDR buffer
-library) into a directory under the system's temporary directory, or ``CRICKET_BENCH_ECHO_DIR``;
-the bench builds it before it starts the server, so the server finds it built.
+library) into the checkout's ``build/`` folder (never a shared temporary folder: whatever is found
+there is imported), or ``CRICKET_BENCH_ECHO_DIR``; the bench builds it before it starts the server,
+so the server finds it built.
 """
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def build_dir() -> Path:
     given = os.environ.get("CRICKET_BENCH_ECHO_DIR")
     if given:
         return Path(given)
-    return Path(tempfile.gettempdir()) / f"cricket-bench-echo-{_inputs_key(compiled)}"
+    return ROOT / "build" / f"bench-echo-{_inputs_key(compiled)}"
 
 
 def generated() -> ModuleType:
@@ -48,6 +49,7 @@ def generated() -> ModuleType:
     root = build_dir()
     if not (root / PACKAGE / "echo.py").exists():
         compiled = not pure_python_forced()
+        root.parent.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix=root.name + ".", dir=root.parent))
         pkg = work / PACKAGE
         pkg.mkdir()
