@@ -13,7 +13,8 @@ XDIST = $(if $(PYTEST_JOBS),-n $(PYTEST_JOBS) --dist loadfile)
 # points, programs run through the client. Not here: tests that run both implementations side by
 # side already (tests/xdr, the record and socket-poll tests), and tests of code with no twin beneath
 # it (rpcgen's parser and command, the shim's symbol tables, `cricket run`'s signals and options,
-# the examples' immediate binding), nor the long copy soak (its short sequences run here).
+# the examples' immediate binding, the layout test that runs Cython on the sources and imports the
+# pure twin by name), nor the long copy soak (its short sequences run here).
 # tests/test_twin_pass.py checks that every file exists and every twin is exercised by one of them.
 TWIN_TESTS = \
 	tests/rpcgen/test_rpcgen_codegen.py tests/rpcgen/test_rpcgen_int_arrays.py \
@@ -21,7 +22,7 @@ TWIN_TESTS = \
 	tests/rpcgen/test_rpcgen_stubs.py tests/rpcgen/test_rpcgen_c_interop.py \
 	tests/rpcgen/test_rpcgen_system_files.py \
 	tests/rpc \
-	tests/protocol/test_protocol_module.py tests/protocol/test_layouts_follow_cricket_x.py \
+	tests/protocol/test_protocol_module.py \
 	tests/preload/test_cudart_api.py tests/preload/test_runtime_api.py tests/preload/test_python_host.py \
 	tests/preload/test_native_host.py tests/preload/test_driver_link.py \
 	tests/preload/test_primary_context.py tests/preload/test_sass_only_launch.py \

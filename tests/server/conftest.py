@@ -42,19 +42,30 @@ def fatbins(nvcc_build) -> dict[str, Path]:
             for cu in sorted(CUDA_DIR.glob("*.cu"))}
 
 
-@pytest.fixture
-def start_server(tmp_path):
-    """Start servers with given CLI arguments; all are stopped after the test."""
+def _start_servers(tmp: Path):
     started: list[ServerProcess] = []
 
     def start(*args: str, env: dict[str, str] | None = None) -> ServerProcess:
-        server = ServerProcess(tmp_path, *args, env=env)
+        server = ServerProcess(tmp, *args, env=env)
         started.append(server)
         return server
 
     yield start
     for s in started:
         s.stop()
+
+
+@pytest.fixture
+def start_server(tmp_path):
+    """Start servers with given CLI arguments; all are stopped after the test."""
+    yield from _start_servers(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def start_module_server(tmp_path_factory):
+    """``start_server`` for servers a module's tests share (no limit or failure of their own);
+    they are stopped after the module."""
+    yield from _start_servers(tmp_path_factory.mktemp("module-servers"))
 
 
 def emu_unavailable_reason() -> str | None:

@@ -1,7 +1,8 @@
 """CR_PLACE_DEVICES on a real emu server with two devices per session: a session placed at index 3
 of a program's combined device list hands out pointers in the ranges it was answered, its kernels,
 copies and peer access work there, and the placement is refused once the session has allocated,
-past the emu backend's device limit, and a second time, while other sessions keep being served."""
+past the emu backend's device limit, and a second time, while other sessions keep being served.
+The tests of placed sessions share one two-device server (``two_devices``): placement is per session."""
 from __future__ import annotations
 
 import struct
@@ -35,8 +36,14 @@ def _vadd(conn, a: list[float], b: list[float]) -> tuple[list[float], list[int]]
     return list(struct.unpack(f"<{N}f", bufs[2].to_host())), [int(b) for b in bufs]
 
 
-def test_a_placed_session_allocates_and_runs_kernels_in_its_answered_ranges(start_server):
-    server = start_server("--backend", "emu=devices=2,memory=64M")
+@pytest.fixture(scope="module")
+def two_devices(start_module_server):
+    """One emu server with two devices of 64 MiB for the placement tests of this module."""
+    return start_module_server("--backend", "emu=devices=2,memory=64M")
+
+
+def test_a_placed_session_allocates_and_runs_kernels_in_its_answered_ranges(two_devices):
+    server = two_devices
     with connect(server.address) as conn:
         reply = _place(conn, 3)
         assert reply.status == 0, reply.message
@@ -54,8 +61,8 @@ def test_a_placed_session_allocates_and_runs_kernels_in_its_answered_ranges(star
             assert result == [x + y for x, y in zip(a, b)]
 
 
-def test_shared_memory_copies_reach_a_placed_device(start_server):
-    server = start_server("--backend", "emu=devices=2,memory=64M")
+def test_shared_memory_copies_reach_a_placed_device(two_devices):
+    server = two_devices
     with connect(server.address, shared_memory=True) as conn:
         ranges = _place(conn, 4).ranges
         conn.set_device(1)
@@ -67,8 +74,8 @@ def test_shared_memory_copies_reach_a_placed_device(start_server):
         assert stats.get("calls.memcpy_htod_shm") and stats.get("calls.memcpy_dtoh_shm"), stats
 
 
-def test_peer_access_between_placed_devices_reaches_the_peers_memory(start_server):
-    server = start_server("--backend", "emu=devices=2,memory=64M")
+def test_peer_access_between_placed_devices_reaches_the_peers_memory(two_devices):
+    server = two_devices
     with connect(server.address) as conn:
         ranges = _place(conn, 5).ranges
         peer_data = [float(i) * 0.5 for i in range(N)]
@@ -83,8 +90,8 @@ def test_peer_access_between_placed_devices_reaches_the_peers_memory(start_serve
         assert list(struct.unpack(f"<{N}f", out.to_host())) == [x + 1.0 for x in peer_data]
 
 
-def test_placement_is_refused_after_use_past_the_limit_and_twice(start_server):
-    server = start_server("--backend", "emu=devices=2,memory=64M")
+def test_placement_is_refused_after_use_past_the_limit_and_twice(two_devices):
+    server = two_devices
     with connect(server.address) as used:
         used.alloc(64)
         reply = _place(used, 2)

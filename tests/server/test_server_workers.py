@@ -1,7 +1,8 @@
 """`cricket server --workers 2` as a user runs it: real server processes (emu backend), real clients
 (the Python API, `cricket run` on nvcc-built programs, `cricket status`, a Prometheus scrape).
-Connections go to the workers in turn, so the first and second client of a fresh server sit on
-different workers; each session's id says which (worker i of N gives ids i+1, i+1+N, ...)."""
+Connections go to the workers in turn, so two consecutive clients sit on different workers; each
+session's id says which (worker i of N gives ids i+1, i+1+N, ...). The tests that need no limit
+and no failure share one server (``workers_server``); the others start their own."""
 from __future__ import annotations
 
 import fcntl
@@ -55,8 +56,15 @@ def _until(check, timeout: float = 30.0):
     return result
 
 
-def test_sessions_on_both_workers_compute_right_and_status_lists_them_all(start_server, fatbins):
-    server = start_server("--workers", "2", "--backend", "emu", "--admin-token", "adm")
+@pytest.fixture(scope="module")
+def workers_server(start_module_server):
+    """One `cricket server --workers 2 --backend emu --admin-token adm` for the tests of this module
+    that set no limit and stop no worker; each closes its sessions before the next one starts."""
+    return start_module_server("--workers", "2", "--backend", "emu", "--admin-token", "adm")
+
+
+def test_sessions_on_both_workers_compute_right_and_status_lists_them_all(workers_server, fatbins):
+    server = workers_server
     clients = [connect(server.address) for _ in range(4)]
     try:
         for k, conn in enumerate(clients):
@@ -72,9 +80,10 @@ def test_sessions_on_both_workers_compute_right_and_status_lists_them_all(start_
     assert "serving from 2 worker processes" in server.output()
 
 
-def test_cricket_run_programs_get_right_results_on_both_workers(start_server, nvcc_build):
+def test_cricket_run_programs_get_right_results_on_both_workers(workers_server, nvcc_build):
     exe = nvcc_build("-cudart", "shared", REPO / "examples" / "vector_add.cu", output="vector_add")
-    server = start_server("--workers", "2", "--backend", "emu")
+    server = workers_server
+    before = len(server.output())
     runs = [subprocess.Popen([sys.executable, "-m", "cricket", "run", "--", str(exe)], cwd=REPO,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env={**os.environ, "CRICKET_SERVER": server.address}) for _ in range(2)]
@@ -82,8 +91,8 @@ def test_cricket_run_programs_get_right_results_on_both_workers(start_server, nv
         out, err = run.communicate(timeout=180)
         assert run.returncode == 0, err
         assert out.startswith("PASS: vector add"), out
-    opened = re.findall(r"session (\d+) opened", server.output())
-    assert {int(i) % 2 for i in opened} == {0, 1}
+    opened = re.findall(r"session (\d+) opened", server.output()[before:])      # the two runs' sessions
+    assert len(opened) == 2 and {int(i) % 2 for i in opened} == {0, 1}
 
 
 def test_the_device_memory_budget_holds_across_workers(start_server):
@@ -162,8 +171,8 @@ def test_graph_nodes_of_the_server_are_bounded_across_workers(start_server):
         assert _graph(two, 60).status == 0
 
 
-def test_ipc_handles_open_on_their_worker_and_fail_clearly_on_another(start_server):
-    server = start_server("--workers", "2", "--backend", "emu")
+def test_ipc_handles_open_on_their_worker_and_fail_clearly_on_another(workers_server):
+    server = workers_server
     with connect(server.address) as owner, connect(server.address) as other, connect(server.address) as near:
         buf = owner.to_device(b"shared bytes")
         handle = owner._stub.CR_IPC_GET_MEM_HANDLE(buf.device_ptr).handle
@@ -177,8 +186,8 @@ def test_ipc_handles_open_on_their_worker_and_fail_clearly_on_another(start_serv
         assert unknown.status == curesult.INVALID_HANDLE               # a handle of nobody stays invalid
 
 
-def test_loadbackend_is_refused_with_what_to_do(start_server):
-    server = start_server("--workers", "2", "--backend", "emu", "--admin-token", "adm")
+def test_loadbackend_is_refused_with_what_to_do(workers_server):
+    server = workers_server
     with connect(server.address, token="adm") as admin:
         res = admin._stub.CR_LOAD_BACKEND(P.cr_load_backend_args(type="emu", spec=""))
     assert res.status == curesult.NOT_SUPPORTED and "--workers 1" in res.message
