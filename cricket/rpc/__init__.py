@@ -25,21 +25,26 @@ From the shell: ``python -m cricket.rpc serve --listen 127.0.0.1:20099 [--regist
 """
 from __future__ import annotations
 
-from .auth import (Authenticator, AuthNone, AuthSys, AuthSysParms, ClientAuth,
-                   NoneAuthenticator, SysAuthenticator)
-from .client import Client, PendingCall
-from .constants import (DEFAULT_MAX_RECORD, AcceptStat, AuthFlavor, AuthStat, MsgType,
-                        RejectStat, ReplyStat)
-from .context import NO_REPLY, CallContext, admit_connection, current_call, current_connection_id
-from .errors import (AuthError, GarbageArgs, ProcUnavail, ProgMismatch, ProgUnavail,
-                     ProtocolError, RecordTooLarge, ReplyError, RpcConnectionError, RpcError,
-                     RpcMismatch, RpcTimeout, SystemErr)
-from .transport import new_event_loop, parse_address, run
-
-# The asyncio client and the server import asyncio (~20 ms): loaded on first use, so that a
+# Every name is loaded from its module on first use (PEP 562), so that importing one module of the
+# package (``cricket.rpc.constants``, as the compiled record reader does) imports nothing else: the
+# compiled modules of this package import its plain modules, and an eager ``__init__`` made each
+# of them part of an import cycle. The asyncio client and the server import asyncio (~20 ms): a
 # blocking client (the CUDA shim's, at a program's first CUDA call) starts without them.
-_LAZY = {"AsyncClient": ".aclient", "Server": ".server", "ServerThread": ".server",
-         "PayloadSink": ".sink", "ReplySink": ".sink"}
+_LAZY = {
+    **dict.fromkeys(("Authenticator", "AuthNone", "AuthSys", "AuthSysParms", "ClientAuth",
+                     "NoneAuthenticator", "SysAuthenticator"), ".auth"),
+    **dict.fromkeys(("Client", "PendingCall"), ".client"),
+    **dict.fromkeys(("DEFAULT_MAX_RECORD", "AcceptStat", "AuthFlavor", "AuthStat", "MsgType",
+                     "RejectStat", "ReplyStat"), ".constants"),
+    **dict.fromkeys(("NO_REPLY", "CallContext", "admit_connection", "current_call",
+                     "current_connection_id"), ".context"),
+    **dict.fromkeys(("AuthError", "GarbageArgs", "ProcUnavail", "ProgMismatch", "ProgUnavail",
+                     "ProtocolError", "RecordTooLarge", "ReplyError", "RpcConnectionError",
+                     "RpcError", "RpcMismatch", "RpcTimeout", "SystemErr"), ".errors"),
+    **dict.fromkeys(("new_event_loop", "parse_address", "run"), ".transport"),
+    "AsyncClient": ".aclient", "Server": ".server", "ServerThread": ".server",
+    "PayloadSink": ".sink", "ReplySink": ".sink",
+}
 
 
 def __getattr__(name: str):
@@ -50,6 +55,10 @@ def __getattr__(name: str):
     value = getattr(importlib.import_module(module, __name__), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 __all__ = [
     "AsyncClient", "Authenticator", "AuthNone", "AuthSys", "AuthSysParms", "ClientAuth",

@@ -6,20 +6,29 @@ is built; ``CRICKET_PUREPYTHON=1`` or a missing build selects the pure-Python tw
 """
 from __future__ import annotations
 
-from cricket._select import load
 from cricket.xdr.errors import (XdrDiscriminantError, XdrError, XdrLengthError,
                                 XdrTruncatedError, XdrValueError)
 
-_impl = load("cricket._cext.xdr", "cricket.xdr._pure")
+# The implementation's names are loaded on first use (PEP 562): the compiled module imports
+# ``cricket.xdr.errors``, and loading it here at once made the two an import cycle.
+_FROM_IMPL = ("Packer", "Unpacker", "ZERO_COPY_MIN", "VIEW_MIN", "immutable_input", "MAX_LENGTH")
 
-Packer = _impl.Packer
-Unpacker = _impl.Unpacker
-ZERO_COPY_MIN: int = _impl.ZERO_COPY_MIN
-VIEW_MIN: int = _impl.VIEW_MIN
-immutable_input = _impl.immutable_input
-MAX_LENGTH: int = _impl.MAX_LENGTH
-#: "cython" or "pure": which implementation this process uses.
-IMPLEMENTATION = "pure" if _impl.__name__.endswith("_pure") else "cython"
+
+def __getattr__(name: str):
+    if name not in _FROM_IMPL and name != "IMPLEMENTATION":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from cricket._select import load
+    impl = load("cricket._cext.xdr", "cricket.xdr._pure")
+    names = {n: getattr(impl, n) for n in _FROM_IMPL}
+    #: "cython" or "pure": which implementation this process uses.
+    names["IMPLEMENTATION"] = "pure" if impl.__name__.endswith("_pure") else "cython"
+    globals().update(names)
+    return names[name]
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_FROM_IMPL, "IMPLEMENTATION"})
+
 
 __all__ = ["Packer", "Unpacker", "XdrError", "XdrTruncatedError", "XdrLengthError",
            "XdrDiscriminantError", "XdrValueError", "ZERO_COPY_MIN", "VIEW_MIN", "MAX_LENGTH",
