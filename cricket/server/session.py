@@ -255,17 +255,18 @@ class Session:
     def device_of(self, ptr: int) -> Device:
         """The device holding the allocation at ``ptr`` (unified addressing: a copy goes to the
         pointer's device whatever the current one), else the current device."""
-        base = self.allocations.base_of(ptr)
-        device = self.alloc_device.get(base) if base is not None else None
-        if device is None:
-            return self.device
-        return device if isinstance(device, Device) else device.device   # a module variable's stand-in
+        return self._device_at(self.allocations.base_of(ptr))
 
     def device_for(self, ptr: int, size: int) -> Device:
         """What :meth:`Allocations.check` and :meth:`device_of` say together, with one search
         (every copy asks both): the device of the allocation that holds [ptr, ptr+size); raises
         unless one allocation of this session holds the whole range."""
-        device = self.alloc_device.get(self.allocations.check(ptr, size))
+        return self._device_at(self.allocations.check(ptr, size))
+
+    def _device_at(self, base: int | None) -> Device:
+        """The device of the allocation at ``base`` (a module variable's stand-in gives its
+        device), else the current device."""
+        device = self.alloc_device.get(base) if base is not None else None
         if device is None:
             return self.device
         return device.device if getattr(device, "stands_in", False) else device

@@ -160,27 +160,28 @@ class DeviceArena:
 
     def allocation_of(self, ptr: int) -> tuple[int, int] | None:
         """(start pointer, size) of the live allocation holding ``ptr``, or None."""
-        off = ptr - self.base
+        s = self._start_holding(ptr - self.base)
+        return None if s < 0 else (self.base + s, self._sizes[s])
+
+    def _start_holding(self, off: int) -> int:
+        """The arena offset of the live allocation holding arena offset ``off``, or -1 (a size-0
+        allocation holds its start)."""
         k = bisect.bisect_right(self._starts, off) - 1
         if k >= 0:
             s = self._starts[k]
             if off < s + max(self._sizes[s], 1):
-                return self.base + s, self._sizes[s]
-        return None
+                return s
+        return -1
 
     # ---- host-side copies -------------------------------------------------------------------
     def host_range(self, ptr: int, size: int, what: str) -> int:
         """Check that [ptr, ptr+size) lies inside one live allocation; return its arena offset."""
         if size < 0:
             raise EmuError(CUDA_ERROR_INVALID_VALUE, f"{what}: negative size {size}")
-        # allocation_of, inline: every host copy asks
         off = ptr - self.base
-        k = bisect.bisect_right(self._starts, off) - 1
-        if k >= 0:
-            s = self._starts[k]
-            n = self._sizes[s]
-            if off < s + max(n, 1) and off + size <= s + n:
-                return off
+        s = self._start_holding(off)
+        if s >= 0 and off + size <= s + self._sizes[s]:
+            return off
         raise EmuError(CUDA_ERROR_INVALID_VALUE,
                        f"{what}: [{ptr:#x}, +{size}) is not inside a live device allocation")
 
