@@ -129,6 +129,7 @@ class Server:
         self.poll = max(float(poll), 0.0)
         self._poll_until = 0.0
         self._polling = False
+        self._poll_loop: asyncio.AbstractEventLoop | None = None   # the loop _poll_again runs on
         self._contended_until = 0.0     # no polling before this time: the CPU was wanted elsewhere
         self.max_record_size = max_record_size
         self.max_fragment = max_fragment
@@ -297,7 +298,9 @@ class Server:
         self._poll_until = now + self.poll
         if not self._polling:
             self._polling = True
-            asyncio.get_running_loop().call_soon(self._poll_again)
+            # kept for _poll_again: on Python 3.11 each get_running_loop() is a getpid() system call
+            self._poll_loop = asyncio.get_running_loop()
+            self._poll_loop.call_soon(self._poll_again)
 
     def _poll_again(self) -> None:
         now = time.perf_counter()
@@ -311,7 +314,7 @@ class Server:
                 self._contended_until = until
                 self._polling = False
                 return
-            asyncio.get_running_loop().call_soon(self._poll_again)
+            self._poll_loop.call_soon(self._poll_again)
         else:
             self._polling = False
 
