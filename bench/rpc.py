@@ -113,14 +113,11 @@ def _pin(cpus) -> None:
 
 
 class Proc:
-    """A server process that prints 'listening HOST:PORT' when ready, in a session of its own, as a
-    server started as a service or from its own terminal is: the kernel then schedules it apart
-    from the bench's clients (autogroup), rather than as one or two tasks among 8-32 clients
-    (docs/server-workers.md, "Fairness with workers")."""
+    """A server process that prints 'listening HOST:PORT' when ready."""
 
     def __init__(self, cmd: list[str], env: dict | None = None, address_of=listening_address) -> None:
         self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                  env=env, preexec_fn=lambda: _pin(SERVER_CPU), start_new_session=True)
+                                  env=env, preexec_fn=lambda: _pin(SERVER_CPU))
         address = address_of(self.p.stdout.readline())
         if address is None:
             self.p.kill()
