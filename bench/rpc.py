@@ -51,10 +51,14 @@ static double now(void) {
     struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-int main(int argc, char **argv) {  /* HOST PORT N_CALLS SECONDS [PROGRAM VERSION] */
+int main(int argc, char **argv) {  /* HOST PORT N_CALLS SECONDS [PROGRAM VERSION [START]] */
     struct sockaddr_in sin; int sock = RPC_ANYSOCK; CLIENT *cl;
     unsigned long prog = argc > 6 ? strtoul(argv[5], NULL, 0) : INTEROP_PROG;
     unsigned long vers = argc > 6 ? strtoul(argv[6], NULL, 0) : INTEROP_V1;
+    /* "-" as START: after the warm-up print "ready", then read a CLOCK_MONOTONIC time from stdin
+       and time the calls from then for SECONDS, so that clients started one after another share
+       one window */
+    int wait_start = argc > 7 && strcmp(argv[7], "-") == 0; double start = 0;
     long n = atol(argv[3]), i, done = 0; double secs = atof(argv[4]), t0, t1;
     struct timeval tv = {25, 0};
     memset(&sin, 0, sizeof sin); sin.sin_family = AF_INET; sin.sin_port = htons(atoi(argv[2]));
@@ -63,12 +67,21 @@ int main(int argc, char **argv) {  /* HOST PORT N_CALLS SECONDS [PROGRAM VERSION
     if (!cl) { clnt_pcreateerror("clnttcp_create"); return 1; }
     for (i = 0; i < 200; i++)
         clnt_call(cl, NULLPROC, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_void, NULL, tv);
+    if (wait_start) {
+        printf("ready\n"); fflush(stdout);
+        if (scanf("%lf", &start) != 1) return 1;
+    }
+    while (start > 0 && (t0 = now()) < start) {
+        double left = start - t0;
+        struct timespec ts = {(time_t)left, (long)((left - (time_t)left) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
     t0 = now();
     for (;;) {
         if (clnt_call(cl, NULLPROC, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_void, NULL, tv)
                 != RPC_SUCCESS) { clnt_perror(cl, "NULL"); return 1; }
         done++;
-        if (n > 0 ? done >= n : (done % 256 == 0 && now() - t0 >= secs)) break;
+        if (n > 0 ? done >= n : start > 0 ? now() >= start + secs : (done % 256 == 0 && now() - t0 >= secs)) break;
     }
     t1 = now();
     printf("%ld %.9f\n", done, t1 - t0);
@@ -228,14 +241,33 @@ def c_concurrent(client: str, address, clients: int, seconds: float) -> float:
 
 def c_client_rates(client: str, address, clients: int, seconds: float, program: tuple = ()) -> list[float]:
     """Calls per second of each of ``clients`` concurrent C client processes (``program``: the
-    program number and version to call NULL of, as text; the interop program's by default)."""
-    procs = [subprocess.Popen([client, address[0], str(address[1]), "0", str(seconds), *program],
-                              stdout=subprocess.PIPE, text=True) for _ in range(clients)]
+    program number and version to call NULL of, as text; the interop program's by default).
+
+    Every client times the same window: the clients connect and warm up, then call from one
+    start time (CLOCK_MONOTONIC, shared by all processes) for ``seconds``. Clients started one
+    after another with their own windows ran part of their time beside fewer others (the starts
+    spread by 0.1-0.3 s for 32 clients on the 2-core box), which the fastest / slowest ratio
+    counted as unfairness of the server."""
+    procs = [subprocess.Popen([client, address[0], str(address[1]), "0", str(seconds),
+                               *(program or INTEROP_PROGRAM), "-"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(clients)]
+    for p in procs:                 # each has connected and warmed up
+        if p.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"a C bench client failed to start (status {p.wait()})")
+    start = time.monotonic() + 0.02
+    for p in procs:
+        p.stdin.write(f"{start:.6f}\n")
+        p.stdin.close()
     rates = []
     for p in procs:
-        n, t = p.communicate(timeout=seconds + 60)[0].split()
+        n, t = p.stdout.read().split()
+        p.stdout.close()
+        p.wait(60)
         rates.append(int(n) / float(t))
     return rates
+
+
+INTEROP_PROGRAM = (hex(PROG), str(VERS))   # interop.x's program, the client's default
 
 
 def best(fn, repeat: int, key=min):
