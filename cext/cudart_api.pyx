@@ -42,8 +42,8 @@ cdef int CUDA_ERROR_INVALID_VALUE = 1
 cdef int CUDA_ERROR_NOT_SUPPORTED = 801
 cdef int CUDA_ERROR_UNKNOWN = 999
 
-FATBIN_WRAPPER_MAGIC = 0x466243b1
-FATBIN_MAGIC = 0xBA55ED50
+from cricket.cudafacts.fatbin_magic import CONTAINER_MAGIC as FATBIN_MAGIC
+from cricket.cudafacts.fatbin_magic import WRAPPER_MAGIC as FATBIN_WRAPPER_MAGIC
 # A fatbin larger than this is treated as corrupt (PyTorch's largest are a few hundred MiB).
 MAX_FATBIN_SIZE = 1 << 32
 

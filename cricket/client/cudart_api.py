@@ -12,6 +12,8 @@ import ctypes
 import logging
 
 from cricket.client import runtime_api
+from cricket.cudafacts.fatbin_magic import CONTAINER_MAGIC as FATBIN_MAGIC
+from cricket.cudafacts.fatbin_magic import WRAPPER_MAGIC as FATBIN_WRAPPER_MAGIC
 
 log = logging.getLogger(__name__)
 
@@ -23,8 +25,6 @@ CAPI_NAMES = (
     "cricket___cudaRegisterManagedVar", "cricket___cudaInitModule", "cricket_call",
 )
 
-FATBIN_WRAPPER_MAGIC = 0x466243b1
-FATBIN_MAGIC = 0xBA55ED50
 MAX_FATBIN_SIZE = 1 << 32
 
 _kept: dict[tuple[str, int], bytes] = {}

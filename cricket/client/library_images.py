@@ -10,10 +10,10 @@ from cricket.client.driver_face import DriverApiError
 from cricket.client.runtime import RUNTIME as rt
 from cricket.client.runtime import _read_container, hostmem, join_containers, read_linked_containers
 from cricket.cudafacts.curesult import INVALID_IMAGE, INVALID_VALUE
+from cricket.cudafacts.fatbin_magic import CONTAINER_MAGIC as FATBIN_MAGIC
+from cricket.cudafacts.fatbin_magic import ELF_MAGIC
+from cricket.cudafacts.fatbin_magic import WRAPPER_MAGIC as FATBIN_WRAPPER_MAGIC
 
-FATBIN_WRAPPER_MAGIC = 0x466243B1
-FATBIN_MAGIC = 0xBA55ED50
-ELF_MAGIC = b"\x7fELF"
 MAX_IMAGE = 1 << 32
 
 

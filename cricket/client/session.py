@@ -25,6 +25,8 @@ from .. import __version__
 from ..cudafacts import curesult
 from ..cudafacts import device_attributes
 from ..cudafacts import device_attributes as A
+from ..cudafacts.fatbin_magic import CONTAINER_MAGIC_BYTES as FATBIN_MAGIC
+from ..cudafacts.fatbin_magic import ELF_MAGIC
 from ..protocol import NEED_IMAGE, PROCEDURES, PROGRAM, VERSION, SyncClient
 from ..protocol import gen as P
 from ..rpc import Client, tls_env
@@ -39,8 +41,6 @@ from .errors import CudaError
 
 log = logging.getLogger(__name__)
 
-FATBIN_MAGIC = b"\x50\xed\x55\xba"     # 0xBA55ED50, little-endian
-ELF_MAGIC = b"\x7fELF"
 MAX_RECORD = (512 << 20) + (1 << 16)   # the largest image cricket.x allows, plus headers
 
 

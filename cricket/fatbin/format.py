@@ -11,10 +11,10 @@ import enum
 import struct
 from typing import NamedTuple
 
-WRAPPER_MAGIC = 0x466243B1          # FATBINC_MAGIC
+from ..cudafacts.fatbin_magic import CONTAINER_MAGIC, WRAPPER_MAGIC
+
 WRAPPER_VERSION_PLAIN = 1
 WRAPPER_VERSION_LINKED = 2          # FATBINC_LINK_VERSION: also points at the prelinked array
-CONTAINER_MAGIC = 0xBA55ED50
 
 
 class WrapperHeader(NamedTuple):

@@ -1,14 +1,11 @@
 """Whether a module image calls device ``printf`` (the CUDA runtime's ``vprintf``)."""
 from __future__ import annotations
 
-import struct
-
+from ..cudafacts.fatbin_magic import CONTAINER_MAGIC_BYTES
 from .container import iter_containers
 from .errors import FatbinError
-from .format import CONTAINER_MAGIC
 
 _VPRINTF = b"vprintf"
-_CONTAINER_MAGIC = struct.pack("<I", CONTAINER_MAGIC)
 
 
 def image_calls_printf(image: bytes | memoryview) -> bool:
@@ -18,7 +15,7 @@ def image_calls_printf(image: bytes | memoryview) -> bool:
     data = bytes(image)
     if _VPRINTF in data:
         return True
-    if data[:4] != _CONTAINER_MAGIC:          # PTX text or a cubin: read above
+    if data[:4] != CONTAINER_MAGIC_BYTES:          # PTX text or a cubin: read above
         return False
     try:
         for fatbin in iter_containers(memoryview(data), "<module image>"):

@@ -76,3 +76,22 @@ def test_no_other_module_states_a_stream_handle():
     offenders += [str(p.relative_to(ROOT)) for ext in ("c", "h") for p in (ROOT / "cext").rglob(f"*.{ext}")
                   if "gen" not in p.parts and c.search(p.read_text())]
     assert not offenders
+
+
+def test_the_fatbin_wrapper_magic_is_the_headers_value():
+    from cricket.cudafacts import fatbin_magic
+    header = (CUDA_HOME / "include" / "fatbinary_section.h")
+    if not header.exists():
+        pytest.skip(f"no {header}")
+    found = re.search(r"#define\s+FATBINC_MAGIC\s+(0x[0-9a-fA-F]+)", header.read_text())
+    assert found and int(found.group(1), 16) == fatbin_magic.WRAPPER_MAGIC
+
+
+def test_no_other_module_states_a_fatbin_magic():
+    # The client checks the magics without importing cricket.fatbin; each check takes them from
+    # cudafacts.fatbin_magic, so no other source file spells the numbers out.
+    magic = re.compile(r"466243b1|ba55ed50|\\x50\\xed\\x55\\xba", re.I)
+    sources = [p for p in (ROOT / "cricket").rglob("*.py") if PACKAGE not in p.parents]
+    sources += [p for ext in ("pyx", "pxd", "c", "h") for p in (ROOT / "cext").rglob(f"*.{ext}")]
+    offenders = [str(p.relative_to(ROOT)) for p in sources if magic.search(p.read_text())]
+    assert not offenders
