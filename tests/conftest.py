@@ -9,6 +9,7 @@ import hashlib
 import importlib.util
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -30,6 +31,15 @@ for _folder in sorted(p for p in Path(__file__).parent.iterdir() if p.is_dir()):
 # The client applies CUDA_VISIBLE_DEVICES to the server's devices; a CI that hides GPUs with an empty
 # value would hide cricket's emu device too.
 os.environ.pop("CUDA_VISIBLE_DEVICES", None)
+
+# A shell starts a background job with SIGINT and SIGQUIT ignored, and an ignored signal stays
+# ignored across exec: the programs the tests start would then ignore the Ctrl-C the signal tests
+# send, as no program at a terminal does. The test processes take the default disposition back
+# (a handler is reset to the default in every program they start).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+if signal.getsignal(signal.SIGQUIT) == signal.SIG_IGN:
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 
 def _has_libtirpc() -> bool:
