@@ -14,16 +14,67 @@ from libc.stdint cimport uint64_t, uintptr_t
 from libc.string cimport memcpy
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
-from cricket.backends.base import BackendError
 from cricket.protocol import gen as P
 from cricket.rpc import current_connection_id
 from cricket.rpc.context import _current
 from cricket.server import shm
+from cricket.server.stats import LATENCY_BUCKETS
 
 cdef object _HTOD_NAME = "memcpy_htod_pinned"
 cdef object _DTOH_NAME = "memcpy_dtoh_pinned"
 cdef tuple _HTOD_MOVED = ("htod", "shm")
 cdef tuple _DTOH_MOVED = ("dtoh", "shm")
+
+
+cdef enum:
+    MAX_BUCKETS = 64
+cdef double _bounds[MAX_BUCKETS]       # LATENCY_BUCKETS, as C doubles
+cdef Py_ssize_t _nbounds = len(LATENCY_BUCKETS)
+assert _nbounds <= MAX_BUCKETS
+for _i, _b in enumerate(LATENCY_BUCKETS):
+    _bounds[_i] = _b
+
+
+cdef void _observe(object stats, object name, double seconds) except *:
+    """``stats.observe(name, seconds)`` (ServerStats) without a Python call once the procedure
+    has its histogram: its bucket (``bisect_left`` of the bounds) and its sum."""
+    cdef PyObject *found = PyDict_GetItem(stats.latency, name)
+    cdef Py_ssize_t lo = 0, hi = _nbounds, mid
+    if found == NULL:
+        stats.observe(name, seconds)
+        return
+    latency = <object>found
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _bounds[mid] < seconds:
+            lo = mid + 1
+        else:
+            hi = mid
+    counts = <list?>latency.counts
+    counts[lo] = counts[lo] + 1
+    latency.sum = latency.sum + seconds
+
+
+cdef object _allocation_holding(object allocations, uint64_t ptr, uint64_t size):
+    """``Allocations.check(ptr, size)`` without a Python call: the base of the session's
+    allocation that holds [ptr, ptr+size), or None (``check`` then says why)."""
+    cdef list bases = <list?>allocations._bases
+    cdef Py_ssize_t lo = 0, hi = len(bases), mid
+    cdef uint64_t base, held
+    while lo < hi:                          # bisect_right(bases, ptr)
+        mid = (lo + hi) // 2
+        if ptr < <uint64_t>bases[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    if lo == 0:
+        return None
+    found = bases[lo - 1]
+    base = found
+    held = (<dict?>allocations._sizes)[found]
+    if ptr - base > held or size > held - (ptr - base):
+        return None
+    return found
 
 
 cdef inline double _now() noexcept:
@@ -91,14 +142,14 @@ cdef class PinnedCopies:
         except Exception as exc:
             return self.program._failed(session, P.cr_status_res, fn, exc)
         finally:
-            self.stats.observe(name, _now() - started)
+            _observe(self.stats, name, _now() - started)
         _add(session.stats.copied, _HTOD_MOVED if htod else _DTOH_MOVED, size)    # SessionStats.moved
         return self.ok
 
 
 cdef bint _fast(session, bint htod, number, ptr, offset, size) except -1:
     """Copy when every check passes (True); False: the service function must run (and says why)."""
-    cdef uint64_t off, n, region_size, header
+    cdef uint64_t off, n, region_size, header, device_ptr
     cdef uintptr_t host, device_host
     if session.backend is None or not htod and session.async_error is not None:
         return False
@@ -109,15 +160,14 @@ cdef bint _fast(session, bint htod, number, ptr, offset, size) except -1:
     if region is None:
         return False
     try:        # an XDR unsigned hyper each: 0 .. 2**64 - 1
-        off, n = offset, size
+        off, n, device_ptr = offset, size, ptr
     except OverflowError:
         return False
     region_size, header = region.size, region.header
     if off < header or n > region_size or off > region_size - n:
         return False
-    try:
-        base = session.allocations.check(ptr, size)
-    except BackendError:
+    base = _allocation_holding(session.allocations, device_ptr, n)
+    if base is None:
         return False
     device = session.alloc_device.get(base)
     if device is None:

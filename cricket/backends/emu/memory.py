@@ -197,7 +197,7 @@ class DeviceArena:
         if k >= 0 and size >= 0 and self.address:
             s = self._starts[k]
             end = s + self._sizes[s]
-            if off < max(end, s + 1) and off + size <= end:
+            if (off < end or off == s) and off + size <= end:     # a size-0 allocation holds its start
                 return self.address + off
         return None
 
