@@ -100,7 +100,6 @@ cdef class PinnedCopies:
     cdef readonly object quick_attr
     cdef readonly object most
     cdef readonly object ok
-    cdef uint64_t _most
 
     def __init__(self, program, quick_attr, most, ok):
         self.program = program
@@ -108,7 +107,6 @@ cdef class PinnedCopies:
         self.stats = program.service.stats
         self.quick_attr = quick_attr
         self.most = most
-        self._most = most
         self.ok = ok
 
     def htod(self, a):
