@@ -167,11 +167,7 @@ cdef bint _fast(session, bint htod, number, ptr, offset, size) except -1:
     base = _allocation_holding(session.allocations, device_ptr, n)
     if base is None:
         return False
-    device = session.alloc_device.get(base)
-    if device is None:
-        return False
-    if getattr(device, "stands_in", False):
-        device = device.device
+    device = session._device_at(base)       # the stand-in rule of Session.device_for
     address = device.host_address(ptr, size)
     host = region.address
     host += off

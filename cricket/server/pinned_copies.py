@@ -83,11 +83,7 @@ def _fast(session: Any, htod: bool, number: int, ptr: int, offset: int, size: in
         base = session.allocations.check(ptr, size)
     except BackendError:
         return False
-    device = session.alloc_device.get(base)
-    if device is None:
-        return False
-    if getattr(device, "stands_in", False):
-        device = device.device
+    device = session._device_at(base)       # the stand-in rule of Session.device_for
     address = device.host_address(ptr, size)
     if address is None:
         if htod:

@@ -193,13 +193,8 @@ class DeviceArena:
         """Where [ptr, ptr+size) is in this process when it lies inside one live allocation (what
         :meth:`host_range` checks), else None."""
         off = ptr - self.base
-        k = bisect.bisect_right(self._starts, off) - 1
-        if k >= 0 and size >= 0 and self.address:
-            s = self._starts[k]
-            end = s + self._sizes[s]
-            if (off < end or off == s) and off + size <= end:     # a size-0 allocation holds its start
-                return self.address + off
-        return None
+        s = self._start_holding(off) if size >= 0 and self.address else -1
+        return self.address + off if s >= 0 and off + size <= s + self._sizes[s] else None
 
     def write(self, ptr: int, data) -> None:
         """Copy host bytes (any buffer, a view into a received record included) into the arena."""
