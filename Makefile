@@ -45,6 +45,7 @@ TWIN_TESTS = \
 	tests/client_runtime/test_graphs_examples.py \
 	tests/client_runtime/test_client_launch_attributes.py tests/client_runtime/test_multi_device.py \
 	tests/client_runtime/test_runtime_local.py tests/client/test_shm_pinned.py \
+	tests/server/test_pinned_copy_handler.py \
 	tests/driver/test_one_client_state.py tests/driver/test_driver_guard.py
 
 .PHONY: all venv build compile test test-fast test-torch demo examples bench clean

@@ -111,6 +111,14 @@ class Device(abc.ABC):
         ``address``); returns once they are there."""
         into[:] = self.memcpy_dtoh(src, len(into), stream)
 
+    def host_address(self, ptr: int, size: int) -> int | None:
+        """The address in this process of device memory [ptr, ptr+size) when the device's memory
+        is host memory this process maps and the range lies inside one live allocation, with no
+        error pending: a synchronous copy on the default stream may then be a ``memcpy`` there.
+        None otherwise (the default: device memory is not host memory); the caller then takes the
+        copy methods, which say why a copy fails."""
+        return None
+
     def memcpy_dtoh_view(self, src: int, size: int, stream: Any = None) -> bytes | memoryview:
         """Like :meth:`memcpy_dtoh`, but a backend whose device memory is host memory may return a
         read-only view of it instead of a copy. The view shows what the memory holds *now*: the

@@ -190,6 +190,12 @@ class EmuDevice(Device):
         except Exception as exc:
             raise _translate(exc) from exc
 
+    def host_address(self, ptr: int, size: int) -> int | None:
+        dev = self.dev
+        if dev.sticky is not None:
+            return None
+        return dev.arena.host_address(ptr, size)
+
     def memcpy_dtoh_view(self, src: int, size: int, stream=None) -> memoryview:
         try:
             return self.dev.memcpy_dtoh_view(src, size)

@@ -25,6 +25,7 @@ from . import peer_access
 from . import placement
 from . import service as svc
 from . import shm
+from .._select import load
 from .limits import MAX_QUEUED_BYTES, MAX_QUEUED_CALLS
 from .device_output import device_output, set_output_limit
 from .context_limits import set_limit
@@ -34,6 +35,9 @@ from .session import Session
 from .status import _message, _name, server_status
 
 log = logging.getLogger(__name__)
+# The handlers of CR_MEMCPY_HTOD_PINNED and CR_MEMCPY_DTOH_PINNED (docs/copies.md, "A compiled
+# handler for pinned copies").
+_pinned_copies = load("cricket._cext.pinned_copies", "cricket.server.pinned_copies")
 
 _INT32_MAX = (1 << 31) - 1
 #: What CR_MEMCPY_HTOD's payload sink is given: the bytes of cr_htod_args before its opaque's length.
@@ -112,6 +116,12 @@ class CricketProgram(Skeleton):
         self.service = service
         self.sessions: dict[int, Session] = {}
         self.fd_inbox: shm.FdInbox | None = None     # opened at the first CR_SHM_TICKET
+        ok = _SUCCEEDED.setdefault(P.cr_status_res, P.cr_status_res(status=0))
+        quick_attr, _, most = _QUICK["memcpy_htod_pinned"]
+        assert _QUICK["memcpy_dtoh_pinned"] == _QUICK["memcpy_htod_pinned"]
+        copies = _pinned_copies.PinnedCopies(self, quick_attr, most, ok)
+        self.CR_MEMCPY_HTOD_PINNED = copies.htod
+        self.CR_MEMCPY_DTOH_PINNED = copies.dtoh
 
     # --- connections -----------------------------------------------------------------
 
@@ -375,13 +385,7 @@ class CricketProgram(Skeleton):
     def CR_SHM_DETACH_PINNED(self, region):
         return self._call(P.cr_status_res, shm.shm_detach_pinned, region)
 
-    def CR_MEMCPY_HTOD_PINNED(self, a):
-        return self._call(P.cr_status_res, shm.memcpy_htod_pinned, a.region, a.device, a.stream, a.offset,
-                          a.size, moved=("htod", "shm", a.size))
-
-    def CR_MEMCPY_DTOH_PINNED(self, a):
-        return self._call(P.cr_status_res, shm.memcpy_dtoh_pinned, a.region, a.device, a.stream, a.offset,
-                          a.size, moved=("dtoh", "shm", a.size))
+    # CR_MEMCPY_HTOD_PINNED and CR_MEMCPY_DTOH_PINNED: PinnedCopies (set in __init__).
 
     # --- modules -------------------------------------------------------------------------
 

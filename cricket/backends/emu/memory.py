@@ -7,6 +7,7 @@ shared and local windows live in their own ranges below the arena (see ``SHARED_
 from __future__ import annotations
 
 import bisect
+import ctypes
 import logging
 import mmap
 import os
@@ -82,6 +83,9 @@ class DeviceArena:
         self.version = 0                                    # counts changes of the allocation table
         self.u8 = np.frombuffer(self._map, dtype=np.uint8)
         self._mv = memoryview(self._map)                 # byte access for host copies
+        pin = ctypes.c_char.from_buffer(self._map)      # for the address only; released at once
+        self.address = ctypes.addressof(pin)             # of offset 0 in this process
+        del pin
         self._ro = self._mv.toreadonly()                 # what read_view hands out
         self._views: dict[np.dtype, np.ndarray] = {}
         self._free: list[tuple[int, int]] = [(0, size)]     # (offset, size), sorted by offset
@@ -184,6 +188,13 @@ class DeviceArena:
             return off
         raise EmuError(CUDA_ERROR_INVALID_VALUE,
                        f"{what}: [{ptr:#x}, +{size}) is not inside a live device allocation")
+
+    def host_address(self, ptr: int, size: int) -> int | None:
+        """Where [ptr, ptr+size) is in this process when it lies inside one live allocation (what
+        :meth:`host_range` checks), else None."""
+        off = ptr - self.base
+        s = self._start_holding(off) if size >= 0 and self.address else -1
+        return self.address + off if s >= 0 and off + size <= s + self._sizes[s] else None
 
     def write(self, ptr: int, data) -> None:
         """Copy host bytes (any buffer, a view into a received record included) into the arena."""
@@ -305,6 +316,7 @@ class DeviceArena:
         return f"{size}-byte access at address {addr:#x} is outside every live allocation{near}"
 
     def close(self) -> None:
+        self.address = 0                     # host_address answers None from now on
         self._views.clear()
         if self.window is not None:
             self.window.close()
