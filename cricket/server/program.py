@@ -37,7 +37,7 @@ from .status import _message, _name, server_status
 log = logging.getLogger(__name__)
 # The handlers of CR_MEMCPY_HTOD_PINNED and CR_MEMCPY_DTOH_PINNED (docs/copies.md, "A compiled
 # handler for pinned copies").
-_pinned_copies = load("cricket._cext.pinned_copies", "cricket.server.pinned_copies")
+_pinned_copy_handler = load("cricket._cext.pinned_copy_handler", "cricket.server.pinned_copy_handler")
 
 _INT32_MAX = (1 << 31) - 1
 #: What CR_MEMCPY_HTOD's payload sink is given: the bytes of cr_htod_args before its opaque's length.
@@ -119,7 +119,7 @@ class CricketProgram(Skeleton):
         ok = _SUCCEEDED.setdefault(P.cr_status_res, P.cr_status_res(status=0))
         quick_attr, _, most = _QUICK["memcpy_htod_pinned"]
         assert _QUICK["memcpy_dtoh_pinned"] == _QUICK["memcpy_htod_pinned"]
-        copies = _pinned_copies.PinnedCopies(self, quick_attr, most, ok)
+        copies = _pinned_copy_handler.PinnedCopies(self, quick_attr, most, ok)
         self.CR_MEMCPY_HTOD_PINNED = copies.htod
         self.CR_MEMCPY_DTOH_PINNED = copies.dtoh
 

@@ -1,5 +1,5 @@
 """The handlers of CR_MEMCPY_HTOD_PINNED and CR_MEMCPY_DTOH_PINNED, compiled
-(``cricket._cext.pinned_copies``) and their pure-Python twin (``cricket.server.pinned_copies``),
+(``cricket._cext.pinned_copy_handler``) and their pure-Python twin (``cricket.server.pinned_copy_handler``),
 side by side: two real emu servers, one with each (``CRICKET_PUREPYTHON``), get the same calls
 (valid copies, ranges outside the region and outside the allocation, a region not mapped, an
 unknown stream, a call before HELLO, copies behind queued work, a pending asynchronous error) and
@@ -32,14 +32,14 @@ IMPLEMENTATIONS = {"compiled": "0", "twin": "1"}      # CRICKET_PUREPYTHON of th
 def servers(start_module_server):
     """An emu server with the compiled handler and one with its twin, each serving metrics."""
     pytest.importorskip("prometheus_client")
-    pytest.importorskip("cricket._cext.pinned_copies", reason="the compiled handler is not built")
+    pytest.importorskip("cricket._cext.pinned_copy_handler", reason="the compiled handler is not built")
     started = {}
     for name, pure in IMPLEMENTATIONS.items():
         server = start_module_server("--backend", "emu", "--metrics", "127.0.0.1:0",
                                      env={"CRICKET_PUREPYTHON": pure})
         server.metrics = re.search(r"metrics at http://(\S+)/metrics", server.output()).group(1)
         started[name] = server
-    assert "using pure-Python cricket.server.pinned_copies" not in started["compiled"].output()
+    assert "using pure-Python cricket.server.pinned_copy_handler" not in started["compiled"].output()
     return started
 
 

@@ -1,4 +1,4 @@
-"""Pure-Python twin of ``cricket._cext.pinned_copies`` (``cext/pinned_copies.pyx``): the handlers
+"""Pure-Python twin of ``cricket._cext.pinned_copy_handler`` (``cext/pinned_copy_handler.pyx``): the handlers
 of ``CR_MEMCPY_HTOD_PINNED`` and ``CR_MEMCPY_DTOH_PINNED``.
 
 A small synchronous copy between a pinned region and the device is answered on the event loop

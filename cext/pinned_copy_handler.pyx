@@ -5,7 +5,7 @@ when they all pass on the default stream, one ``memcpy`` between the pinned regi
 the device memory where the backend gives its host address (``Device.host_address``), else the
 device's copy method. A failing check runs the service function itself, which says why; a call the
 quick rule does not allow is the program's ``_call``. Pure-Python twin, same API and behaviour
-(read it for the rules): ``cricket/server/pinned_copies.py``.
+(read it for the rules): ``cricket/server/pinned_copy_handler.py``.
 """
 from cpython.contextvars cimport get_value
 from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
