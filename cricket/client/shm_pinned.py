@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 PROC_HTOD = PROCEDURES["CR_MEMCPY_HTOD_PINNED"]
 PROC_DTOH = PROCEDURES["CR_MEMCPY_DTOH_PINNED"]
 PAGE = mmap.PAGESIZE
-_STATUS_OK = P.pack_cr_status_res(P.cr_status_res(status=0))
+STATUS_OK = shm.STATUS_OK      # the reply of a call that succeeded
 
 
 class _Mapping:
@@ -202,7 +202,7 @@ def _copy(conn: Any, proc: int, device: int, host: int, count: int, stream: int,
     if count <= PART:
         reply = rpc.call(PROGRAM, VERSION, proc, [P.pack_cr_pinned_copy_args_fixed(
             region=region, device=device, stream=stream, offset=offset, size=count)])
-        if reply != _STATUS_OK:
+        if reply != STATUS_OK:
             conn._check(P.unpack_cr_status_res(reply), name)
         return True
     calls: list = []
@@ -216,7 +216,7 @@ def _copy(conn: Any, proc: int, device: int, host: int, count: int, stream: int,
                     region=region, device=device + done, stream=stream, offset=offset + done, size=n)]))
                 done += n
             reply = calls.pop(0).result()
-            if reply != _STATUS_OK and error is None:
+            if reply != STATUS_OK and error is None:
                 error = P.unpack_cr_status_res(reply)
                 done = count                    # send no more parts; collect those sent
     finally:

@@ -1,0 +1,150 @@
+# cython: language_level=3
+"""cudaMemcpy's entry in C: a synchronous copy between pinned memory the server maps and the device,
+in the plain case, from the shim's argument words to the encoded call and the compiled call path
+with no Python frame. Pure-Python twin (same API; it states the plain case):
+``cricket/client/pinned_copy.py``. Every other case runs the implementation behind the guard
+(``RuntimeCall``), as the pure face does.
+"""
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from libc.stdint cimport uint32_t, uint64_t
+from libc.string cimport memcmp
+
+from cricket._cext.copies cimport Copies
+from cricket._cext.rpc_call cimport CallPath
+from cricket._cext.runtime_guard cimport RuntimeCall, ints_as_words, words_tuple
+from cricket.protocol._cricket_layout cimport (
+    cr_pinned_copy_args_FIXED_SIZE, put_cr_pinned_copy_args_fixed,
+)
+
+from bisect import bisect_right
+
+from cricket.client import pinned_copy as _twin
+from cricket.client import runtime_guard as _guard
+from cricket.client import shm_pinned
+from cricket.client.single_server import SingleServer
+from cricket.protocol import PROGRAM as _PROGRAM, VERSION as _VERSION
+from cricket.protocol import gen as P
+
+cdef object _failed = _guard.failed
+cdef object _bisect_right = bisect_right
+cdef object _SingleServer = SingleServer
+cdef object _unpack_status = P.unpack_cr_status_res
+cdef bytes _STATUS_OK = shm_pinned.STATUS_OK
+cdef uint64_t PART = shm_pinned.PART
+cdef unsigned int PROC_HTOD = shm_pinned.PROC_HTOD
+cdef unsigned int PROC_DTOH = shm_pinned.PROC_DTOH
+cdef unsigned int PROGRAM = _PROGRAM
+cdef unsigned int VERSION = _VERSION
+cdef uint64_t H2D = _twin.H2D
+cdef uint64_t D2H = _twin.D2H
+
+cdef enum:
+    WORDS = 4
+
+
+cdef bint _succeeded(object reply) except -1:
+    """The reply is the shared success status (``shm_pinned.STATUS_OK``)."""
+    cdef Py_buffer view
+    cdef bint same
+    PyObject_GetBuffer(reply, &view, PyBUF_SIMPLE)
+    try:
+        same = (view.len == PyBytes_GET_SIZE(_STATUS_OK)
+                and memcmp(view.buf, PyBytes_AS_STRING(_STATUS_OK), view.len) == 0)
+    finally:
+        PyBuffer_Release(&view)
+    return same
+
+
+cdef class PinnedMemcpy(RuntimeCall):
+    """See the twin, ``cricket.client.pinned_copy.PinnedMemcpy``."""
+    # What a session holds for its life, taken when the runtime's session changes (a session is
+    # never reused: a new one is a new object): its pinned table and that table's dict, its
+    # printf output, its RPC client and the client's call path.
+    cdef object _conn
+    cdef object _table
+    cdef dict _by_address
+    cdef object _output
+    cdef object _rpc
+    cdef object _path
+
+    cdef object call_ints(self, tuple args):
+        cdef uint64_t words[WORDS]
+        if len(args) != WORDS or not ints_as_words(args, words, WORDS):
+            return RuntimeCall.call_ints(self, args)
+        return self.call(words, WORDS)
+
+    cdef int slow(self, const uint64_t *args, int nargs) except? -1:
+        return RuntimeCall.call_ints(self, words_tuple(args, nargs))
+
+    cdef int call(self, const uint64_t *args, int nargs) except? -1:
+        if nargs != WORDS:
+            return self.slow(args, nargs)
+        cdef uint64_t count = args[2], kind = args[3], host, device, base
+        rt = self.runtime
+        if (rt.no_device or rt.multi_device or count == 0 or count > PART
+                or (kind != H2D and kind != D2H)):
+            return self.slow(args, nargs)
+        conn = rt._conn
+        if conn is not self._conn:
+            if conn is None:
+                return self.slow(args, nargs)
+            self._take(conn)
+        mapped = rt.mapped_memory
+        if mapped.ranges or type(rt.route) is not _SingleServer:
+            return self.slow(args, nargs)
+        copies = rt.copies
+        if type(copies) is Copies:
+            if (<Copies>copies).pending or (<Copies>copies).draining:
+                return self.slow(args, nargs)
+        elif copies.pending or copies.draining:
+            return self.slow(args, nargs)
+        if self._output.armed or mapped.device_dirty or not self._by_address:
+            return self.slow(args, nargs)
+        if kind == H2D:
+            host, device = args[1], args[0]
+        else:
+            host, device = args[0], args[1]
+        bases, mappings = self._table._index
+        i = _bisect_right(bases, host) - 1
+        if i < 0:
+            return self.slow(args, nargs)
+        m = mappings[i]
+        base = m.address
+        if host + count > base + <uint64_t>m.length:
+            return self.slow(args, nargs)
+        try:
+            self.copy(rt, conn, kind, device, host - base, m.region, count)
+        except Exception as exc:
+            return _failed(self, exc)
+        return 0
+
+    cdef _take(self, object conn):
+        self._table = conn.pinned_table
+        self._by_address = self._table.by_address
+        self._output = conn.output
+        self._rpc = conn._rpc
+        self._path = self._rpc._path
+        self._conn = conn
+
+    cdef copy(self, object rt, object conn, uint64_t kind, uint64_t device, uint64_t offset,
+              uint32_t region, uint64_t count):
+        """The twin's ``copy``: one call, its bytes counted, its failure raised."""
+        cdef bytes packed = PyBytes_FromStringAndSize(NULL, cr_pinned_copy_args_FIXED_SIZE)
+        cdef unsigned int proc = PROC_HTOD if kind == H2D else PROC_DTOH
+        put_cr_pinned_copy_args_fixed(PyBytes_AS_STRING(packed), region, device, 0, offset, count)
+        if kind == H2D:
+            rt.stats.bytes_htod += count
+        rpc = self._rpc
+        reply = None
+        if type(self._path) is CallPath and not rpc._batch and rpc._error is None:
+            # rpc.Client.call's own first step (nothing batched to go first), without its frame
+            reply = (<CallPath>self._path).call(PROGRAM, VERSION, proc, (packed,))
+        if reply is None:
+            reply = rpc.call(PROGRAM, VERSION, proc, [packed])
+        if not _succeeded(reply):
+            conn._check(_unpack_status(reply), "cuMemcpyHtoD" if kind == H2D else "cuMemcpyDtoH")
+        if kind == D2H:
+            rt.stats.bytes_dtoh += count
+        if rt.mapped_memory.device_dirty:       # another thread's launch since the check
+            rt.synchronized()
