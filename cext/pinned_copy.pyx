@@ -17,8 +17,6 @@ from cricket.protocol._cricket_layout cimport (
     cr_pinned_copy_args_FIXED_SIZE, put_cr_pinned_copy_args_fixed,
 )
 
-from bisect import bisect_right
-
 from cricket.client import pinned_copy as _twin
 from cricket.client import runtime_guard as _guard
 from cricket.client import shm_pinned
@@ -27,7 +25,6 @@ from cricket.protocol import PROGRAM as _PROGRAM, VERSION as _VERSION
 from cricket.protocol import gen as P
 
 cdef object _failed = _guard.failed
-cdef object _bisect_right = bisect_right
 cdef object _SingleServer = SingleServer
 cdef object _unpack_status = P.unpack_cr_status_res
 cdef bytes _STATUS_OK = shm_pinned.STATUS_OK
@@ -67,6 +64,16 @@ cdef class PinnedMemcpy(RuntimeCall):
     cdef object _output
     cdef object _rpc
     cdef object _path
+    # ... and the runtime's parts, never replaced (taken with the session)
+    cdef object _mapped
+    cdef object _copies
+    cdef object _stats
+    # The pinned allocation the last copy named, while the table's index (replaced whole at every
+    # change) is the one it was found in.
+    cdef object _index
+    cdef uint64_t _base
+    cdef uint64_t _length
+    cdef uint32_t _region
 
     cdef object call_ints(self, tuple args):
         cdef uint64_t words[WORDS]
@@ -90,10 +97,10 @@ cdef class PinnedMemcpy(RuntimeCall):
             if conn is None:
                 return self.slow(args, nargs)
             self._take(conn)
-        mapped = rt.mapped_memory
+        mapped = self._mapped
         if mapped.ranges or type(rt.route) is not _SingleServer:
             return self.slow(args, nargs)
-        copies = rt.copies
+        copies = self._copies
         if type(copies) is Copies:
             if (<Copies>copies).pending or (<Copies>copies).draining:
                 return self.slow(args, nargs)
@@ -105,19 +112,41 @@ cdef class PinnedMemcpy(RuntimeCall):
             host, device = args[1], args[0]
         else:
             host, device = args[0], args[1]
-        bases, mappings = self._table._index
-        i = _bisect_right(bases, host) - 1
-        if i < 0:
-            return self.slow(args, nargs)
-        m = mappings[i]
-        base = m.address
-        if host + count > base + <uint64_t>m.length:
-            return self.slow(args, nargs)
+        index = self._table._index
+        if not (index is self._index and self._base <= host and host - self._base <= self._length
+                and count <= self._length - (host - self._base)):
+            if not self._find(index, host, count):
+                return self.slow(args, nargs)
         try:
-            self.copy(rt, conn, kind, device, host - base, m.region, count)
+            self.copy(rt, conn, kind, device, host - self._base, self._region, count)
         except Exception as exc:
             return _failed(self, exc)
         return 0
+
+    cdef bint _find(self, tuple index, uint64_t host, uint64_t count) except -1:
+        """The pinned allocation holding ``[host, host + count)`` in the table's ``index`` (sorted
+        bases, their mappings), kept as the last one found; False when there is none."""
+        cdef list bases = index[0]
+        cdef Py_ssize_t lo = 0, hi = len(bases), mid
+        cdef uint64_t base, length
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if host < <uint64_t>bases[mid]:
+                hi = mid
+            else:
+                lo = mid + 1
+        if lo == 0:
+            return False
+        m = (<list>index[1])[lo - 1]
+        base = m.address
+        length = m.length
+        if host - base > length or count > length - (host - base):
+            return False
+        self._index = index
+        self._base = base
+        self._length = length
+        self._region = m.region
+        return True
 
     cdef _take(self, object conn):
         self._table = conn.pinned_table
@@ -125,6 +154,11 @@ cdef class PinnedMemcpy(RuntimeCall):
         self._output = conn.output
         self._rpc = conn._rpc
         self._path = self._rpc._path
+        rt = self.runtime
+        self._mapped = rt.mapped_memory
+        self._copies = rt.copies
+        self._stats = rt.stats
+        self._index = None
         self._conn = conn
 
     cdef copy(self, object rt, object conn, uint64_t kind, uint64_t device, uint64_t offset,
@@ -134,7 +168,7 @@ cdef class PinnedMemcpy(RuntimeCall):
         cdef unsigned int proc = PROC_HTOD if kind == H2D else PROC_DTOH
         put_cr_pinned_copy_args_fixed(PyBytes_AS_STRING(packed), region, device, 0, offset, count)
         if kind == H2D:
-            rt.stats.bytes_htod += count
+            self._stats.bytes_htod += count
         rpc = self._rpc
         reply = None
         if type(self._path) is CallPath and not rpc._batch and rpc._error is None:
@@ -145,6 +179,6 @@ cdef class PinnedMemcpy(RuntimeCall):
         if not _succeeded(reply):
             conn._check(_unpack_status(reply), "cuMemcpyHtoD" if kind == H2D else "cuMemcpyDtoH")
         if kind == D2H:
-            rt.stats.bytes_dtoh += count
-        if rt.mapped_memory.device_dirty:       # another thread's launch since the check
+            self._stats.bytes_dtoh += count
+        if self._mapped.device_dirty:       # another thread's launch since the check
             rt.synchronized()
