@@ -17,10 +17,10 @@ from cricket.protocol._cricket_layout cimport (
     cr_pinned_copy_args_FIXED_SIZE, put_cr_pinned_copy_args_fixed,
 )
 
-from cricket.client import pinned_copy as _twin
 from cricket.client import runtime_guard as _guard
 from cricket.client import shm_pinned
 from cricket.client.single_server import SingleServer
+from cricket.client.windows import D2H as _D2H, H2D as _H2D
 from cricket.protocol import PROGRAM as _PROGRAM, VERSION as _VERSION
 from cricket.protocol import gen as P
 
@@ -33,8 +33,8 @@ cdef unsigned int PROC_HTOD = shm_pinned.PROC_HTOD
 cdef unsigned int PROC_DTOH = shm_pinned.PROC_DTOH
 cdef unsigned int PROGRAM = _PROGRAM
 cdef unsigned int VERSION = _VERSION
-cdef uint64_t H2D = _twin.H2D
-cdef uint64_t D2H = _twin.D2H
+cdef uint64_t H2D = _H2D
+cdef uint64_t D2H = _D2H
 
 cdef enum:
     WORDS = 4
@@ -97,16 +97,7 @@ cdef class PinnedMemcpy(RuntimeCall):
             if conn is None:
                 return self.slow(args, nargs)
             self._take(conn)
-        mapped = self._mapped
-        if mapped.ranges or type(rt.route) is not _SingleServer:
-            return self.slow(args, nargs)
-        copies = self._copies
-        if type(copies) is Copies:
-            if (<Copies>copies).pending or (<Copies>copies).draining:
-                return self.slow(args, nargs)
-        elif copies.pending or copies.draining:
-            return self.slow(args, nargs)
-        if self._output.armed or mapped.device_dirty or not self._by_address:
+        if not self._by_address:                # no pinned memory the server maps: nothing to find
             return self.slow(args, nargs)
         if kind == H2D:
             host, device = args[1], args[0]
@@ -117,6 +108,17 @@ cdef class PinnedMemcpy(RuntimeCall):
                 and count <= self._length - (host - self._base)):
             if not self._find(index, host, count):
                 return self.slow(args, nargs)
+        mapped = self._mapped
+        if mapped.ranges or mapped.device_dirty or type(rt.route) is not _SingleServer:
+            return self.slow(args, nargs)
+        copies = self._copies
+        if type(copies) is Copies:
+            if (<Copies>copies).pending or (<Copies>copies).draining:
+                return self.slow(args, nargs)
+        elif copies.pending or copies.draining:
+            return self.slow(args, nargs)
+        if self._output.armed:
+            return self.slow(args, nargs)
         try:
             self.copy(rt, conn, kind, device, host - self._base, self._region, count)
         except Exception as exc:

@@ -27,11 +27,9 @@ from typing import Any
 from cricket.client import shm_pinned
 from cricket.client.runtime_guard import RuntimeCall, failed
 from cricket.client.single_server import SingleServer
+from cricket.client.windows import D2H, H2D
 from cricket.protocol import PROGRAM, VERSION
 from cricket.protocol import gen as P
-
-H2D = 1     # cudaMemcpyHostToDevice
-D2H = 2     # cudaMemcpyDeviceToHost
 
 
 class PinnedMemcpy(RuntimeCall):
@@ -46,10 +44,7 @@ class PinnedMemcpy(RuntimeCall):
                 or (kind != H2D and kind != D2H)):
             return RuntimeCall.__call__(self, *args)
         conn = rt._conn
-        if conn is None or rt.mapped_memory.ranges or type(rt.route) is not SingleServer:
-            return RuntimeCall.__call__(self, *args)
-        copies = rt.copies
-        if copies.pending or copies.draining or conn.output.armed or rt.mapped_memory.device_dirty:
+        if conn is None:
             return RuntimeCall.__call__(self, *args)
         table = conn.pinned_table
         if not table.by_address:
@@ -61,6 +56,12 @@ class PinnedMemcpy(RuntimeCall):
             return RuntimeCall.__call__(self, *args)
         m = mappings[i]
         if host + count > m.address + m.length:
+            return RuntimeCall.__call__(self, *args)
+        mapped = rt.mapped_memory
+        if mapped.ranges or mapped.device_dirty or type(rt.route) is not SingleServer:
+            return RuntimeCall.__call__(self, *args)
+        copies = rt.copies
+        if copies.pending or copies.draining or conn.output.armed:
             return RuntimeCall.__call__(self, *args)
         try:
             copy(rt, conn, kind, device, host - m.address, m.region, count)
