@@ -53,27 +53,61 @@ cdef bint _succeeded(object reply) except -1:
     return same
 
 
+cdef class _Session:
+    """What a session holds for its life (a session is never reused: a new one is a new object):
+    its pinned table and that table's dict, its printf output, its RPC client and the client's
+    call path; and the runtime's parts, never replaced. Swapped whole, so that a thread reads one
+    session's parts."""
+    cdef object conn
+    cdef object table
+    cdef dict by_address
+    cdef object output
+    cdef object rpc
+    cdef object path
+    cdef object mapped
+    cdef object copies
+    cdef object stats
+
+
+cdef class _Found:
+    """A pinned allocation found in the table's ``index`` (sorted bases, their mappings), which the
+    table replaces whole at every change: valid while the index is the same."""
+    cdef object index
+    cdef uint64_t base
+    cdef uint64_t length
+    cdef uint32_t region
+
+
+cdef _Found _find(tuple index, uint64_t host, uint64_t count):
+    """The pinned allocation holding ``[host, host + count)``, or None."""
+    cdef list bases = index[0]
+    cdef Py_ssize_t lo = 0, hi = len(bases), mid
+    cdef uint64_t base, length
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if host < <uint64_t>bases[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    if lo == 0:
+        return None
+    m = (<list>index[1])[lo - 1]
+    base = m.address
+    length = m.length
+    if host - base > length or count > length - (host - base):     # (cannot wrap)
+        return None
+    cdef _Found found = _Found.__new__(_Found)
+    found.index = index
+    found.base = base
+    found.length = length
+    found.region = m.region
+    return found
+
+
 cdef class PinnedMemcpy(RuntimeCall):
     """See the twin, ``cricket.client.pinned_copy.PinnedMemcpy``."""
-    # What a session holds for its life, taken when the runtime's session changes (a session is
-    # never reused: a new one is a new object): its pinned table and that table's dict, its
-    # printf output, its RPC client and the client's call path.
-    cdef object _conn
-    cdef object _table
-    cdef dict _by_address
-    cdef object _output
-    cdef object _rpc
-    cdef object _path
-    # ... and the runtime's parts, never replaced (taken with the session)
-    cdef object _mapped
-    cdef object _copies
-    cdef object _stats
-    # The pinned allocation the last copy named, while the table's index (replaced whole at every
-    # change) is the one it was found in.
-    cdef object _index
-    cdef uint64_t _base
-    cdef uint64_t _length
-    cdef uint32_t _region
+    cdef _Session _session      # the parts of the runtime's session, taken at its first copy
+    cdef _Found _found          # the pinned allocation the last copy named
 
     cdef object call_ints(self, tuple args):
         cdef uint64_t words[WORDS]
@@ -87,100 +121,84 @@ cdef class PinnedMemcpy(RuntimeCall):
     cdef int call(self, const uint64_t *args, int nargs) except? -1:
         if nargs != WORDS:
             return self.slow(args, nargs)
-        cdef uint64_t count = args[2], kind = args[3], host, device, base
+        cdef uint64_t count = args[2], kind = args[3], host, device
+        cdef _Session s
+        cdef _Found f
         rt = self.runtime
         if (rt.no_device or rt.multi_device or count == 0 or count > PART
                 or (kind != H2D and kind != D2H)):
             return self.slow(args, nargs)
         conn = rt._conn
-        if conn is not self._conn:
+        s = self._session
+        if s is None or conn is not s.conn:
             if conn is None:
                 return self.slow(args, nargs)
-            self._take(conn)
-        if not self._by_address:                # no pinned memory the server maps: nothing to find
+            s = self._take(conn)
+        if not s.by_address:                    # no pinned memory the server maps: nothing to find
             return self.slow(args, nargs)
         if kind == H2D:
             host, device = args[1], args[0]
         else:
             host, device = args[0], args[1]
-        index = self._table._index
-        if not (index is self._index and self._base <= host and host - self._base <= self._length
-                and count <= self._length - (host - self._base)):
-            if not self._find(index, host, count):
+        index = s.table._index
+        f = self._found
+        if f is None or not (index is f.index and f.base <= host and host - f.base <= f.length
+                             and count <= f.length - (host - f.base)):
+            f = _find(index, host, count)
+            if f is None:
                 return self.slow(args, nargs)
-        mapped = self._mapped
+            self._found = f
+        mapped = s.mapped
         if mapped.ranges or mapped.device_dirty or type(rt.route) is not _SingleServer:
             return self.slow(args, nargs)
-        copies = self._copies
+        copies = s.copies
         if type(copies) is Copies:
             if (<Copies>copies).pending or (<Copies>copies).draining:
                 return self.slow(args, nargs)
         elif copies.pending or copies.draining:
             return self.slow(args, nargs)
-        if self._output.armed:
+        if s.output.armed:
             return self.slow(args, nargs)
         try:
-            self.copy(rt, conn, kind, device, host - self._base, self._region, count)
+            _copy(s, rt, kind, device, host - f.base, f.region, count)
         except Exception as exc:
             return _failed(self, exc)
         return 0
 
-    cdef bint _find(self, tuple index, uint64_t host, uint64_t count) except -1:
-        """The pinned allocation holding ``[host, host + count)`` in the table's ``index`` (sorted
-        bases, their mappings), kept as the last one found; False when there is none."""
-        cdef list bases = index[0]
-        cdef Py_ssize_t lo = 0, hi = len(bases), mid
-        cdef uint64_t base, length
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if host < <uint64_t>bases[mid]:
-                hi = mid
-            else:
-                lo = mid + 1
-        if lo == 0:
-            return False
-        m = (<list>index[1])[lo - 1]
-        base = m.address
-        length = m.length
-        if host - base > length or count > length - (host - base):
-            return False
-        self._index = index
-        self._base = base
-        self._length = length
-        self._region = m.region
-        return True
-
-    cdef _take(self, object conn):
-        self._table = conn.pinned_table
-        self._by_address = self._table.by_address
-        self._output = conn.output
-        self._rpc = conn._rpc
-        self._path = self._rpc._path
+    cdef _Session _take(self, object conn):
+        cdef _Session s = _Session.__new__(_Session)
         rt = self.runtime
-        self._mapped = rt.mapped_memory
-        self._copies = rt.copies
-        self._stats = rt.stats
-        self._index = None
-        self._conn = conn
+        s.conn = conn
+        s.table = conn.pinned_table
+        s.by_address = s.table.by_address
+        s.output = conn.output
+        s.rpc = conn._rpc
+        s.path = s.rpc._path
+        s.mapped = rt.mapped_memory
+        s.copies = rt.copies
+        s.stats = rt.stats
+        self._session = s
+        return s
 
-    cdef copy(self, object rt, object conn, uint64_t kind, uint64_t device, uint64_t offset,
-              uint32_t region, uint64_t count):
-        """The twin's ``copy``: one call, its bytes counted, its failure raised."""
-        cdef bytes packed = PyBytes_FromStringAndSize(NULL, cr_pinned_copy_args_FIXED_SIZE)
-        cdef unsigned int proc = PROC_HTOD if kind == H2D else PROC_DTOH
-        put_cr_pinned_copy_args_fixed(PyBytes_AS_STRING(packed), region, device, 0, offset, count)
-        if kind == H2D:
-            self._stats.bytes_htod += count
-        rpc = self._rpc
-        reply = None
-        if type(self._path) is CallPath and not rpc._batch and rpc._error is None:
-            # rpc.Client.call's own first step (nothing batched to go first), without its frame
-            reply = (<CallPath>self._path).call(PROGRAM, VERSION, proc, (packed,))
-        if reply is None:
-            reply = rpc.call(PROGRAM, VERSION, proc, [packed])
-        if not _succeeded(reply):
-            conn._check(_unpack_status(reply), "cuMemcpyHtoD" if kind == H2D else "cuMemcpyDtoH")
-        if kind == D2H:
-            self._stats.bytes_dtoh += count
-        if self._mapped.device_dirty:       # another thread's launch since the check
-            rt.synchronized()
+
+cdef _copy(_Session s, object rt, uint64_t kind, uint64_t device, uint64_t offset, uint32_t region,
+           uint64_t count):
+    """The twin's ``copy``: one call, its bytes counted, its failure raised."""
+    cdef bytes packed = PyBytes_FromStringAndSize(NULL, cr_pinned_copy_args_FIXED_SIZE)
+    cdef unsigned int proc = PROC_HTOD if kind == H2D else PROC_DTOH
+    put_cr_pinned_copy_args_fixed(PyBytes_AS_STRING(packed), region, device, 0, offset, count)
+    if kind == H2D:
+        s.stats.bytes_htod += count
+    rpc = s.rpc
+    reply = None
+    if type(s.path) is CallPath and not rpc._batch and rpc._error is None:
+        # rpc.Client.call's own first step (nothing batched to go first), without its frame
+        reply = (<CallPath>s.path).call(PROGRAM, VERSION, proc, (packed,))
+    if reply is None:
+        reply = rpc.call(PROGRAM, VERSION, proc, [packed])
+    if not _succeeded(reply):
+        s.conn._check(_unpack_status(reply), "cuMemcpyHtoD" if kind == H2D else "cuMemcpyDtoH")
+    if kind == D2H:
+        s.stats.bytes_dtoh += count
+    if s.mapped.device_dirty:       # another thread's launch since the check
+        rt.synchronized()
