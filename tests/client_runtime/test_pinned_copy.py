@@ -177,6 +177,12 @@ def test_a_faulting_kernel_is_reported_by_the_next_pinned_copy(program, server):
 
 
 @pytest.mark.nvcc
+def test_a_forked_child_copies_its_own_pinned_memory_through_its_own_session(program, server):
+    out = _run(program, server, "fork")
+    assert out.count("PASS ") == 5, out
+
+
+@pytest.mark.nvcc
 def test_with_device_printf_the_kernels_lines_come_before_the_copy_returns(printing_program, server):
     out = _run(printing_program, server)
     lines = out.splitlines()

@@ -4,11 +4,15 @@
 //   pinned_copy_cases          the copies (sizes, offsets, after kernels, after deferred copies,
 //                              with printf output pending, errors and the last error)
 //   pinned_copy_cases fault    a kernel writes far out of bounds; the next pinned copy reports it
+//   pinned_copy_cases fork     copies before a fork, in the child (its pinned memory is its own
+//                              now, its session new) and in the parent after it
 // Built with -DWITH_PRINTF, a kernel that prints runs before one of the copies.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <cuda_runtime.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static int failures = 0;
 
@@ -69,10 +73,46 @@ static int fault()
     return failures;
 }
 
+static bool round_trip(unsigned char *d, unsigned char *h, size_t n, int seed)
+{
+    for (size_t i = 0; i < n; i++)
+        h[i] = pattern(i, seed);
+    if (cudaMemcpy(d, h, n, cudaMemcpyHostToDevice))
+        return false;
+    memset(h, 0, n);
+    return cudaMemcpy(h, d, n, cudaMemcpyDeviceToHost) == cudaSuccess && same(h, n, seed);
+}
+
+static int forked()
+{
+    unsigned char *d, *h;
+    if (cudaMalloc(&d, 4096) || cudaMallocHost(&h, 4096)) {
+        result("fork setup", false, "allocation");
+        return failures;
+    }
+    result("copies before the fork", round_trip(d, h, 4096, 1) && round_trip(d, h, 4096, 4), "bytes differ");
+    pid_t pid = fork();
+    if (pid == 0) {
+        unsigned char *dc;
+        bool ok = cudaMalloc(&dc, 4096) == cudaSuccess && round_trip(dc, h, 4096, 2) &&
+                  round_trip(dc, h, 4096, 5);
+        result("the child's copies of its pinned memory through its own session", ok, "bytes differ");
+        _exit(failures);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    result("the child exited cleanly", WIFEXITED(status) && WEXITSTATUS(status) == 0, "child failed");
+    result("the child's writes stayed the child's", same(h, 4096, 4), "the parent's memory changed");
+    result("copies in the parent after the fork", round_trip(d, h, 4096, 3), "bytes differ");
+    return failures;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "fault"))
         return fault();
+    if (argc > 1 && !strcmp(argv[1], "fork"))
+        return forked();
     const size_t big = (4u << 20) + 4096 + 1;        // past one 4 MiB part: the general path
     unsigned char *d, *d2, *h, *h2, *pageable = (unsigned char *)malloc(big);
     if (cudaMalloc(&d, big) || cudaMalloc(&d2, big) || cudaMallocHost(&h, big + 8192) ||
