@@ -140,7 +140,7 @@ cdef class PinnedMemcpy(RuntimeCall):
             host, device = args[1], args[0]
         else:
             host, device = args[0], args[1]
-        index = s.table._index
+        index = s.table.index
         f = self._found
         if f is None or not (index is f.index and f.base <= host and host - f.base <= f.length
                              and count <= f.length - (host - f.base)):

@@ -21,7 +21,6 @@ the guard (``runtime_guard.failed``: the code, kept as the thread's last error).
 """
 from __future__ import annotations
 
-import bisect
 from typing import Any
 
 from cricket.client import shm_pinned
@@ -50,12 +49,8 @@ class PinnedMemcpy(RuntimeCall):
         if not table.by_address:
             return RuntimeCall.__call__(self, *args)
         host, device = (src, dst) if kind == H2D else (dst, src)
-        bases, mappings = table._index
-        i = bisect.bisect_right(bases, host) - 1
-        if i < 0:
-            return RuntimeCall.__call__(self, *args)
-        m = mappings[i]
-        if host + count > m.address + m.length:
+        m = table.find(host, count)
+        if m is None:
             return RuntimeCall.__call__(self, *args)
         mapped = rt.mapped_memory
         if mapped.ranges or mapped.device_dirty or type(rt.route) is not SingleServer:

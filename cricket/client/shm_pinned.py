@@ -55,20 +55,20 @@ class _Mapping:
 
 class PinnedTable:
     """A session's pinned allocations that its server maps, by address (``Session.pinned_table``).
-    Lookups take no lock: they read ``_index`` (sorted bases and their mappings), which a change
+    Lookups take no lock: they read ``index`` (sorted bases and their mappings), which a change
     replaces whole."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.by_address: dict[int, _Mapping] = {}
-        self._index: tuple[list[int], list[_Mapping]] = ([], [])
+        self.index: tuple[list[int], list[_Mapping]] = ([], [])
         self.usable: bool | None = None    # None until the first allocation asks (``_table``)
         self.refused = False        # the server refused a region for another reason than its bounds
         self.warned = False         # the one warning of the session was given
 
     def _reindex(self) -> None:
         bases = sorted(self.by_address)
-        self._index = (bases, [self.by_address[b] for b in bases])
+        self.index = (bases, [self.by_address[b] for b in bases])
 
     def add(self, mapping: _Mapping) -> None:
         with self._lock:
@@ -83,7 +83,7 @@ class PinnedTable:
 
     def find(self, address: int, count: int) -> _Mapping | None:
         """The mapping holding all of ``[address, address + count)``, or None."""
-        bases, mappings = self._index
+        bases, mappings = self.index
         i = bisect.bisect_right(bases, address) - 1
         if i < 0:
             return None
