@@ -31,7 +31,7 @@ TWIN_TESTS = \
 	tests/client/test_direct_receive.py tests/client/test_launch_checks.py tests/client/test_shm_copies.py \
 	tests/client_runtime/test_client_hostmem.py tests/client_runtime/test_copies.py \
 	tests/client_runtime/test_launch_queue.py tests/client_runtime/test_runtime_guard.py \
-	tests/client_runtime/test_client_runtime_core.py \
+	tests/client_runtime/test_client_runtime_core.py tests/client_runtime/test_pinned_copy.py \
 	tests/client_runtime/test_client_examples.py::test_example_passes_through_cricket_run \
 	tests/client_runtime/test_client_examples.py::test_kernel_printf_reaches_the_program_output_not_the_server \
 	tests/client_runtime/test_client_examples.py::test_python_host_reaches_the_shim_through_ctypes \

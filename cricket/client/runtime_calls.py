@@ -393,9 +393,15 @@ def _copy(dst: int, src: int, count: int, kind: int, stream_handle: int, sync: b
 _Stream = StreamRef
 
 
-@implements(RUNTIME_API, "cudaMemcpy")
 def memcpy(dst: int, src: int, count: int, kind: int) -> int:
     return _copy(dst, src, count, kind, 0, True)
+
+
+# cudaMemcpy's entry takes a synchronous copy between pinned memory the server maps and the device
+# straight to its call in the plain case (compiled in cext/pinned_copy.pyx, its twin pinned_copy.py),
+# and runs ``memcpy`` behind the guard otherwise.
+RUNTIME_API.register("cudaMemcpy", _select.load("cricket._cext.pinned_copy", "cricket.client.pinned_copy")
+                     .PinnedMemcpy(memcpy, rt, True))
 
 
 @implements(RUNTIME_API, "cudaMemcpy_ptds")

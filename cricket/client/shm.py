@@ -84,7 +84,7 @@ PROC_HTOD = PROCEDURES["CR_MEMCPY_HTOD_SHM"]
 PROC_HTOD_ASYNC = PROCEDURES["CR_MEMCPY_HTOD_SHM_ASYNC"]
 PROC_DTOH = PROCEDURES["CR_MEMCPY_DTOH_SHM"]
 _SEQUENCE = struct.Struct("=Q")
-_STATUS_OK = P.pack_cr_status_res(P.cr_status_res(status=0))   # the reply of a call that succeeded
+STATUS_OK = P.pack_cr_status_res(P.cr_status_res(status=0))   # the reply of a call that succeeded
 _attach_lock = threading.Lock()
 
 
@@ -330,7 +330,7 @@ class SharedRegion:
                 dst=dst, stream=stream, offset=at, size=n, sequence=0)])
         finally:
             self._release(slot)
-        if reply != _STATUS_OK:
+        if reply != STATUS_OK:
             self.conn._check(P.unpack_cr_status_res(reply), "cuMemcpyHtoD")
         return n
 
@@ -348,7 +348,7 @@ class SharedRegion:
             at = HEADER + slot * self.slot
             reply = self.rpc.call(PROGRAM, VERSION, PROC_DTOH, [P.pack_cr_shm_dtoh_args_fixed(
                 src=src, stream=stream, offset=at, size=n)])
-            if reply != _STATUS_OK:
+            if reply != STATUS_OK:
                 self.conn._check(P.unpack_cr_status_res(reply), "cuMemcpyDtoH")
             dst[:] = self.view[at:at + n]
         finally:

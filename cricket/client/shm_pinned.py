@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 PROC_HTOD = PROCEDURES["CR_MEMCPY_HTOD_PINNED"]
 PROC_DTOH = PROCEDURES["CR_MEMCPY_DTOH_PINNED"]
 PAGE = mmap.PAGESIZE
-_STATUS_OK = P.pack_cr_status_res(P.cr_status_res(status=0))
+STATUS_OK = shm.STATUS_OK      # the reply of a call that succeeded
 
 
 class _Mapping:
@@ -55,20 +55,20 @@ class _Mapping:
 
 class PinnedTable:
     """A session's pinned allocations that its server maps, by address (``Session.pinned_table``).
-    Lookups take no lock: they read ``_index`` (sorted bases and their mappings), which a change
+    Lookups take no lock: they read ``index`` (sorted bases and their mappings), which a change
     replaces whole."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.by_address: dict[int, _Mapping] = {}
-        self._index: tuple[list[int], list[_Mapping]] = ([], [])
+        self.index: tuple[list[int], list[_Mapping]] = ([], [])
         self.usable: bool | None = None    # None until the first allocation asks (``_table``)
         self.refused = False        # the server refused a region for another reason than its bounds
         self.warned = False         # the one warning of the session was given
 
     def _reindex(self) -> None:
         bases = sorted(self.by_address)
-        self._index = (bases, [self.by_address[b] for b in bases])
+        self.index = (bases, [self.by_address[b] for b in bases])
 
     def add(self, mapping: _Mapping) -> None:
         with self._lock:
@@ -83,7 +83,7 @@ class PinnedTable:
 
     def find(self, address: int, count: int) -> _Mapping | None:
         """The mapping holding all of ``[address, address + count)``, or None."""
-        bases, mappings = self._index
+        bases, mappings = self.index
         i = bisect.bisect_right(bases, address) - 1
         if i < 0:
             return None
@@ -202,7 +202,7 @@ def _copy(conn: Any, proc: int, device: int, host: int, count: int, stream: int,
     if count <= PART:
         reply = rpc.call(PROGRAM, VERSION, proc, [P.pack_cr_pinned_copy_args_fixed(
             region=region, device=device, stream=stream, offset=offset, size=count)])
-        if reply != _STATUS_OK:
+        if reply != STATUS_OK:
             conn._check(P.unpack_cr_status_res(reply), name)
         return True
     calls: list = []
@@ -216,7 +216,7 @@ def _copy(conn: Any, proc: int, device: int, host: int, count: int, stream: int,
                     region=region, device=device + done, stream=stream, offset=offset + done, size=n)]))
                 done += n
             reply = calls.pop(0).result()
-            if reply != _STATUS_OK and error is None:
+            if reply != STATUS_OK and error is None:
                 error = P.unpack_cr_status_res(reply)
                 done = count                    # send no more parts; collect those sent
     finally:
