@@ -32,14 +32,15 @@ for _folder in sorted(p for p in Path(__file__).parent.iterdir() if p.is_dir()):
 # value would hide cricket's emu device too.
 os.environ.pop("CUDA_VISIBLE_DEVICES", None)
 
-# A shell starts a background job with SIGINT and SIGQUIT ignored, and an ignored signal stays
-# ignored across exec: the programs the tests start would then ignore the Ctrl-C the signal tests
-# send, as no program at a terminal does. The test processes take the default disposition back
-# (a handler is reset to the default in every program they start).
+# A shell starts a background job with SIGINT and SIGQUIT ignored, `nohup` ignores SIGHUP, and an
+# ignored signal stays ignored across exec: the programs the tests start would then ignore the
+# Ctrl-C or hang-up the signal tests send, as no program at a terminal does. The test processes
+# take the default disposition back (a handler is reset to the default in every program they start).
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
-if signal.getsignal(signal.SIGQUIT) == signal.SIG_IGN:
-    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+for _ignored in (signal.SIGQUIT, signal.SIGHUP):
+    if signal.getsignal(_ignored) == signal.SIG_IGN:
+        signal.signal(_ignored, signal.SIG_DFL)
 
 
 def _has_libtirpc() -> bool:
