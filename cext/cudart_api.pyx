@@ -43,9 +43,8 @@ cdef int CUDA_ERROR_NOT_SUPPORTED = 801
 cdef int CUDA_ERROR_UNKNOWN = 999
 
 from cricket.cudafacts.fatbin_magic import CONTAINER_MAGIC as FATBIN_MAGIC
+from cricket.cudafacts.fatbin_magic import MAX_IN_MEMORY as MAX_FATBIN_SIZE
 from cricket.cudafacts.fatbin_magic import WRAPPER_MAGIC as FATBIN_WRAPPER_MAGIC
-# A fatbin larger than this is treated as corrupt (PyTorch's largest are a few hundred MiB).
-MAX_FATBIN_SIZE = 1 << 32
 
 ctypedef struct fatbin_wrapper:      # __fatBinC_Wrapper_t (crt/host_runtime.h, fatbinary_section.h)
     int32_t magic

@@ -14,6 +14,7 @@ import logging
 from cricket.client import runtime_api
 from cricket.cudafacts.fatbin_magic import CONTAINER_MAGIC as FATBIN_MAGIC
 from cricket.cudafacts.fatbin_magic import WRAPPER_MAGIC as FATBIN_WRAPPER_MAGIC
+from cricket.cudafacts.fatbin_magic import MAX_IN_MEMORY as MAX_FATBIN_SIZE
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +26,6 @@ CAPI_NAMES = (
     "cricket___cudaRegisterManagedVar", "cricket___cudaInitModule", "cricket_call",
 )
 
-MAX_FATBIN_SIZE = 1 << 32
 
 _kept: dict[tuple[str, int], bytes] = {}
 

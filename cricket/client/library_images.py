@@ -12,9 +12,9 @@ from cricket.client.runtime import _read_container, hostmem, join_containers, re
 from cricket.cudafacts.curesult import INVALID_IMAGE, INVALID_VALUE
 from cricket.cudafacts.fatbin_magic import CONTAINER_MAGIC as FATBIN_MAGIC
 from cricket.cudafacts.fatbin_magic import ELF_MAGIC
+from cricket.cudafacts.fatbin_magic import MAX_IN_MEMORY as MAX_IMAGE
 from cricket.cudafacts.fatbin_magic import WRAPPER_MAGIC as FATBIN_WRAPPER_MAGIC
 
-MAX_IMAGE = 1 << 32
 
 
 def _elf_size(addr: int) -> int:

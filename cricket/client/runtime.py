@@ -26,7 +26,7 @@ from typing import Any, Callable
 from cricket import _select
 from cricket.cudafacts import device_attributes
 from cricket.cudafacts.cudart_errors import CODES
-from cricket.cudafacts.fatbin_magic import CONTAINER_MAGIC
+from cricket.cudafacts.fatbin_magic import CONTAINER_MAGIC, MAX_IN_MEMORY
 from cricket.client import device_records
 from cricket.client.errors import (  # noqa: F401  (the codes the API faces use, from one place)
     ERR_HOST_NOT_REGISTERED, ERR_HOST_REGISTERED, ERR_INVALID_CONFIG, ERR_INVALID_DEVICE,
@@ -917,7 +917,7 @@ def _read_container(ptr: int) -> bytes:
     magic = int.from_bytes(head[0:4], "little")
     header_size = int.from_bytes(head[6:8], "little")
     size = int.from_bytes(head[8:16], "little")
-    if magic != CONTAINER_MAGIC or header_size < 16 or header_size + size > 1 << 32:
+    if magic != CONTAINER_MAGIC or header_size < 16 or header_size + size > MAX_IN_MEMORY:
         raise CudaRuntimeError(E["cudaErrorInvalidKernelImage"],
                             f"no valid fatbin container at {ptr:#x} (an -rdc translation unit)")
     return hostmem.read(ptr, header_size + size)
