@@ -73,23 +73,41 @@ NOTES: dict[str, list[str]] = {
         "breakdown (shared memory vs memcpy): a host → device copy through shared memory is two "
         "memcpys (the client into the region, the server from the region into device memory; no "
         "third copy on either side), cut into parts of a quarter of the copy (4 MiB slots, 3 in "
-        "flight) so that the two overlap. Done one after the other they make 0.5× a memcpy; only "
-        "overlap on two free cores beats that, and a 16 MiB memcpy is itself out of cache (~20 "
-        "GB/s here against ~50 GB/s at 1 MiB). With the other core busy the parts cannot overlap "
-        "and the ratio falls; an idle run of main measured 11.6 GB/s (0.58×).",
+        "flight) so that the two can overlap. Done one after the other they make 0.5× a memcpy "
+        "at best; overlap does not help on this box because two 16 MiB memcpys at once share the "
+        "memory bandwidth: one process alone copies 31-34 GB/s, two processes at once 10.7-13.2 "
+        "GB/s each (numpy.copyto in a loop, 2026-12-03). So the two halves together run at "
+        "~12 GB/s, ~0.38× the reference, which is what the row measures (idle 0.33-0.52, beside "
+        "a hog 0.28-0.40, three runs). Only one copy can reach 0.5×: pinned memory the server "
+        "maps (the row above it, 0.52-0.89×).",
     ],
     "calls": [
-        "breakdown (cudaMemcpy 4 KiB - 64 KiB through `cricket run`, pinned): one round trip each; "
-        "the server answers inline (epoll_pwait, read, write per copy), the client sends one "
-        "sendmsg and reads with recvfrom. Beside a CPU hog the polling windows went wrong: a "
-        "sched_yield next to a busy process on the same core came back in 14 µs at the median "
-        "but 12 ms at the 90th percentile, a time slice handed away per wait. Server and client "
-        "now follow one rule (cricket/rpc/contention.py): a yield back after more than 200 µs stops "
-        "polling for 50 ms. What is left beside the hog is CPU: per 4 KiB copy the server spends "
-        "~77-100 µs (71% in libpython) and the client ~27-44 µs, against ~12-20 µs for each end of "
-        "the raw socket; with both ends on the one core the hog leaves, the ratio cannot pass "
-        "their CPU ratio (~0.2-0.3) until the server's per-record Python shrinks "
-        "(docs/copies.md, \"The client's wait beside a hog\").",
+        "breakdown (cudaMemcpy 4 KiB - 64 KiB through `cricket run`, pinned): one request and a status "
+        "reply per copy, either way (the bytes go through the mapping); the server answers inline. "
+        "User-space instructions per 4 KiB copy (callgrind, 2026-12-03): the server 43-45 k, 22.7-23.7 k"
+        " since its handler runs in C (cext/pinned_copy_handler.pyx); the program 23-27 k, 10.1-11.2 k "
+        "since cudaMemcpy's plain case runs in C (cext/pinned_copy.pyx). Beside a CPU hog both ends "
+        "share the one core left, so a copy costs the CPU of both ends: the program ~6.7 µs (of it user "
+        "~2.4), the server ~7 µs. The raw socket's download is the least exchange there is (one send and"
+        " one receive a side; its upload sends the command and the bytes apart, three system calls a "
+        "side), so the same cricket copy reads ~1× the upload and ~0.65-0.8× the download: D→H 4-16 KiB "
+        "needs ≤ ~13.6 µs of both ends' CPU beside the hog (beside `yes`, 2026-12-03: cricket 13-20 µs "
+        "per 4 KiB D→H copy, the raw download 11.0-11.7 µs, its upload 14.4-14.8 µs; of the program's "
+        "6-7 µs of CPU, 3.5-6 µs is system time). What is left is mostly the kernel's (sendmsg, a "
+        "sleeping recvfrom, two wake-ups), the server's record path (~10 k instructions: uvloop's "
+        "callback, cext/dispatch.pyx, the codec, the reply), the emu device's host_address (~3.8 k, "
+        "three Python frames) and the client's locks and GIL release in cext/rpc_call.pyx (~2.8 k). "
+        "docs/copies.md and docs/client-copy-path.md have the tables.",
+    ],
+    "kernels": [
+        "breakdown (one launch over every core): the launch's CTAs are cut into one range per kernel "
+        "worker process, each worker runs its range on the arena's shared mapping, and the launch "
+        "returns when every worker has answered (cricket/backends/emu/workers.py). A spread launch costs"
+        " a request and a reply per worker and the arena's state: on the short launch (~2 ms on one "
+        "core) that fixed cost keeps the ratio at 1.43-1.79× (idle, six runs); the large one reaches "
+        "1.97-2.00× (20 ms on one core, 2026-12-03) on an idle box. Beside a CPU hog both workers share "
+        "the one core left, so no split can beat one core there (1.00-1.06× large, 0.84-1.08× short): "
+        "the goal is for a box with a free core per worker, as the two-sessions row is.",
     ],
 }
 
