@@ -2,6 +2,7 @@
 socket, and a runner that starts a program through ``cricket run``."""
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import subprocess
@@ -75,6 +76,32 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+def implementation(name: str):
+    """One of a compiled module and its twin, by name; a compiled one not built skips the test."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        import pytest
+        pytest.skip(f"{name} is not built (make build)")
+
+
+def runtimes(monkeypatch, address: str):
+    """A fixture's body: yields ``connect()``, which makes a new ``Runtime`` (the process state)
+    connected to the server at ``address``; closes them all afterwards."""
+    from cricket.client.runtime import Runtime
+    monkeypatch.setenv("CRICKET_SERVER", address)
+    made = []
+
+    def connect() -> Runtime:
+        rt = Runtime()
+        rt.conn     # noqa: B018 -- connects
+        made.append(rt)
+        return rt
+    yield connect
+    for rt in made:
+        rt.conn.close()
 
 
 def cricket_run(args: list[str], *, server: str | None = None, env: dict[str, str] | None = None,

@@ -9,11 +9,10 @@ again with ``CRICKET_PUREPYTHON=1``."""
 from __future__ import annotations
 
 import ctypes
-import importlib
 
 import pytest
 
-from client_runtime_support import Server, build_program, cricket_run
+from client_runtime_support import build_program, cricket_run, implementation, runtimes
 
 from cricket.client import shm_pinned
 from cricket.client.errors import ERR_INVALID_VALUE
@@ -24,34 +23,10 @@ H2D, D2H, DEFAULT = 1, 2, 4
 SIZE = 3 * 4096
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory) -> Server:
-    s = Server(tmp_path_factory.mktemp("pinned-copy"))
-    yield s
-    s.stop()
-
-
-def _module(name: str):
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        pytest.skip(f"{name} is not built (make build)")
-
-
 @pytest.fixture
 def runtime(monkeypatch, server):
     """A new Runtime (the process state) connected to the server."""
-    monkeypatch.setenv("CRICKET_SERVER", server.address)
-    made = []
-
-    def connect() -> Runtime:
-        rt = Runtime()
-        rt.conn     # noqa: B018 -- connects
-        made.append(rt)
-        return rt
-    yield connect
-    for rt in made:
-        rt.conn.close()
+    yield from runtimes(monkeypatch, server.address)
 
 
 def _outcomes(module_name: str, rt: Runtime) -> list:
@@ -63,7 +38,7 @@ def _outcomes(module_name: str, rt: Runtime) -> list:
         general.append(count)
         return 0
     memcpy.__name__ = "memcpy"
-    entry = _module(module_name).PinnedMemcpy(memcpy, rt, True)
+    entry = implementation(module_name).PinnedMemcpy(memcpy, rt, True)
     conn = rt.conn
     dev = conn._stub.CR_MEM_ALLOC(SIZE).ptr
     rt.add_allocation(dev, SIZE)

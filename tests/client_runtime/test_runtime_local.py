@@ -5,11 +5,10 @@ shim calls them and as Python calls them, on a real server with two emu devices.
 from __future__ import annotations
 
 import ctypes
-import importlib
 
 import pytest
 
-from client_runtime_support import Server
+from client_runtime_support import Server, implementation, runtimes
 
 from cricket.client.errors import ERR_INVALID_DEVICE, ERR_INVALID_VALUE, ERR_NO_DEVICE
 from cricket.client.runtime import Runtime
@@ -28,32 +27,15 @@ def two_devices(tmp_path_factory) -> Server:
     s.stop()
 
 
-def _module(name: str):
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        pytest.skip(f"{name} is not built (make build)")
-
-
 @pytest.fixture
 def session(monkeypatch, two_devices):
     """A new Runtime (the process state), connected to the two-device server: HELLO's devices."""
-    monkeypatch.setenv("CRICKET_SERVER", two_devices.address)
-    made = []
-
-    def connect() -> Runtime:
-        rt = Runtime()
-        rt.conn     # noqa: B018 -- connects
-        made.append(rt)
-        return rt
-    yield connect
-    for rt in made:
-        rt.conn.close()
+    yield from runtimes(monkeypatch, two_devices.address)
 
 
 def _outcomes(module_name: str, rt: Runtime) -> list:
     """What each call answers and leaves behind, through ``module_name``'s entries on ``rt``."""
-    entries = _module(module_name).entries(rt)
+    entries = implementation(module_name).entries(rt)
     out = ctypes.c_int32(-7)
     where = ctypes.addressof(out)
     seen = []
@@ -125,7 +107,7 @@ def test_compiled_and_twin_answers_alike(session):
 
 def test_compiled_answers_connect_first(monkeypatch, two_devices):
     """Before the first connection the compiled entry runs the twin, which connects."""
-    module = _module(IMPLEMENTATIONS[0])
+    module = implementation(IMPLEMENTATIONS[0])
     monkeypatch.setenv("CRICKET_SERVER", two_devices.address)
     rt = Runtime()
     out = ctypes.c_int32(0)
