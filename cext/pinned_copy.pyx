@@ -12,6 +12,7 @@ from libc.string cimport memcmp
 
 from cricket._cext.copies cimport Copies
 from cricket._cext.rpc_call cimport CallPath
+from sorted_search cimport bisect_right_u64
 from cricket._cext.runtime_guard cimport RuntimeCall, ints_as_words, words_tuple
 from cricket.protocol._cricket_layout cimport (
     cr_pinned_copy_args_FIXED_SIZE, put_cr_pinned_copy_args_fixed,
@@ -80,15 +81,8 @@ cdef class _Found:
 
 cdef _Found _find(tuple index, uint64_t host, uint64_t count):
     """The pinned allocation holding ``[host, host + count)``, or None."""
-    cdef list bases = index[0]
-    cdef Py_ssize_t lo = 0, hi = len(bases), mid
+    cdef Py_ssize_t lo = bisect_right_u64(<list?>index[0], host)
     cdef uint64_t base, length
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if host < <uint64_t>bases[mid]:
-            hi = mid
-        else:
-            lo = mid + 1
     if lo == 0:
         return None
     m = (<list>index[1])[lo - 1]

@@ -14,6 +14,8 @@ from libc.stdint cimport uint64_t, uintptr_t
 from libc.string cimport memcpy
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
+from sorted_search cimport bisect_right_u64
+
 from cricket.protocol import gen as P
 from cricket.rpc import current_connection_id
 from cricket.rpc.context import _current
@@ -59,14 +61,8 @@ cdef object _allocation_holding(object allocations, uint64_t ptr, uint64_t size)
     """``Allocations.check(ptr, size)`` without a Python call: the base of the session's
     allocation that holds [ptr, ptr+size), or None (``check`` then says why)."""
     cdef list bases = <list?>allocations._bases
-    cdef Py_ssize_t lo = 0, hi = len(bases), mid
+    cdef Py_ssize_t lo = bisect_right_u64(bases, ptr)
     cdef uint64_t base, held
-    while lo < hi:                          # bisect_right(bases, ptr)
-        mid = (lo + hi) // 2
-        if ptr < <uint64_t>bases[mid]:
-            hi = mid
-        else:
-            lo = mid + 1
     if lo == 0:
         return None
     found = bases[lo - 1]
