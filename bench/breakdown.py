@@ -95,8 +95,10 @@ NOTES: dict[str, list[str]] = {
         "per 4 KiB D→H copy, the raw download 11.0-11.7 µs, its upload 14.4-14.8 µs; of the program's "
         "5.4-9 µs of CPU, 3.5-7.8 µs is system time). What is left is mostly the kernel's (sendmsg, a "
         "sleeping recvfrom, two wake-ups), the server's record path (~10 k instructions: uvloop's "
-        "callback, cext/dispatch.pyx, the codec, the reply), the emu device's host_address (~3.8 k, "
-        "three Python frames) and the client's locks and GIL release in cext/rpc_call.pyx (~2.8 k). "
+        "callback, cext/dispatch.pyx, the codec, the reply), the handler's two Python method calls "
+        "(Session._device_at and the emu device's host_address, four frames: ~7 k of the server's "
+        "~29 k per D→H copy, callgrind 2026-12-03) and the client's locks and GIL release in "
+        "cext/rpc_call.pyx (~2.8 k). "
         "docs/copies.md and docs/client-copy-path.md have the tables.",
     ],
     "kernels": [
