@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIM = ROOT / "cricket" / "_preload" / "libcricket-cudart.so"
@@ -83,7 +85,6 @@ def implementation(name: str):
     try:
         return importlib.import_module(name)
     except ImportError:
-        import pytest
         pytest.skip(f"{name} is not built (make build)")
 
 
